@@ -1,0 +1,130 @@
+"""Run-time settings shared by every chapter: profile, seed, device and threads.
+
+Two profiles exist (see DESIGN.md, "Profiles"):
+
+* ``quick`` — the default, for laptops and CI: every notebook finishes in under a minute on
+  two CPU cores while the phenomenon stays unmistakable;
+* ``full`` — the book's sizes (widths, steps, grids); uses a GPU when one is present.
+
+They are chosen with the environment variables ``COMPANION_PROFILE`` and ``COMPANION_SEED``.
+An unknown value is an error that names the allowed ones.  Chapters write their
+hyper-parameters once with :func:`pick`, so the quick and full values stand side by side::
+
+    steps = pick(quick=2_000, full=10_000)
+
+Torch's thread count is set once, here, the first time a chapter asks for the settings:
+small matrix products run many times faster on one thread than on oversubscribed ones, so
+the quick profile uses ``COMPANION_THREADS`` (default 1) threads.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+import torch
+
+PROFILES = ("quick", "full")
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A setting (environment variable or argument) has a value that is not allowed."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The active profile, seed, device and thread count of this process."""
+
+    profile: str
+    seed: int
+    device: torch.device
+    threads: int
+
+    def describe(self) -> str:
+        return (f"profile={self.profile}  seed={self.seed}  device={self.device.type}  "
+                f"torch threads={self.threads}")
+
+
+def read_profile(value: str | None = None) -> str:
+    """Return the profile named by ``value`` or by ``COMPANION_PROFILE`` (default ``quick``)."""
+    raw = os.environ.get("COMPANION_PROFILE", "quick") if value is None else value
+    name = raw.strip().lower()
+    if name not in PROFILES:
+        raise ConfigError(f"unknown profile {raw!r}: COMPANION_PROFILE must be one of {', '.join(PROFILES)}")
+    return name
+
+
+def read_seed(value: str | int | None = None) -> int:
+    """Return the seed given or read from ``COMPANION_SEED`` (default 0): a non-negative integer."""
+    raw = os.environ.get("COMPANION_SEED", "0") if value is None else value
+    try:
+        seed = int(str(raw).strip())
+    except ValueError:
+        raise ConfigError(f"COMPANION_SEED must be a non-negative integer, got {raw!r}") from None
+    if not 0 <= seed < 2**32:
+        raise ConfigError(f"COMPANION_SEED must lie in [0, 2**32), got {seed}")
+    return seed
+
+
+def read_threads(profile: str, value: str | int | None = None) -> int:
+    """Thread count: ``COMPANION_THREADS`` if set, else 1 (quick) or all cores (full)."""
+    raw = os.environ.get("COMPANION_THREADS") if value is None else value
+    if raw is None or str(raw).strip() == "":
+        return 1 if profile == "quick" else max(1, os.cpu_count() or 1)
+    try:
+        threads = int(str(raw).strip())
+    except ValueError:
+        raise ConfigError(f"COMPANION_THREADS must be a positive integer, got {raw!r}") from None
+    if threads < 1:
+        raise ConfigError(f"COMPANION_THREADS must be a positive integer, got {threads}")
+    return threads
+
+
+def pick_device(profile: str) -> torch.device:
+    """CUDA in the full profile when available, otherwise the CPU (quick runs are CPU-sized)."""
+    if profile == "full" and torch.cuda.is_available():
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+_SETTINGS: Settings | None = None
+
+
+def settings() -> Settings:
+    """Read the environment once, set torch's threads once and return the active settings."""
+    global _SETTINGS
+    if _SETTINGS is None:
+        profile = read_profile()
+        threads = read_threads(profile)
+        torch.set_num_threads(threads)
+        _SETTINGS = Settings(profile=profile, seed=read_seed(), device=pick_device(profile), threads=threads)
+    return _SETTINGS
+
+
+def reset_settings() -> None:
+    """Forget the cached settings so that the next :func:`settings` call re-reads the environment."""
+    global _SETTINGS
+    _SETTINGS = None
+
+
+def pick(*, quick: T, full: T) -> T:
+    """Choose a hyper-parameter by the active profile, writing both values side by side."""
+    return quick if settings().profile == "quick" else full
+
+
+def seed_everything(seed: int | None = None) -> int:
+    """Seed Python, NumPy and torch with ``seed`` (default: the active seed) and return it."""
+    seed = settings().seed if seed is None else read_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    return seed
+
+
+def generator(offset: int = 0) -> torch.Generator:
+    """A CPU torch generator seeded with the active seed plus ``offset`` (independent streams)."""
+    return torch.Generator().manual_seed(settings().seed * 1_000_003 + offset)

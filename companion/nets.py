@@ -1,0 +1,197 @@
+"""Fully connected networks with an explicit initialisation scale, as used throughout the book.
+
+* :func:`activation` builds the activations the book uses: ``tanh``, ``relu``, ``sigmoid``,
+  ``softplus``, the Ricker wavelet (4.3) ``ricker`` with width ``a``, ``sin`` (σ(x) = sin(a x),
+  图4.10), ``srelu`` (σ(x) = ReLU(x)·ReLU(1−x), the compactly supported activation of the
+  multiscale DNN, §5.2) and ``xtanh``/``x2tanh`` (activations of multiplicity 2 and 3, §8.3).
+* :class:`MLP` is a plain network whose every weight and bias is drawn from N(0, std²), with one
+  std per layer (the book's "init scale").
+* :class:`ASI` is the antisymmetric initialisation trick of §4.2.1 (Zhang et al. 2020): two
+  sub-networks with identical initial parameters, output h(x) = h₁(x) − h₂(x) ≡ 0 at t = 0.
+* :class:`BatchedMLP` holds K independent MLPs of one architecture as a single set of tensors
+  with a leading ensemble dimension, so that a grid of runs trains as one computation.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import Tensor, nn
+
+Activation = Callable[[Tensor], Tensor]
+
+
+def ricker(x: Tensor, a: float | Tensor = 0.3) -> Tensor:
+    """Ricker ("Mexican hat") activation of width ``a``, book eq. (4.3).
+
+    σ(x) = (1 / (15 a)) π^{1/4} (1 − (x/a)²) exp(−(x/a)² / 2).  Larger ``a`` concentrates the
+    activation's spectrum at lower frequency, i.e. a stronger low-frequency preference.
+    """
+    z = x / a
+    return (math.pi ** 0.25 / (15.0 * a)) * (1.0 - z * z) * torch.exp(-0.5 * z * z)
+
+
+def srelu(x: Tensor) -> Tensor:
+    """sReLU(x) = ReLU(x)·ReLU(1 − x), compactly supported on [0, 1] (MscaleDNN, §5.2)."""
+    return torch.relu(x) * torch.relu(1.0 - x)
+
+
+_SIMPLE: dict[str, Activation] = {
+    "tanh": torch.tanh,
+    "relu": torch.relu,
+    "sigmoid": torch.sigmoid,
+    "softplus": nn.functional.softplus,
+    "srelu": srelu,
+    "xtanh": lambda x: x * torch.tanh(x),
+    "x2tanh": lambda x: x * x * torch.tanh(x),
+}
+_PARAMETRISED = ("ricker", "sin")
+ACTIVATIONS = tuple(sorted((*_SIMPLE, *_PARAMETRISED)))
+
+
+def activation(name: str, a: float | Tensor = 1.0) -> Activation:
+    """Return the activation called ``name``; ``a`` is the width of ``ricker`` or the rate of ``sin``.
+
+    ``a`` may be a tensor that broadcasts against the pre-activations, e.g. of shape (K, 1, 1) to
+    give each member of a :class:`BatchedMLP` its own value.
+    """
+    if name in _SIMPLE:
+        return _SIMPLE[name]
+    if isinstance(a, (int, float)) and not a > 0:
+        raise ValueError(f"activation parameter a must be positive, got {a}")
+    if name == "ricker":
+        return lambda x: ricker(x, a)
+    if name == "sin":
+        return lambda x: torch.sin(a * x)
+    raise ValueError(f"unknown activation {name!r}; choose one of {', '.join(ACTIVATIONS)}")
+
+
+def _layer_stds(init_std: float | Sequence[float], n_layers: int) -> list[float]:
+    stds = [float(init_std)] * n_layers if isinstance(init_std, (int, float)) else [float(s) for s in init_std]
+    if len(stds) != n_layers:
+        raise ValueError(f"init_std has {len(stds)} entries but the network has {n_layers} layers")
+    if any(not s >= 0 for s in stds):
+        raise ValueError(f"init_std must be non-negative, got {stds}")
+    return stds
+
+
+def _check_widths(widths: Sequence[int]) -> list[int]:
+    widths = [int(w) for w in widths]
+    if len(widths) < 2 or any(w < 1 for w in widths):
+        raise ValueError(f"widths must list at least an input and an output size, all ≥ 1; got {widths}")
+    return widths
+
+
+class MLP(nn.Module):
+    """x ↦ W_L σ(… σ(W_1 x + b_1) …) + b_L with every parameter ~ N(0, std_l²) at initialisation.
+
+    Args:
+        widths: layer sizes ``[d_in, m_1, …, d_out]``.
+        act: an activation name (see :data:`ACTIVATIONS`) or a callable.
+        init_std: one std for all layers, or one per layer (weights and biases of layer l share it).
+        a: parameter of ``ricker``/``sin`` activations.
+        generator: torch generator for reproducible initialisation.
+    """
+
+    def __init__(self, widths: Sequence[int], act: str | Activation = "tanh",
+                 init_std: float | Sequence[float] = 0.1, a: float = 1.0,
+                 generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        self.widths = _check_widths(widths)
+        self.act = activation(act, a) if isinstance(act, str) else act
+        self.layers = nn.ModuleList(nn.Linear(i, o) for i, o in zip(self.widths[:-1], self.widths[1:]))
+        with torch.no_grad():
+            for layer, std in zip(self.layers, _layer_stds(init_std, len(self.layers))):
+                layer.weight.copy_(torch.randn(layer.weight.shape, generator=generator) * std)
+                layer.bias.copy_(torch.randn(layer.bias.shape, generator=generator) * std)
+
+    def features(self, x: Tensor) -> Tensor:
+        """Output of the last hidden layer, shape (N, m_{L-1})."""
+        for layer in self.layers[:-1]:
+            x = self.act(layer(x))
+        return x
+
+    def forward(self, x: Tensor) -> Tensor:  # (N, d_in) -> (N, d_out)
+        return self.layers[-1](self.features(x))
+
+
+class ASI(nn.Module):
+    """Antisymmetric initialisation: h(x) = h₁(x) − h₂(x) with h₂ an exact copy of h₁ at t = 0.
+
+    The book (§4.2.1) describes the plain difference of two identically initialised
+    sub-networks; the output is therefore exactly zero at initialisation whatever the activation,
+    which removes the initial function's own frequency content from the comparison.
+    """
+
+    def __init__(self, net: nn.Module) -> None:
+        super().__init__()
+        self.net1 = net
+        self.net2 = copy.deepcopy(net)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.net1(x) - self.net2(x)
+
+
+class BatchedMLP(nn.Module):
+    """K independent MLPs of one architecture trained as one batched computation.
+
+    Parameters carry a leading ensemble dimension: ``weights[l]`` has shape (K, m_l, m_{l+1}) and
+    ``biases[l]`` shape (K, 1, m_{l+1}).  Member k is initialised with std ``init_std[k]`` (a
+    scalar, one value per member, or a (K, L) table with one value per member and layer).  With
+    ``asi=True`` every member is an :class:`ASI` pair, so all outputs are exactly zero at t = 0.
+
+    Because members share no parameter, the gradient of the *sum* of the members' losses with
+    respect to member k's parameters is member k's own gradient, so one optimiser over the
+    stacked tensors trains all K nets independently (Adam and SGD act element-wise).
+    """
+
+    def __init__(self, widths: Sequence[int], n_members: int, act: str | Activation = "tanh",
+                 init_std: float | Sequence[float] | Tensor = 0.1, a: float | Tensor = 1.0,
+                 asi: bool = False, generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        self.widths = _check_widths(widths)
+        if n_members < 1:
+            raise ValueError(f"n_members must be ≥ 1, got {n_members}")
+        self.n_members, self.asi = int(n_members), bool(asi)
+        n_layers = len(self.widths) - 1
+        std = torch.as_tensor(init_std, dtype=torch.float32)
+        if std.ndim == 0:
+            std = std.expand(n_members, n_layers)
+        elif std.ndim == 1 and std.shape[0] == n_members:
+            std = std[:, None].expand(n_members, n_layers)
+        elif std.shape != (n_members, n_layers):
+            raise ValueError(f"init_std must be a scalar, shape ({n_members},) or ({n_members}, {n_layers}); "
+                             f"got shape {tuple(std.shape)}")
+        if (std < 0).any():
+            raise ValueError("init_std must be non-negative")
+        if isinstance(a, Tensor) and a.ndim == 1:
+            a = a.reshape(-1, 1, 1)
+        self.act = activation(act, a) if isinstance(act, str) else act
+        self.weights, self.biases = nn.ParameterList(), nn.ParameterList()
+        for l, (i, o) in enumerate(zip(self.widths[:-1], self.widths[1:])):
+            s = std[:, l].reshape(-1, 1, 1)
+            self.weights.append(nn.Parameter(torch.randn(n_members, i, o, generator=generator) * s))
+            self.biases.append(nn.Parameter(torch.randn(n_members, 1, o, generator=generator) * s))
+        if self.asi:
+            self.twin_weights = nn.ParameterList(nn.Parameter(w.detach().clone()) for w in self.weights)
+            self.twin_biases = nn.ParameterList(nn.Parameter(b.detach().clone()) for b in self.biases)
+
+    def _one(self, x: Tensor, weights: Sequence[Tensor], biases: Sequence[Tensor]) -> Tensor:
+        for w, b in zip(weights[:-1], biases[:-1]):
+            x = self.act(torch.baddbmm(b, x, w))  # (K, N, m_l)
+        return torch.baddbmm(biases[-1], x, weights[-1])
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x: (N, d_in) shared by all members or (K, N, d_in); returns (K, N, d_out)."""
+        if x.ndim == 2:
+            x = x.expand(self.n_members, *x.shape)
+        if x.shape[0] != self.n_members or x.shape[-1] != self.widths[0]:
+            raise ValueError(f"input must have shape (N, {self.widths[0]}) or ({self.n_members}, N, "
+                             f"{self.widths[0]}); got {tuple(x.shape)}")
+        out = self._one(x, self.weights, self.biases)
+        if self.asi:
+            out = out - self._one(x, self.twin_weights, self.twin_biases)
+        return out

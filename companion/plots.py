@@ -1,0 +1,91 @@
+"""The house style and the figure helpers shared by all chapters.
+
+Figures carry English labels (the default fonts have no CJK glyphs); the Chinese figure names
+(图4.7 …) stand in the notebooks' text beside each figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from .spectral import dft
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf")
+
+
+def use_style() -> None:
+    """Apply the companion's matplotlib style (sizes readable on a projector, light grid)."""
+    mpl.rcParams.update({
+        "figure.dpi": 90, "savefig.dpi": 110, "figure.figsize": (8.0, 3.2),
+        "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
+        "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 8, "legend.frameon": False,
+        "axes.prop_cycle": mpl.cycler(color=PALETTE), "image.cmap": "viridis",
+    })
+
+
+def panels(n: int, width: float = 3.4, height: float = 2.9, nrows: int = 1) -> tuple[Figure, np.ndarray]:
+    """A row (or grid) of ``n`` axes, returned flat."""
+    ncols = int(np.ceil(n / nrows))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False,
+                             layout="constrained")
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return fig, axes.ravel()[:n]
+
+
+def plot_fit(ax: Axes, x: np.ndarray, target: np.ndarray, output: np.ndarray | None = None, *,
+             x_train: np.ndarray | None = None, y_train: np.ndarray | None = None, title: str = "") -> None:
+    """Target (dashed), network output (solid) and training points (dots) on one axis."""
+    ax.plot(x, target, "--", color="0.35", lw=1.2, label="target")
+    if output is not None:
+        ax.plot(x, output, color=PALETTE[1], lw=1.6, label="network")
+    if x_train is not None and y_train is not None:
+        ax.plot(x_train, y_train, ".", color=PALETTE[0], ms=4, label="training data")
+    ax.set_xlabel("x")
+    ax.set_title(title)
+
+
+def plot_spectrum(ax: Axes, target: np.ndarray, output: np.ndarray | None = None, *, k_max: int = 12,
+                  title: str = "spectrum") -> None:
+    """|f̂_k| of the target and |ĥ_k| of the output for k = 0 … k_max (uniform-grid samples)."""
+    ks = np.arange(k_max + 1)
+    ax.plot(ks, np.abs(dft(target))[ks], "o--", color="0.35", ms=3, label="target |f̂_k|")
+    if output is not None:
+        ax.plot(ks, np.abs(dft(output))[ks], "s-", color=PALETTE[1], ms=3, label="network |ĥ_k|")
+    ax.set_xlabel("frequency k")
+    ax.set_title(title)
+    ax.legend()
+
+
+def plot_delta_f(ax: Axes, steps: np.ndarray, deltas: np.ndarray, ks: Sequence[int], *,
+                 title: str = "relative error Δ_F(k)", vmax: float = 1.0) -> None:
+    """Heat map of Δ_F(k) over training steps (rows: frequencies, columns: recorded steps), 图4.7 right."""
+    image = ax.imshow(np.asarray(deltas).T, aspect="auto", origin="lower", cmap="RdBu_r", vmin=0, vmax=vmax,
+                      extent=(steps[0], steps[-1], -0.5, len(ks) - 0.5), interpolation="nearest")
+    ax.set_yticks(range(len(ks)), [f"k={k}" for k in ks])
+    ax.set_xlabel("step")
+    ax.set_title(title)
+    ax.grid(False)
+    plt.colorbar(image, ax=ax, fraction=0.05)
+
+
+def plot_curves(ax: Axes, steps: np.ndarray, curves: dict[str, np.ndarray], *, logy: bool = True,
+                title: str = "", ylabel: str = "loss") -> None:
+    """Several named curves against training steps (log scale by default)."""
+    for name, values in curves.items():
+        ax.plot(steps, values, label=name)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel("step")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+
+
+use_style()

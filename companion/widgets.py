@@ -1,0 +1,150 @@
+"""Instructor panels built from ipywidgets.
+
+An :class:`Explorer` ties a few named controls to a ``compute`` function (the experiment, in
+``companion``) and a ``draw`` function (its figure).  Moving a control recomputes and redraws;
+the last result stays in ``explorer.result`` so tests can drive a panel without a browser::
+
+    ex = frequency_explorer()
+    ex.set(init_std=1.0)          # validated: an out-of-range value raises a ValueError
+    ex.result["deltas"]           # the recomputed data
+
+Sliders use ``continuous_update=False`` so a drag triggers one run, not dozens.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import ipywidgets as W
+import matplotlib.pyplot as plt
+from IPython.display import display
+from matplotlib.figure import Figure
+
+
+def float_slider(value: float, lo: float, hi: float, step: float, description: str) -> W.FloatSlider:
+    return W.FloatSlider(value=value, min=lo, max=hi, step=step, description=description,
+                         continuous_update=False, style={"description_width": "initial"})
+
+
+def log_slider(value: float, lo: float, hi: float, description: str) -> W.FloatLogSlider:
+    """A slider over [lo, hi] on a log₁₀ scale (init scales, learning rates)."""
+    return W.FloatLogSlider(value=value, base=10, min=math.log10(lo), max=math.log10(hi), step=0.05,
+                            description=description, continuous_update=False,
+                            style={"description_width": "initial"}, readout_format=".3g")
+
+
+def int_slider(value: int, lo: int, hi: int, description: str, step: int = 1) -> W.IntSlider:
+    return W.IntSlider(value=value, min=lo, max=hi, step=step, description=description,
+                       continuous_update=False, style={"description_width": "initial"})
+
+
+def dropdown(value: Any, options: Sequence[Any], description: str) -> W.Dropdown:
+    return W.Dropdown(value=value, options=list(options), description=description,
+                      style={"description_width": "initial"})
+
+
+def checkbox(value: bool, description: str) -> W.Checkbox:
+    return W.Checkbox(value=value, description=description, indent=False)
+
+
+def text(value: str, description: str) -> W.Text:
+    return W.Text(value=value, description=description, continuous_update=False,
+                  style={"description_width": "initial"})
+
+
+def _bounds(control: W.Widget) -> tuple[float, float] | None:
+    if isinstance(control, W.FloatLogSlider):
+        return control.base ** control.min, control.base ** control.max
+    if hasattr(control, "min") and hasattr(control, "max"):
+        return control.min, control.max
+    return None
+
+
+def validate_control(name: str, control: W.Widget, value: Any) -> None:
+    """Raise a ValueError naming ``value`` and what ``control`` allows, instead of silently clamping."""
+    bounds = _bounds(control)
+    if bounds is not None:
+        lo, hi = bounds
+        if not isinstance(value, (int, float)) or not lo * (1 - 1e-9) <= value <= hi * (1 + 1e-9):
+            raise ValueError(f"{name}={value!r} is out of range: allowed values lie in [{lo:g}, {hi:g}]")
+    elif isinstance(control, (W.Dropdown, W.ToggleButtons, W.RadioButtons)):
+        allowed = [opt[1] if isinstance(opt, tuple) else opt for opt in control.options]
+        if value not in allowed:
+            raise ValueError(f"{name}={value!r} is not allowed: choose one of {allowed}")
+    elif isinstance(control, W.Checkbox) and not isinstance(value, bool):
+        raise ValueError(f"{name}={value!r} must be True or False")
+
+
+class Explorer:
+    """Controls → ``compute(**values)`` → ``draw(result, figure)``, shown live in a notebook."""
+
+    def __init__(self, title: str, controls: Mapping[str, W.Widget], compute: Callable[..., Any],
+                 draw: Callable[[Any, Figure], None], figsize: tuple[float, float] = (11.0, 3.3)) -> None:
+        self.title, self.controls = title, dict(controls)
+        self.compute, self.draw, self.figsize = compute, draw, figsize
+        self.result: Any = None
+        self.error: str | None = None
+        self.seconds = 0.0
+        self.status = W.HTML()
+        self.output = W.Output()
+        self._holding = False
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+        self.update()
+
+    def _on_change(self, _change: Any) -> None:
+        if not self._holding:
+            self.update()
+
+    def values(self) -> dict[str, Any]:
+        return {name: control.value for name, control in self.controls.items()}
+
+    def set(self, **values: Any) -> Any:
+        """Set several controls at once (validated), recompute once, and return the new result."""
+        unknown = set(values) - set(self.controls)
+        if unknown:
+            raise ValueError(f"unknown control(s) {sorted(unknown)}; this explorer has {sorted(self.controls)}")
+        for name, value in values.items():
+            validate_control(name, self.controls[name], value)
+        self._holding = True
+        try:
+            for name, value in values.items():
+                self.controls[name].value = value
+        finally:
+            self._holding = False
+        self.update()
+        if self.error:
+            raise ValueError(self.error)
+        return self.result
+
+    def update(self) -> None:
+        """Recompute with the current control values and redraw; errors are shown, not raised."""
+        start = time.perf_counter()
+        try:
+            self.result = self.compute(**self.values())
+            self.error = None
+        except ValueError as exc:
+            self.error = str(exc)
+        self.seconds = time.perf_counter() - start
+        if self.error:
+            self.status.value = f"<span style='color:#b00'>⚠ {self.error}</span>"
+            return
+        self.status.value = f"<span style='color:#555'>updated in {self.seconds:.2f} s</span>"
+        with self.output:
+            self.output.clear_output(wait=True)
+            fig = plt.figure(figsize=self.figsize, layout="constrained")
+            self.draw(self.result, fig)
+            plt.show()
+            plt.close(fig)
+
+    @property
+    def widget(self) -> W.Widget:
+        rows = list(self.controls.values())
+        grid = W.GridBox(rows, layout=W.Layout(grid_template_columns="repeat(3, 1fr)"))
+        return W.VBox([W.HTML(f"<b>{self.title}</b>"), grid, self.status, self.output])
+
+    def _ipython_display_(self) -> None:
+        display(self.widget)
