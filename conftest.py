@@ -1,4 +1,4 @@
-"""Test-session settings: a fresh results cache, no progress bars, a non-interactive backend.
+"""Test-session settings: a fresh results cache, no progress bars.
 
 The environment is set before any notebook kernel starts, so nbval's kernels inherit it: every
 claim in a test run is computed afresh, never read from a developer's cache.
@@ -9,4 +9,3 @@ import tempfile
 
 os.environ.setdefault("COMPANION_CACHE", tempfile.mkdtemp(prefix="companion-cache-"))
 os.environ["COMPANION_PROGRESS"] = "0"
-os.environ.setdefault("MPLBACKEND", "Agg")

@@ -6,7 +6,8 @@
   and their figures to ``--out`` and print the claims report; exit status 1 if any claim failed
   or any notebook raised;
 * ``sync ch04`` — rebuild a chapter's committed .ipynb from its .py and execute it (seed 0);
-* ``bench`` — run the timing scripts of ``benchmarks/``.
+* ``bench`` — run the timing scripts of ``benchmarks/``;
+* ``book`` — build the book site from the committed notebooks into ``book/_build/html``.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("sync", help="rebuild and execute a chapter's committed .ipynb from its .py")
     p.add_argument("chapter", nargs="+", help="chapter slug(s) or prefix(es)")
     sub.add_parser("bench", help="run the benchmarks in benchmarks/")
+    p = sub.add_parser("book", help="build the book site (Jupyter Book) from the committed notebooks")
+    p.add_argument("--out", default=str(catalog.ROOT / "book"), help="the site goes to OUT/_build/html")
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
@@ -71,6 +74,15 @@ def main(argv: list[str] | None = None) -> int:
             for script in sorted((catalog.ROOT / "benchmarks").glob("*.py")):
                 print(f"== {script.name}")
                 runpy.run_path(str(script), run_name="__main__")
+            return 0
+        if args.command == "book":
+            from .site import build
+
+            try:
+                print(f"built {build(Path(args.out)) / 'index.html'}")
+            except RuntimeError as exc:  # the build's own output says what went wrong
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
             return 0
         if args.command == "sync":
             for name in args.chapter:

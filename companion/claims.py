@@ -68,8 +68,10 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def claim(figure: str, text: str, *, passed: bool | np.bool_, **measured: Any) -> Claim:
+def claim(figure: str, text: str, *, passed: bool | np.bool_, **measured: Any) -> None:
     """Print the verdict of a claim, log it, and raise :class:`ClaimFailed` if it did not pass.
+
+    Returns nothing, so a claim on a cell's last line adds no run-dependent repr to the cell's output.
 
     Args:
         figure: the book figure or equation the claim is about, e.g. ``"图4.7"``.
@@ -91,7 +93,6 @@ def claim(figure: str, text: str, *, passed: bool | np.bool_, **measured: Any) -
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
     if not result.passed:
         raise ClaimFailed(f"{result.verdict()}\n{result.measured_line()}")
-    return result
 
 
 def read_log(path: str | os.PathLike) -> list[Claim]:

@@ -75,6 +75,25 @@ def plot_delta_f(ax: Axes, steps: np.ndarray, deltas: np.ndarray, ks: Sequence[i
     plt.colorbar(image, ax=ax, fraction=0.05)
 
 
+def plot_delta_f_curves(ax: Axes, steps: np.ndarray, deltas: np.ndarray, ks: Sequence[int],
+                        members: Sequence[str] = ("",), *, title: str = "Δ_F(k)", threshold: float = 0.1) -> None:
+    """Δ_F(k) against steps on a log scale: one colour per frequency, one line style per member.
+
+    ``deltas`` has shape (T, len(ks)) for one run or (T, M, len(ks)) for M members named in ``members``.
+    """
+    deltas = np.asarray(deltas)
+    if deltas.ndim == 2:
+        deltas = deltas[:, None, :]
+    styles = ("-", ":", "--", "-.")
+    for m, name in enumerate(members):
+        for j, k in enumerate(ks):
+            label = f"{name}, k={k}" if name else f"k={k}"
+            ax.plot(steps, deltas[:, m, j], styles[m % len(styles)], color=PALETTE[j % len(PALETTE)], label=label)
+    ax.axhline(threshold, color="0.5", lw=0.8, ls="--")
+    ax.set(yscale="log", xlabel="step", title=title)
+    ax.legend(ncol=len(members))
+
+
 def plot_curves(ax: Axes, steps: np.ndarray, curves: dict[str, np.ndarray], *, logy: bool = True,
                 title: str = "", ylabel: str = "loss") -> None:
     """Several named curves against training steps (log scale by default)."""

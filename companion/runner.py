@@ -45,6 +45,7 @@ def load_source(path: Path) -> nbformat.NotebookNode:
 
 def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: int = 600) -> None:
     """Execute ``nb`` in place in a fresh python3 kernel whose environment includes ``env``."""
+    env = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", **env}   # figures as PNG outputs
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
@@ -86,7 +87,7 @@ def run_chapter(source: Path, out_dir: Path, profile: str = "quick", seed: int =
         try:
             execute(nb, source.parent, env, timeout=timeout)
         except CellExecutionError as exc:
-            error = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+            error = f"{exc.ename}: {exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''}"
         seconds = time.perf_counter() - start
         claims = read_log(log)
     notebook = out_dir / f"{slug}.ipynb"

@@ -62,9 +62,12 @@ def mse_per_member(out: Tensor, y: Tensor) -> Tensor:
 
 def _gradient_term(model: nn.Module, x: Tensor, dy: Tensor) -> Tensor:
     """Mean squared error of the input-gradient, the extra term of the loss (6.3)."""
+    n_members = getattr(model, "n_members", None)
+    if n_members is not None:          # one copy of x per member, so each gets its own ∇_x f_k
+        x = x.detach().expand(n_members, *x.shape).clone()
     x = x.detach().requires_grad_(True)
     out = model(x)
-    (grad,) = torch.autograd.grad(out.sum(), x, create_graph=True)  # (…, N, d_in)
+    (grad,) = torch.autograd.grad(out.sum(), x, create_graph=True)  # ([K,] N, d_in)
     return mse_per_member(grad, dy)
 
 

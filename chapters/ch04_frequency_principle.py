@@ -1,0 +1,469 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 4–6 · The frequency principle (频率原则)
+#
+# *Companion to 深度学习现象导论, chapters 4 (频率原则), 5 (基于频率原则设计高效神经网络) and
+# 6 (频率原则的机制分析).*
+#
+# **The phenomenon.** A deep network trained by gradient descent fits its training data *from low
+# to high frequency*: first the smooth outline, then the details. This is the **frequency principle**
+# (F-Principle), also called **spectral bias (谱偏差)**.
+#
+# **What you will see and check automatically**
+#
+# | section | book figure | claim checked in this run |
+# |---|---|---|
+# | 1 | 图4.2, 图4.7 | equal amplitudes still converge in the order k = 1, 3, 5 |
+# | 2 | 图4.9, 图6.3 | a Ricker activation with a = 0.3 keeps the order and generalises; a = 0.1 destroys both |
+# | 3 | 图6.2 | a large initialisation breaks the order and injects frequencies the data never had |
+# | 4 | 图6.4 | a gradient term in the loss (6.3) speeds up the high frequencies |
+# | 5 | 图4.4, 图4.11 | an image fitted on its odd columns: small init generalises to the even columns, large init does not |
+# | 6 | 图4.12 | on noisy data the test loss is U-shaped: early stopping works |
+# | 7 | 图4.13(b) | parity, a high-frequency function: fitted perfectly, predicted at chance |
+# | 8 | chapter 5 | a multiscale DNN and Fourier features learn high frequencies a plain net cannot; too large a Fourier scale overfits |
+#
+# Then an **explorer** for instructors and **exercises (习题)**.
+#
+# **Run time.** Quick profile (default): about a minute on two CPU cores. Full profile
+# (`COMPANION_PROFILE=full`): the book's sizes, several minutes, a GPU if present.
+
+# %%
+import numpy as np
+import matplotlib.pyplot as plt
+
+from companion.config import pick, settings
+from companion.claims import claim
+from companion.frequency import (FPConfig, run_fprinciple, run_image, run_early_stopping, run_parity,
+                                 run_multiscale, multiscale_target)
+from companion.spectral import dft, projection_spectrum, uniform_grid
+from companion.plots import panels, plot_fit, plot_spectrum, plot_delta_f, plot_delta_f_curves, plot_curves
+
+S = settings()
+SEED = S.seed
+print(S.describe())
+
+# %% [markdown]
+# ## 1 · Low frequencies first (图4.2, 图4.7)
+#
+# The book measures the fit of each frequency with the **relative error** (相对误差)
+#
+# $$\Delta_F(k) = \frac{|\hat h_k - \hat f_k|}{|\hat f_k|},$$
+#
+# where $\hat h_k$ and $\hat f_k$ are the discrete Fourier coefficients of the network output and of
+# the target on the training grid. To rule out that *amplitude* rather than *frequency* sets the speed,
+# 图4.7 uses equal amplitudes: $f(x) = \sin x + \sin 3x + \sin 5x$ on $[-\pi, \pi)$.
+#
+# We train several tanh networks at once (one batched computation, members differ only in their random
+# initialisation) and record, for each $k$, the first step at which $\Delta_F(k) < 0.1$.
+#
+# *Note.* The authors' scripts compare magnitudes $\bigl||\hat h_k| - |\hat f_k|\bigr|$; we use the
+# book's complex form, which also requires the right phase.
+
+# %%
+fp_config = FPConfig(
+    ks=(1, 3, 5), amps=(1.0, 1.0, 1.0),
+    n_train=pick(quick=128, full=600),
+    hidden=pick(quick=(100, 100), full=(200, 200, 200, 100)),
+    lr=pick(quick=1e-3, full=1e-4),
+    steps=pick(quick=2000, full=20000),
+    record_every=pick(quick=10, full=50),
+    members=pick(quick=3, full=5),
+)
+fp = run_fprinciple(fp_config, SEED)
+
+snap_steps = [0, int(fp.first[:, 1].min()) // 2, int(fp.steps[-1])]
+fig, axes = panels(5, width=3.0, height=2.7)
+for ax, step in zip(axes[:3], snap_steps):
+    i = fp.steps.tolist().index(min(fp.steps, key=lambda s: abs(s - step)))
+    plot_fit(ax, fp.x_test, fp.f_test, fp.out_test[i, 0], title=f"step {fp.steps[i]}")
+axes[0].legend()
+plot_spectrum(axes[3], fp.f_train, fp.out_train[fp.steps.tolist().index(snap_steps[1] // 10 * 10), 0],
+              k_max=10, title=f"spectrum at step {snap_steps[1] // 10 * 10}")
+plot_delta_f(axes[4], fp.steps, fp.deltas[:, 0], fp_config.ks)
+fig.suptitle("Fig. 4.2 / 4.7: sin x + sin 3x + sin 5x — outline first, details later")
+plt.show()
+
+# %%
+t_first = np.median(fp.first, axis=0)          # median over members of the first step with Δ_F(k) < 0.1
+print("first step with Δ_F(k) < 0.1, per member (rows) and k = 1, 3, 5 (columns):\n", fp.first)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+claim("图4.7", "equal-amplitude frequencies converge in the order k=1, then 3, then 5, with k=5 at least "
+      "five times later than k=1 (median over members)",
+      passed=bool(t_first[0] < t_first[1] < t_first[2] and t_first[2] >= 5 * t_first[0]),
+      t1=t_first[0], t3=t_first[1], t5=t_first[2])
+
+# %% [markdown]
+# ## 2 · The activation's spectrum decides (图4.9, 图6.3)
+#
+# Chapter 6 explains *why*: the Fourier transform of a tanh neuron decays like $e^{-|\pi k / 2w|}$
+# (6.7), so gradient descent feels the low frequencies first (6.11). The **Ricker** activation (4.3)
+#
+# $$\sigma(x) = \frac{1}{15a}\pi^{1/4}\Bigl(1 - \bigl(\tfrac{x}{a}\bigr)^2\Bigr)e^{-\frac12 (x/a)^2}$$
+#
+# has a spectrum that peaks at a frequency of order $1/a$: for small $a$ the high frequencies are no
+# longer disadvantaged. With **ASI (antisymmetric initialisation, 反对称初始化)** the initial output is
+# exactly zero, so the comparison is not spoiled by the initial function. Only 24 training points are
+# used, so between them the network is free to oscillate — generalisation is measured on a 1000-point grid.
+
+# %%
+ricker_config = FPConfig(
+    n_train=24, act="ricker", a=(0.3, 0.1), asi=True, members=2,
+    hidden=pick(quick=(100, 100), full=(200, 200, 100)),
+    steps=pick(quick=1000, full=5000), record_every=10,
+)
+ricker = run_fprinciple(ricker_config, SEED)
+
+fig, axes = panels(3, width=3.6)
+for ax, m, a in zip(axes[:2], range(2), ricker_config.a):
+    plot_fit(ax, ricker.x_test, ricker.f_test, ricker.out_test[-1, m], x_train=ricker.x_train,
+             y_train=ricker.f_train, title=f"Ricker a={a}, ASI: test MSE {ricker.test_mse[m]:.3f}")
+plot_delta_f_curves(axes[2], ricker.steps, ricker.deltas, ricker_config.ks, [f"a={a}" for a in ricker_config.a])
+fig.suptitle("Fig. 4.9 / 6.3: a Ricker activation of width a")
+plt.show()
+print("first step with Δ_F < 0.1 (rows a = 0.3, 0.1):\n", ricker.first, "\ntest MSE:", ricker.test_mse)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+t03, t01 = ricker.first
+claim("图6.3", "with Ricker a=0.3 the frequencies converge in the order 1, 3, 5",
+      passed=bool(t03[0] < t03[1] < t03[2]), t_a03=t03)
+claim("图4.9", "with Ricker a=0.1 there is no frequency order (all within a factor 2) and the test error is "
+      "more than twice that of a=0.3",
+      passed=bool(t01.max() <= 2 * t01.min() and ricker.test_mse[1] > 2 * ricker.test_mse[0]),
+      t_a01=t01, test_a03=ricker.test_mse[0], test_a01=ricker.test_mse[1])
+
+# %% [markdown]
+# ## 3 · Initialisation scale breaks the order (图6.2)
+#
+# A large initialisation makes each neuron $\tanh(w x + b)$ steep (图6.1): the initial function already
+# holds frequencies **above the Nyquist frequency of the training data** (here 40 points, so above k = 20).
+# Training only sees the data, so it can neither remove those frequencies nor is it slowed by them:
+# the low-frequency preference is gone, the training points are still fitted, and the function between them
+# is garbage. Two members, identical except for their init std.
+
+# %%
+init_config = FPConfig(
+    n_train=40, hidden=pick(quick=(200, 200), full=(500, 500)), init_std=(0.07, 2.0), members=2,
+    steps=pick(quick=2000, full=10000), record_every=10,
+)
+init = run_fprinciple(init_config, SEED)
+hf_energy = init.high_frequency_energy()
+
+fig, axes = panels(3, width=3.6)
+for ax, m, std in zip(axes[:2], range(2), init_config.init_std):
+    ax.plot(init.x_test, init.out_test[0, m], color="0.6", lw=0.8, label="initial output")
+    plot_fit(ax, init.x_test, init.f_test, init.out_test[-1, m], x_train=init.x_train, y_train=init.f_train,
+             title=f"init std {std}: test MSE {init.test_mse[m]:.3g}")
+    ax.set_ylim(-4, 4)   # the large network's initial output leaves this window: it is many times larger
+axes[0].legend()
+plot_delta_f_curves(axes[2], init.steps, init.deltas, init_config.ks, [f"std {s}" for s in init_config.init_std])
+fig.suptitle("Fig. 6.2: small vs large initialisation")
+plt.show()
+print("first steps (rows: small, large):\n", init.first, "\nshare of output energy above k=20:", hf_energy)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+small, large = init.first
+claim("图6.2", "small initialisation keeps the order 1, 3, 5",
+      passed=bool(small[0] < small[1] < small[2]), t_small=small)
+claim("图6.2", "large initialisation leaves over 10 times more of the output's energy above the data's Nyquist "
+      "frequency and a test error over 10 times larger",
+      passed=bool(hf_energy[1] > 10 * hf_energy[0] and init.test_mse[1] > 10 * init.test_mse[0]),
+      energy_small=hf_energy[0], energy_large=hf_energy[1], test_small=init.test_mse[0], test_large=init.test_mse[1])
+
+# %% [markdown]
+# ## 4 · A derivative in the loss speeds up high frequencies (图6.4)
+#
+# With $L_{\rm grad} = L_{\rm nongrad} + \frac1n\sum_i (\nabla_x f_\theta(x_i) - \nabla_x f^*(x_i))^2$ (6.3),
+# an error $\varepsilon \sin kx$ costs $\varepsilon^2(1 + k^2)$ instead of $\varepsilon^2$: the high
+# frequencies get a larger weight. The baseline $L_{\rm nongrad}$ (6.2) is the run of section 1.
+
+# %%
+grad_config = FPConfig(n_train=fp_config.n_train, hidden=fp_config.hidden, lr=fp_config.lr, loss="mse+grad",
+                       steps=pick(quick=1000, full=10000), record_every=10, members=2)
+grad = run_fprinciple(grad_config, SEED)
+
+fig, axes = panels(2, width=4.2)
+for ax, res, name in zip(axes, (fp, grad), ("L_nongrad (6.2)", "L_grad (6.3)")):
+    plot_delta_f_curves(ax, res.steps, res.deltas[:, 0], res.config.ks, title=name)
+    ax.set_xlim(0, fp.steps[-1])
+fig.suptitle("Fig. 6.4: Δ_F(k) without and with the derivative term")
+plt.show()
+t5_grad, t5_plain = np.median(grad.first[:, 2]), np.median(fp.first[:, 2])
+print("first steps with L_grad:\n", grad.first)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+claim("图6.4", "with the derivative term the k=5 component converges in less than half the steps "
+      "(median over members)", passed=bool(t5_grad < t5_plain / 2), t5_grad=t5_grad, t5_nongrad=t5_plain)
+
+# %% [markdown]
+# ## 5 · An image as a function of its coordinates (图4.4, 图4.11)
+#
+# A grey photograph (scikit-image's bundled cat, resized) is a function (row, column) → grey value.
+# The network sees only the **odd columns** and is asked for the even ones. With a small
+# initialisation it learns the outline first and interpolates smoothly; with a large one (图4.11) it
+# fits the training columns but the unseen columns are noise. We report the peak signal-to-noise
+# ratio (PSNR, dB) on training and unseen columns, and compare with the best *constant* guess (the mean grey):
+# a network that learned nothing would tie with it. In the quick profile (a 24×36 picture, 2000 steps) the
+# small-initialisation network gets only the coarse outline — the book needs tens of thousands of steps for
+# the fur; `COMPANION_PROFILE=full` gets much further.
+
+# %%
+image_stds = (0.1, 1.5)
+img = run_image(shape=pick(quick=(24, 36), full=(75, 60)), init_stds=image_stds,
+                hidden=pick(quick=(100, 100, 100), full=(500, 400, 300, 200, 200, 100)),
+                steps=pick(quick=2000, full=20000), lr=pick(quick=1e-2, full=5e-5),
+                record_every=pick(quick=100, full=1000), seed=SEED)
+
+fig, axes = panels(6, width=2.4, height=2.0, nrows=2)
+axes[0].imshow(img.image, cmap="gray", vmin=0, vmax=1)
+axes[0].set_title("image")
+t_mid = len(img.steps) // 5
+for ax, (t, m) in zip(axes[1:], [(t_mid, 0), (-1, 0), (0, 1), (t_mid, 1), (-1, 1)]):
+    ax.imshow(np.clip(img.snapshots[t, m], 0, 1), cmap="gray", vmin=0, vmax=1)
+    ax.set_title(f"std {image_stds[m]}, step {img.steps[t]}")
+for ax in axes:
+    ax.axis("off")
+fig.suptitle("Fig. 4.4 / 4.11: trained on odd columns, shown on all pixels")
+plt.show()
+gap = img.psnr_train[-1] - img.psnr_test[-1]
+print("PSNR train / unseen columns (dB):", img.psnr_train[-1], img.psnr_test[-1],
+      " constant-grey baseline:", round(img.baseline_psnr, 2))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+claim("图4.4", "small initialisation learns the picture and generalises to the unseen columns (PSNR there at "
+      "least 2 dB above the constant-grey baseline, and within 3 dB of the training columns)",
+      passed=bool(img.psnr_test[-1, 0] > img.baseline_psnr + 2.0 and gap[0] < 3.0), gap_small_dB=gap[0],
+      psnr_test_small=img.psnr_test[-1, 0], baseline=img.baseline_psnr)
+claim("图4.11", "large initialisation does not (PSNR gap above 10 dB)",
+      passed=bool(gap[1] > 10.0), gap_large_dB=gap[1], psnr_test_large=img.psnr_test[-1, 1])
+
+# %% [markdown]
+# ## 6 · Early stopping, seen in frequency (图4.12)
+#
+# Samples of $\sin x + 0.2\,\mathcal N(0, 1)$ at 100 random points of $[-10, 10]$. The signal is one low
+# frequency; the noise spreads over all frequencies. The F-principle fits the low-frequency signal
+# first, so the error against the clean function first falls, then rises again as the network starts
+# fitting the noise's high frequencies: stopping at the bottom of the **U** is **early stopping (提前停止)**.
+
+# %%
+es_steps = pick(quick=2000, full=30000)
+es = run_early_stopping(n=100, noise=0.2, hidden=pick(quick=(100, 100, 50), full=(200, 200, 100)), steps=es_steps,
+                        lr=pick(quick=2e-3, full=1e-5), members=2, record_every=20, seed=SEED)
+best = es.test_loss.argmin(axis=0)                  # (members,)
+ratio = es.test_loss[-1] / es.test_loss.min(axis=0)
+
+fig, axes = panels(4, width=3.0, height=2.7)
+plot_curves(axes[0], es.steps, {"train": es.train_loss[:, 0], "test (clean sin x)": es.test_loss[:, 0]})
+axes[0].axvline(es.steps[best[0]], color="k", ls="--", lw=0.8)
+for ax, t, name in ((axes[1], best[0], "at the test minimum"), (axes[2], -1, "at the end")):
+    plot_fit(ax, es.x_test, es.f_test, es.out_test[t, 0], x_train=es.x_train, y_train=es.y_train,
+             title=f"{name} (step {es.steps[t]})")
+grid_x = uniform_grid(1000, -10, 10)
+ks = np.arange(1, 60)
+axes[3].plot(ks, np.abs(dft(np.sin(grid_x)))[ks], "--", color="0.3", label="clean sin x")
+for t, name in ((best[0], "test minimum"), (-1, "end")):
+    axes[3].plot(ks, np.abs(dft(np.interp(grid_x, es.x_test, es.out_test[t, 0])))[ks], label=name)
+axes[3].set(yscale="log", xlabel="frequency index", title="spectra of the output")
+axes[3].legend()
+fig.suptitle("Fig. 4.12: fitting noisy data")
+plt.show()
+print("test-minimum steps:", es.steps[best], " final / minimal test loss:", ratio)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+claim("图4.12", "the test loss is U-shaped: its minimum comes in the first half of training and the final test "
+      "loss is at least 1.5 times the minimum (every member)",
+      passed=bool(np.all(es.steps[best] < es_steps / 2) and np.all(ratio > 1.5)),
+      best_steps=es.steps[best], final_over_min=ratio)
+
+# %% [markdown]
+# ## 7 · Parity: a high-frequency function (图4.13(b), (4.4))
+#
+# On $\{-1, 1\}^d$ the **parity** $f(\mathbf x) = \prod_j x_j$ has the spectrum
+# $(-i)^d \prod_j \sin 2\pi k_j$ (4.4): its magnitude *grows* with frequency. Trained on 200 of the
+# $2^{10} = 1024$ points, the network fits them all — and then predicts the other 824 at chance. Along
+# the diagonal direction $\mathbf p = \mathbf 1/\sqrt d$ we compare the spectrum of the true function,
+# of the training data alone (under-sampling creates **spurious low frequencies** by aliasing, 频率混叠),
+# and of the trained network, which follows the spurious low frequencies.
+
+# %%
+par = run_parity(d=10, n_train=200, hidden=(500, 100), init_std=0.05, steps=pick(quick=600, full=3000),
+                 lr=5e-4, members=2, seed=SEED)
+p = np.ones(10) / np.sqrt(10)
+freqs = np.linspace(0, 1.6, 81)
+spec_true = projection_spectrum(par.x, par.y, p, freqs)
+spec_train = projection_spectrum(par.x[par.train_idx], par.y[par.train_idx], p, freqs)
+spec_net = projection_spectrum(par.x, par.output[0], p, freqs)
+
+fig, ax = plt.subplots(figsize=(6, 3))
+ax.plot(freqs, np.abs(spec_true), "--", color="0.3", label="true function (all 1024 points)")
+ax.plot(freqs, np.abs(spec_train), label="training data (200 points)")
+ax.plot(freqs, np.abs(spec_net), label="trained network (all points)")
+ax.set(xlabel="frequency along p", ylabel="|spectrum|", title="Fig. 4.13(b): parity, d = 10")
+ax.legend()
+plt.show()
+print("train accuracy:", par.train_acc, " test accuracy:", par.test_acc)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+claim("图4.13(b)", "the network fits every training point of parity but predicts unseen points at chance "
+      "(test accuracy within 0.4–0.6)",
+      passed=bool(np.all(par.train_acc == 1.0) and np.all(np.abs(par.test_acc - 0.5) <= 0.1)),
+      train_acc=par.train_acc, test_acc=par.test_acc)
+
+# %% [markdown]
+# ## 8 · Designing for high frequencies (chapter 5: MscaleDNN, Fourier features)
+#
+# Stretching the input turns a high frequency into a low one: $\mathcal F[f(a\,\cdot)](\xi) =
+# \frac1{|a|}\hat f(\xi / a)$ (5.1). The **multiscale DNN (多尺度神经网络)** (5.2) feeds neuron group $i$
+# with the input scaled by $a_i$; with a compactly supported activation such as
+# $\mathrm{sReLU}(x) = \mathrm{ReLU}(x)\,\mathrm{ReLU}(1-x)$ each group resolves its own frequency band (with
+# ReLU, positively homogeneous, scaling does nothing). **Fourier features** (5.11) map
+# $v \mapsto [\cos 2\pi Bv, \sin 2\pi Bv]$ with $B \sim \mathcal N(0, \sigma^2)$ before the network;
+# too large a $\sigma$ puts energy above what the samples can pin down, and the network overfits.
+#
+# Target: $\sin 2\pi x + \frac12\sin(2\pi\cdot10x) + \frac14\sin(2\pi\cdot25x)$ at equispaced points of
+# $[0, 1)$ (200 in the quick profile, 300 in the full one); the test grid lies between the training points.
+# In the quick profile (2000 steps, width 100) the multiscale net masters k = 10 but is still on its way at
+# k = 25; the full profile (width 200, scales 1…100, 5000 steps) gets k = 25 below 0.1 as well.
+
+# %%
+ms_kw = dict(width=pick(quick=100, full=200), steps=pick(quick=2000, full=5000), lr=2e-3, n_train=pick(quick=200, full=300),
+             record_every=50, seed=SEED)
+ms_runs = {
+    "plain (sReLU)": run_multiscale("plain", **ms_kw),
+    "MscaleDNN (sReLU)": run_multiscale("mscale", scales=tuple(float(s) for s in range(1, pick(quick=51, full=101))),
+                                        **ms_kw),
+    # Fourier features fit every component within a few dozen steps: 500 steps are plenty
+    "Fourier σ=10": run_multiscale("fourier", sigma=10.0, **(ms_kw | {"steps": pick(quick=500, full=5000)})),
+    "Fourier σ=100": run_multiscale("fourier", sigma=100.0, **(ms_kw | {"steps": pick(quick=500, full=5000)})),
+}
+
+fig, axes = panels(4, width=2.9, height=2.6)
+for ax, (name, res) in zip(axes, ms_runs.items()):
+    plot_delta_f_curves(ax, res.steps, res.deltas, res.ks, title=f"{name}\ntest MSE {res.test_mse:.2g}")
+    ax.set_ylim(1e-3, 3)
+fig.suptitle("Chapter 5: Δ_F(k) for k = 1, 10, 25")
+plt.show()
+
+fig, ax = plt.subplots(figsize=(8, 2.6))
+res = ms_runs["Fourier σ=100"]
+ax.plot(res.x_test, res.f_test, "--", color="0.3", label="target")
+ax.plot(res.x_test, res.out_test, lw=0.8, label="Fourier σ=100 between the training points")
+ax.set(xlim=(0, 0.25), title="too large a Fourier scale: exact on the samples, wrong between them")
+ax.legend()
+plt.show()
+final_d25 = {name: r.deltas[-1, 2] for name, r in ms_runs.items()}
+print("final Δ_F(25):", final_d25)
+print("test MSE:", {name: r.test_mse for name, r in ms_runs.items()})
+
+# %%
+# NBVAL_CHECK_OUTPUT
+plain, mscale = ms_runs["plain (sReLU)"], ms_runs["MscaleDNN (sReLU)"]
+claim("§5.2", "the MscaleDNN fits the k=10 component (Δ_F < 0.1), which the plain network of the same width "
+      "never does, and ends closer at k=25 too",
+      passed=bool(np.isfinite(mscale.first[1]) and not np.isfinite(plain.first[1])
+                  and mscale.deltas[-1, 2] < plain.deltas[-1, 2]),
+      t10_mscale=mscale.first[1], d10_plain=plain.deltas[-1, 1], d25_plain=plain.deltas[-1, 2],
+      d25_mscale=mscale.deltas[-1, 2])
+claim("§5.3", "Fourier features with σ=100 overfit: test error over 100 times that of σ=10",
+      passed=bool(ms_runs["Fourier σ=100"].test_mse > 100 * ms_runs["Fourier σ=10"].test_mse),
+      test_sigma10=ms_runs["Fourier σ=10"].test_mse, test_sigma100=ms_runs["Fourier σ=100"].test_mse)
+
+# %% [markdown]
+# ## Explorer (for instructors)
+#
+# Change the target's frequencies and amplitudes, the initialisation, the activation (try `ricker`
+# with a = 0.1 and ASI on, or `tanh` with init std 2), the width, the learning rate or the loss, and
+# watch the fit, its spectrum and the Δ_F(k) heat map. Each change retrains one network (about a second).
+
+# %%
+from companion.frequency_explorer import make_explorer
+
+explorer = make_explorer()
+explorer
+
+# %% [markdown]
+# ## Exercises (习题)
+#
+# Each cell holds `None` where your answer goes; the check underneath says whether it is right and
+# gives a hint otherwise.
+#
+# **习题18 (aliasing, 频率混叠).** Sample $\sin(11x)$ at 16 points of $[-\pi, \pi)$. In which DFT bin
+# $k \in [0, 8]$ does it show up? Answer without computing, then check.
+
+# %%
+from companion.frequency_explorer import check_alias, check_parity_spectrum, check_gradient_weight, check_asi, \
+    check_stopping_step
+
+alias_bin = None  # your answer: an integer
+check_alias(alias_bin)
+
+# %% [markdown]
+# **习题6 / (4.4).** Write the DFT of the parity function $f(\mathbf x) = \prod_j x_j$ on $\{-1,1\}^3$,
+# $\hat f(\mathbf k) = \frac{1}{2^d}\sum_{\mathbf x} f(\mathbf x) e^{-2\pi i\,\mathbf k\cdot\mathbf x}$, as a function of the vector $\mathbf k$.
+
+# %%
+def parity_dft(k):
+    return None  # replace by the closed form, e.g. with np.prod(...) over the components of k
+
+check_parity_spectrum(parity_dft if parity_dft(np.zeros(3)) is not None else None)
+
+# %% [markdown]
+# **习题13.** By which factor does $L_{\rm grad}$ (6.3) weight the squared error of a frequency-$k$
+# component $\varepsilon\sin kx$, compared with $L_{\rm nongrad}$ (6.2)? Write it as a function of $k$.
+
+# %%
+gradient_weight = None  # e.g. lambda k: ...
+check_gradient_weight(gradient_weight)
+
+# %% [markdown]
+# **习题8 (ASI).** Build an ASI network with `companion.nets.ASI(MLP([1, 50, 1], "tanh", init_std=1.0))`,
+# evaluate it on a few inputs before training and pass the output (as a NumPy array) to the check.
+
+# %%
+asi_output = None  # your code: ...
+check_asi(asi_output)
+
+# %% [markdown]
+# **习题5.** Using only training-set information from section 6 (the training outputs, their spectrum,
+# the training loss), choose a stopping step. Your choice is good if its test loss is within 1.5× of the best.
+
+# %%
+my_stopping_step = None  # an integer step between 0 and the last step
+check_stopping_step(my_stopping_step, es.steps, es.test_loss[:, 0])
+
+# %% [markdown]
+# **Open questions** (习题7, 10, 11, 12): is the F-principle specific to neural networks (compare a
+# polynomial least-squares fit, or the Jacobi iteration of chapter 15)? Does depth change it (try the
+# explorer with one and with three hidden layers)? Construct a violation (hint: sections 2 and 3). Does
+# the optimiser change it (train with `optimizer="sgd"` in `FPConfig`)?
+#
+# ## Summary
+#
+# * Networks fit low frequencies first, even when all amplitudes are equal (图4.7): the **frequency
+#   principle**.
+# * The preference comes from the activation's decaying spectrum and a small initialisation (chapter 6);
+#   when either is removed, networks still fit the training points but oscillate between them and
+#   generalise badly (图4.9, 图4.11, 图6.2).
+# * It explains why early stopping works on noisy data (图4.12) and why parity-like, high-frequency
+#   functions are not learned from samples (图4.13).
+# * Where high frequencies matter, one designs for them: a derivative in the loss (图6.4), multiscale
+#   inputs and Fourier features (chapter 5) — with the caveat that too much high-frequency capacity overfits.

@@ -1,0 +1,421 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 15 · Neural networks for differential equations (神经网络求解微分方程)
+#
+# *Companion to 深度学习现象导论, chapter 15.*
+#
+# **The idea.** Turn an equation into an optimisation problem and let a network (or any ansatz) minimise
+# it: the squared residual (最小二乘法, the **physics-informed neural network, PINN** 物理驱动的神经网络),
+# the Ritz energy (变分方法, **Deep Ritz**) or the weak form (弱解求解法, **weak adversarial networks, WAN**).
+# **The phenomenon.** A network and a classical iteration have *opposite* frequency preferences: the
+# network fits the low frequencies first (the frequency principle of chapter 4), the Jacobi iteration
+# (雅可比迭代) removes the high-frequency error first — so a network followed by Jacobi beats either.
+#
+# **What you will see and check automatically**
+#
+# | section | book | claim checked in this run |
+# |---|---|---|
+# | 1 | §15.1, (15.1)–(15.2) | Newton's law solved by a polynomial ansatz and by a small network: max error < 1e-2 |
+# | 2 | (15.3)–(15.12) | a PINN and a Deep Ritz network solve a Poisson problem (1-D; 2-D in the full profile) |
+# | 3 | (15.13)–(15.16) | the book's WAN loss is unbounded in the test function; the normalised one is not |
+# | 4 | 图15.1 (a)–(c) | the network fits low modes first, Jacobi high modes first; Jacobi's per-mode error is exactly cos(jπ/n)^t |
+# | 5 | 图15.1 (d) | the hybrid (network, then Jacobi from its output) beats Jacobi from zero |
+# | 6 | §15.5.1 | a multiscale DNN learns a high-frequency component a plain network does not |
+#
+# Then an **explorer** for instructors and **exercises (习题)**.
+#
+# **Run time.** Quick profile (default): about a minute of CPU time on two cores (the network of
+# section 4, 2000 full-batch steps on the book's 1001 points, is a third of it). Full profile
+# (`COMPANION_PROFILE=full`): the 2-D Poisson problem and longer runs, a few minutes.
+
+# %%
+import numpy as np
+import matplotlib.pyplot as plt
+import torch
+
+from companion.config import pick, settings
+from companion.claims import claim
+from companion import pde
+from companion.classical import dst_coefficients, gauss_seidel, jacobi_eigenvalues, mode_errors
+from companion.spectral import first_step_below
+from companion.plots import panels
+
+S = settings()
+SEED = S.seed
+print(S.describe())
+
+# %% [markdown]
+# ## 1 · Newton's law as a least-squares problem (§15.1)
+#
+# A mass $m$ in a tube feels the force $F = \sin t + t$. Newton's second law (15.1),
+# $m\,s''(t) = \sin t + t$ with $s(0) = s'(0) = 0$, has the exact solution $s = (t + t^3/6 - \sin t)/m$.
+# The book's ansatz is the polynomial $s = e + at + bt^2 + ct^3 + dt^4$; its coefficients minimise the
+# squared residual at sample points $t_i$ (15.2). As the book suggests at the end of §15.1, the initial
+# conditions enter as two further squared residuals, $|s(0)|^2$ and $|s'(0)|^2$, instead of being solved for
+# by hand — exactly the PINN loss (15.4) of the next section. We solve it once with the polynomial
+# (the loss is quadratic in its five coefficients: a few L-BFGS steps) and once with a small tanh network
+# (Adam), both on $t \in [0, 2]$, $m = 1$.
+
+# %%
+newton_cfg = dict(m=1.0, horizon=2.0, n_points=64, seed=SEED)
+poly = pde.run_newton("polynomial", steps=10, **newton_cfg)
+net = pde.run_newton("net", steps=pick(quick=1000, full=3000), lr=3e-3, width=32, **newton_cfg)
+
+fig, axes = panels(2, width=4.2)
+t = poly.x[:, 0]
+axes[0].plot(t, poly.exact, "--", color="0.35", label="exact")
+axes[0].plot(t, poly.solution, label="polynomial")
+axes[0].plot(t, net.solution, ":", lw=2, label="network")
+axes[0].set(xlabel="t", title="s(t)")
+axes[0].legend()
+axes[1].semilogy(t, np.abs(poly.solution - poly.exact) + 1e-9, label="polynomial")
+axes[1].semilogy(t, np.abs(net.solution - net.exact) + 1e-9, label="network")
+axes[1].set(xlabel="t", title="|s - s_exact|")
+axes[1].legend()
+plt.show()
+print("polynomial coefficients (e, a, b, c, d):", np.round(poly.extra["coefficients"], 4))
+
+# %% [markdown]
+# The fitted $e$ and $a$ come out ≈ 0 by themselves, as the initial conditions demand. $b \ne 0$ and
+# $c \approx 1/6 + 1/6$ compensate for a quadratic $s''$ that cannot equal $\sin t + t$ exactly.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+claim("§15.1", "the polynomial ansatz and the small network both solve Newton's law with max error below 1e-2 "
+      "on [0, 2]", passed=bool(poly.max_error < 1e-2 and net.max_error < 1e-2),
+      polynomial=poly.max_error, network=net.max_error)
+
+# %% [markdown]
+# ## 2 · PINN and Deep Ritz on a Poisson problem ((15.3)–(15.12))
+#
+# **PINN (least squares, 15.4–15.8):** $L = L_{\rm PDE} + L_{\rm IC} + L_{\rm BC} + L_{\rm data}$, each the mean
+# squared residual of the equation $\mathcal N(u_\theta) = f$, of the initial data, of the boundary data and
+# of observations. **Deep Ritz (15.9–15.12):** for $-\Delta u = f$, $u = g$ on $\partial\Omega$, minimise the
+# energy $E(u) = \frac12\int|\nabla u|^2 - \int f u$ plus a boundary penalty — only first derivatives.
+#
+# Problem: $-u'' = f$ on $(-1, 1)$ with exact $u = \sin\pi x + \frac14\sin 2\pi x$ (the source $f$ is
+# computed from $u$ by autograd; `companion.pde.Problem` checks the definition). Both losses use the same
+# uniform grid (the quadrature of (15.19)) and the same boundary weight $\beta = 1000$; the full profile
+# solves the 2-D problem $u = \sin\pi x_1 \sin\pi x_2 + \frac14 \sin 2\pi x_1 \sin 2\pi x_2$ on $(-1,1)^2$.
+
+# %%
+dim = pick(quick=1, full=2)
+poisson_cfg = dict(dim=dim, freqs=(1.0, 2.0), amps=(1.0, 0.25), width=40, depth=3, n_grid=pick(quick=128, full=48),
+                   seed=SEED)
+pinn = pde.run_poisson("pinn", steps=pick(quick=800, full=4000), lr=5e-3, final_lr=5e-4, **poisson_cfg)
+ritz = pde.run_poisson("ritz", steps=pick(quick=1500, full=6000), lr=3e-3, **poisson_cfg)
+
+fig, axes = panels(3, width=3.6)
+for res, name in ((pinn, "PINN"), (ritz, "Deep Ritz")):
+    if dim == 1:
+        axes[0].plot(res.x[:, 0], res.solution, label=name)
+        axes[1].semilogy(res.x[:, 0], np.abs(res.solution - res.exact) + 1e-9, label=name)
+    axes[2].plot(res.history.steps, res.history.train_loss - res.history.train_loss.min() + 1e-6, label=name)
+if dim == 1:
+    axes[0].plot(pinn.x[:, 0], pinn.exact, "--", color="0.35", label="exact")
+else:
+    side = int(round(len(ritz.exact) ** 0.5))
+    axes[0].imshow(ritz.solution.reshape(side, side), extent=(-1, 1, -1, 1), origin="lower")
+    axes[1].imshow(np.abs(ritz.solution - ritz.exact).reshape(side, side), extent=(-1, 1, -1, 1), origin="lower")
+axes[0].set(title="solution", xlabel="x")
+axes[1].set(title="|u - u_exact|", xlabel="x")
+axes[2].set(title="loss - min(loss)", xlabel="step", yscale="log")
+for ax in axes:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend()
+plt.show()
+
+# %% [markdown]
+# The Ritz energy is not zero at the solution — it is $E(u) = -\frac12\int|u'|^2$ — so its curve is shown
+# relative to its minimum. Note the different weighting of frequencies: for an error $\varepsilon \sin k\pi x$ the
+# PINN residual grows like $k^4\varepsilon^2$, the Ritz energy like $k^2\varepsilon^2$ — the PINN pushes harder
+# on high frequencies (try both in the explorer below).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+claim("(15.4), (15.12)", "a PINN and a Deep Ritz network both reach max error below 0.08 (under 7% of max|u|)",
+      passed=bool(pinn.max_error < 0.08 and ritz.max_error < 0.08), pinn=pinn.max_error, ritz=ritz.max_error)
+
+# %% [markdown]
+# ## 3 · The weak adversarial form ((15.13)–(15.16)) — and a flaw in the book's loss
+#
+# WAN tests the weak form $\int\nabla u\cdot\nabla\varphi = \int f\varphi$ (15.14) against a second network
+# $\varphi_\eta$ and plays $\min_\theta\max_\eta L(\theta,\eta)$ with $L = |\int\nabla u_\theta\cdot\nabla\varphi_\eta -
+# \int f\varphi_\eta|^2$ (15.15)–(15.16). **As written, the max is $+\infty$:** replacing $\varphi$ by $c\varphi$ multiplies
+# $L$ by $c^2$, so the adversary wins by growing its output. The book also does not say that $\varphi$ must vanish
+# on $\partial\Omega$ ($H^1_0$), which (15.14) needs. The original paper (Zang et al. 2020) fixes both; the companion
+# uses $\varphi = \text{cutoff}(x)\cdot\varphi_\eta(x)$ with a cutoff vanishing on the boundary, and divides by
+# $\|\varphi\|^2_{L^2}$: the normalised loss is bounded by $\|{-\Delta u} - f\|^2_{L^2}$ (Cauchy–Schwarz).
+
+# %%
+wan_problem = pde.sine_poisson(1, freqs=(1.0,), amps=(1.0,))
+wan_points = pde.grid_points(wan_problem, 128)
+gen = torch.Generator().manual_seed(SEED)
+u_net, phi_net = pde.tanh_net(1, 20, 2, generator=gen), pde.tanh_net(1, 20, 2, generator=gen)
+
+
+class Scaled(torch.nn.Module):
+    """φ scaled by a constant c."""
+
+    def __init__(self, net, c):
+        super().__init__()
+        self.net, self.c = net, c
+
+    def forward(self, x):
+        return self.c * self.net(x)
+
+
+scales = [1.0, 10.0, 100.0]
+book_loss = [float(pde.wan_loss(u_net, Scaled(phi_net, c), wan_problem, wan_points, normalise=False)) for c in scales]
+normalised = [float(pde.wan_loss(u_net, Scaled(phi_net, c), wan_problem, wan_points)) for c in scales]
+print("c:                ", scales)
+print("book's (15.15):   ", np.round(book_loss, 4))
+print("normalised:       ", np.round(normalised, 4))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+claim("(15.15)", "the book's WAN loss grows like c² when the test function is scaled by c (unbounded max over η); "
+      "the normalised loss is unchanged",
+      passed=bool(np.allclose(book_loss, np.array(scales) ** 2 * book_loss[0], rtol=1e-3)
+                  and np.allclose(normalised, normalised[0], rtol=1e-3) and book_loss[0] > 0),
+      book=book_loss, normalised=normalised)
+
+# %% [markdown]
+# **Exploration (no claim): the adversarial game itself.** We alternate Adam steps: $\eta$ ascends the weak loss,
+# $\theta$ descends it plus a boundary penalty. With the book's loss the adversary's $\|\varphi\|$ grows until its
+# tanh units saturate; normalised, it stays of order one. At CPU scale and a few hundred steps the WAN solution itself
+# is still poor (max error printed below) — adversarial training is delicate, and the companion does not claim more.
+
+# %%
+wan_runs = {}
+for normalise in (False, True):
+    gen = torch.Generator().manual_seed(SEED)
+    u_net, phi_net = pde.tanh_net(1, 20, 2, generator=gen), pde.tanh_net(1, 20, 2, generator=gen)
+    hist = pde.fit_wan(u_net, phi_net, wan_problem, wan_points, steps=pick(quick=300, full=3000), lr_u=3e-3,
+                       lr_phi=1e-2, normalise=normalise, record_every=25)
+    wan_runs["normalised" if normalise else "book (15.15)"] = (hist, pde.max_error(u_net, wan_problem,
+                                                                                   wan_points.interior))
+fig, axes = panels(1, width=4.5)
+for name, (hist, err) in wan_runs.items():
+    axes[0].semilogy(hist.steps, hist.probes["phi_norm"], label=f"{name}: u max error {err:.2f}")
+axes[0].set(xlabel="step", title="adversary's ||phi||_L2")
+axes[0].legend()
+plt.show()
+
+# %% [markdown]
+# ## 4 · Opposite frequency preferences: network vs Jacobi (图15.1 (a)–(c))
+#
+# The book's problem (15.18): $-u'' = g$ on $(-1, 1)$, $u(\pm1) = 0$, with
+# $g = \sin x + 4\sin 4x - 8\sin 8x + 16\sin 24x$; exact $u_{\rm ref} = p(x) - p(1)x$,
+# $p = \sin x + \frac14\sin 4x - \frac18\sin 8x + \frac1{36}\sin 24x$. 1001 uniform points
+# $x_i = -1 + ih$, $h = 2/1000$ (**erratum:** the book writes "$[0,1]$"; the problem lives on $[-1,1]$).
+#
+# *Network:* a tanh net 1-100-100-100-1 trained with Adam (lr $10^{-3}$, full batch) on the grid Ritz loss (15.19)
+# $\sum_{i=1}^{n-1}(\frac12|u'(x_i)|^2 - g(x_i)u(x_i))h + \beta(u(x_0)^2 + u(x_n)^2)$, $\beta = 1000$ (not given in the book).
+# *Jacobi:* the finite-difference scheme $(-u_{i-1} + 2u_i - u_{i+1})/h^2 = g_i$ iterated as
+# $u_i \leftarrow \frac12(u_{i-1} + u_{i+1} + h^2 g_i)$ from zero.
+#
+# **Which "frequencies"?** The Jacobi iteration matrix $\frac12\,\mathrm{tridiag}(1, 0, 1)$ has eigenvectors
+# $v_j = (\sin(j\pi i/n))_i$ — the discrete sine (DST-I) modes — with eigenvalues $\mu_j = \cos(j\pi/n)$ (习题3), so the
+# natural per-frequency error is $\Delta_F(j) = |\hat h_j - \hat u_j|/|\hat u_j|$ with DST coefficients. The book's
+# three peaks sit at $j = 2, 6, 16$ (sin 4x, sin 8x, sin 24x: $j \approx 2k/\pi$; $u_{\rm ref}$ is odd, so only even $j$).
+
+# %%
+contrast = pde.run_frequency_contrast(k_high=24.0, n=1000, width=100, depth=3, steps=2000, lr=1e-3, beta=2000.0,
+                                      record_every=50, jacobi_iterations=pick(quick=100_000, full=1_000_000),
+                                      switch_steps=(500, 2000), hybrid_iterations=2000, seed=SEED)
+modes = contrast.modes
+fig, axes = panels(3, width=3.7)
+axes[0].plot(contrast.x, contrast.exact)
+axes[0].set(title="(a) u_ref", xlabel="x")
+inset = axes[0].inset_axes([0.58, 0.12, 0.4, 0.35])
+coef = np.abs(dst_coefficients(contrast.exact))[:40]
+inset.semilogy(np.arange(1, 41), coef + 1e-6, ".-", ms=3)
+inset.semilogy(modes, coef[np.array(modes) - 1], "ko", ms=4)
+inset.set_title("|DST coefficient|, j", fontsize=7)
+inset.tick_params(labelsize=6)
+for j, curve in zip(modes, contrast.net_mode_errors.T):
+    axes[1].plot(contrast.net_steps, curve, label=f"j={j}")
+axes[1].set(title="(b) network: Delta_F(j)", xlabel="training step", ylim=(0, 1.3))
+for j, curve in zip(modes, contrast.jacobi_mode_errors.T):
+    axes[2].semilogx(np.maximum(contrast.jacobi_iterations, 1), curve, label=f"j={j}")
+axes[2].set(title="(c) Jacobi: Delta_F(j)", xlabel="iteration", ylim=(0, 1.3))
+for ax in axes[1:]:
+    ax.legend()
+plt.show()
+print(f"CPU seconds: network {contrast.seconds_net:.1f}, Jacobi runs {contrast.seconds_jacobi:.1f}")
+
+# %% [markdown]
+# The network brings $j = 2$ down first and barely touches $j = 16$ in 2000 steps (low first: the frequency
+# principle). Jacobi does the opposite: $j = 16$ is fitted within about a thousand sweeps, $j = 2$ needs about
+# $10^5$. The reason is exact: mode $j$'s error is multiplied by $\cos(j\pi/n) \approx 1 - (j\pi/n)^2/2$ per sweep,
+# so one e-fold takes $\approx 2n^2/(j\pi)^2$ sweeps — 50 700 for $j = 2$, 790 for $j = 16$ at $n = 1000$.
+# (The *highest* grid modes $j \to n$ have $\mu_j \to -1$ and are slow too; that is why multigrid smooths with
+# a damped Jacobi. The solution here has no content there.)
+
+# %%
+i_fit = np.searchsorted(contrast.net_steps, first_step_below(contrast.net_mode_errors[:, 0], contrast.net_steps, 0.1))
+high_then = contrast.net_mode_errors[min(i_fit, len(contrast.net_steps) - 1), 2]
+i_1000 = np.searchsorted(contrast.jacobi_iterations, 1000)
+mu_t = np.abs(jacobi_eigenvalues(contrast.n, modes)) ** contrast.jacobi_iterations[:, None]
+cos_gap = float(np.abs(contrast.jacobi_fd_mode_errors - mu_t).max())
+
+# %%
+# NBVAL_CHECK_OUTPUT
+claim("图15.1(b)", "the network fits the low mode j=2 (Delta_F < 0.1) while the high mode j=16 is still unfitted "
+      "(Delta_F > 0.9)", passed=bool(i_fit < len(contrast.net_steps) and high_then > 0.9),
+      step_j2_fitted=contrast.net_steps[min(i_fit, len(contrast.net_steps) - 1)], delta_j16_then=high_then)
+claim("图15.1(c)", "Jacobi fits the high mode first: after about 1000 sweeps Delta_F(16) < 0.3 while Delta_F(2) > 0.95",
+      passed=bool(contrast.jacobi_mode_errors[i_1000, 2] < 0.3 and contrast.jacobi_mode_errors[i_1000, 0] > 0.95),
+      iteration=contrast.jacobi_iterations[i_1000], delta=contrast.jacobi_mode_errors[i_1000])
+claim("习题3", "Jacobi's per-mode error against the finite-difference solution equals |cos(j pi/n)|^t (to 1e-6)",
+      passed=bool(cos_gap < 1e-6), max_gap=cos_gap)
+
+# %% [markdown]
+# Gauss–Seidel (高斯-赛德尔) has the same preference, about twice as fast per sweep (its spectral radius is
+# $\cos^2(\pi/n)$): after 1000 sweeps from zero its error in mode 16 is already tiny while mode 2 has hardly moved.
+
+# %%
+g_grid = pde.field_on_grid(pde.book_poisson(24.0).source, contrast.x[:, None])
+gs = gauss_seidel(np.zeros_like(contrast.x), g_grid, 2 / contrast.n, 1000)
+print("Gauss-Seidel, 1000 sweeps, Delta_F(j) vs the FD solution:",
+      dict(zip(modes, np.round(mode_errors(gs.final, contrast.fd, modes), 4))))
+
+# %% [markdown]
+# ## 5 · The hybrid: network first, then Jacobi (图15.1 (d))
+#
+# Train the network for $M$ steps, then start Jacobi from its output on the grid. The network has removed the
+# low-frequency error that Jacobi is slow on; Jacobi removes the high-frequency error the network is slow on. We
+# compare **iteration counts** (a NumPy Jacobi sweep at $n = 1000$ costs a few microseconds, far less than a training
+# step, so wall-clock comparisons at this size favour Jacobi; the book's 图15.1(d) uses run time at a larger scale).
+
+# %%
+fig, axes = panels(1, width=5.5)
+axes[0].loglog(np.maximum(contrast.jacobi_iterations, 1), contrast.jacobi_max_error, label="Jacobi from zero")
+for m, err in contrast.hybrid_max_error.items():
+    axes[0].loglog(np.maximum(contrast.hybrid_iterations, 1), err, "--", label=f"network M={m}, then Jacobi")
+axes[0].set(xlabel="Jacobi iterations", ylabel="max |h - u_ref|", title="(d) max error")
+axes[0].legend()
+plt.show()
+
+best_m = max(contrast.hybrid_max_error)
+hybrid_err = contrast.hybrid_max_error[best_m][-1]
+zero_same = np.interp(contrast.hybrid_iterations[-1], contrast.jacobi_iterations, contrast.jacobi_max_error)
+matched = contrast.jacobi_iterations[np.argmax(contrast.jacobi_max_error <= hybrid_err)] \
+    if (contrast.jacobi_max_error <= hybrid_err).any() else np.inf
+net_alone = contrast.net_max_error[contrast.net_steps.tolist().index(best_m)]
+
+# %%
+# NBVAL_CHECK_OUTPUT
+claim("图15.1(d)", "after the network (M=2000 steps) and 2000 Jacobi sweeps the error is below half that of 2000 "
+      "sweeps from zero, and Jacobi from zero needs over 10 times more sweeps to match it",
+      passed=bool(hybrid_err < 0.5 * zero_same and matched > 10 * contrast.hybrid_iterations[-1]),
+      hybrid=hybrid_err, jacobi_same_count=zero_same, sweeps_to_match=matched, network_alone=net_alone)
+
+# %% [markdown]
+# With $M = 500$ the network has not yet removed the low modes and the hybrid gains little — the book's point that $M$
+# must be chosen so the network has "already fitted the low frequencies well". The remaining error of the hybrid is the
+# network's low-mode error, which fluctuates from step to step with Adam at a fixed learning rate (the book's green
+# stars).
+#
+# ## 6 · A multiscale network for high frequencies (§15.5.1)
+#
+# The multiscale DNN (多尺度神经网络, MscaleDNN) of chapter 5 (5.2) multiplies the first-layer neurons by scales
+# $1, 2, 4, \dots$, so that a high frequency becomes a low one for some neurons, and uses a compactly supported
+# activation, sReLU$(x) = \mathrm{ReLU}(x)\,\mathrm{ReLU}(1-x)$ (a ReLU would make the scaling a mere rescaling). The
+# book's example is 2-D, $u = \sin\mu x_1 \sin\mu x_2$, $\mu = 7\pi$ (15.20)–(15.21), with figures from Liu et al.
+# (2020). At CPU scale we use a 1-D analogue with two scales: $u = \sin\pi x + 0.1\sin 10\pi x$ on $(-1, 1)$, Deep Ritz,
+# a plain tanh net 1-100-100-1 vs a MscaleDNN of the same width with scales $1, 2, \dots, 32$ (`companion.frequency`).
+
+# %%
+mscale_cfg = dict(freqs=(1.0, 10.0), amps=(1.0, 0.1), width=100, depth=2, n_grid=256,
+                  steps=pick(quick=600, full=3000), lr=1e-3, seed=SEED)
+plain = pde.run_mscale_poisson("plain", **mscale_cfg)
+mscale = pde.run_mscale_poisson("mscale", scales=(1, 2, 4, 8, 16, 32), act="srelu", **mscale_cfg)
+
+fig, axes = panels(2, width=4.4)
+for res, name in ((plain, "plain tanh"), (mscale, "MscaleDNN (sReLU)")):
+    axes[0].plot(res.history.steps, res.history.probes["mode_errors"][:, 1], label=name)
+    axes[1].plot(res.x[:, 0], res.solution, label=name, lw=1)
+axes[1].plot(plain.x[:, 0], plain.exact, "--", color="0.35", label="exact", lw=1)
+axes[0].set(title=f"Delta_F of sin(10 pi x) (mode j={plain.extra['modes'][1]})", xlabel="step", ylim=(0, 1.3))
+axes[1].set(title="solution", xlabel="x")
+axes[0].legend()
+axes[1].legend()
+plt.show()
+high_plain = plain.history.probes["mode_errors"][-1, 1]
+high_mscale = mscale.history.probes["mode_errors"][-1, 1]
+
+# %%
+# NBVAL_CHECK_OUTPUT
+claim("§15.5.1", "the multiscale DNN fits most of the high-frequency component (Delta_F < 0.6) while the plain "
+      "network of the same width has not started on it (Delta_F > 0.9)",
+      passed=bool(high_mscale < 0.6 and high_plain > 0.9), mscale=high_mscale, plain=high_plain)
+
+# %% [markdown]
+# ## Explorer (for instructors)
+#
+# Choose the high frequency $k$ of the source ($16\sin kx$ in (15.18)), the method (PINN, Deep Ritz, Jacobi from zero,
+# or the hybrid: a Ritz net for "net steps", then Jacobi), the network width, the number of training steps and of
+# Jacobi sweeps. The panel solves on a 200-interval grid (so Jacobi is faster than at the book's 1000) and shows the
+# solution, the pointwise error and $\Delta_F(j)$ of the three modes along the run. Try: Jacobi with 100, 1000, 10 000
+# sweeps; PINN vs Ritz at equal steps (PINN's $k^4$ weighting fits the high mode sooner); raise $k$.
+
+# %%
+explorer = pde.make_explorer()
+explorer
+
+# %% [markdown]
+# ## Exercises (习题)
+#
+# **习题2.** Write the finite-difference scheme of (15.18) on $n = 6$ intervals and give the matrix $A$ of
+# $A\mathbf u = h^2\mathbf g$ for the five interior unknowns. What structure does it have?
+
+# %%
+from companion.classical import check_fd_matrix, check_jacobi_eigenvalues
+
+fd_matrix = None  # your answer: a 5×5 array
+check_fd_matrix(fd_matrix)
+
+# %% [markdown]
+# **习题3.** Write the Jacobi iteration for this system and find the eigenvalues and eigenvectors of its iteration
+# matrix. Give the eigenvalue of the mode $v_i = \sin(j\pi i/n)$ as a function of $j$ and $n$. Which modes converge
+# slowest? (Section 4 checked your answer numerically.)
+
+# %%
+jacobi_eigenvalue = None  # e.g. lambda j, n: ...
+check_jacobi_eigenvalues(jacobi_eigenvalue)
+
+# %% [markdown]
+# **习题4 / 5 (boundary penalty, hard constraints).** In section 2, rerun `pde.run_poisson("ritz", ...)` with
+# `beta=10` and `beta=100000`: how does the max error change, and where is it largest? A "hard" constraint builds the
+# boundary data into the ansatz, e.g. $u_\theta(x) = (1 - x^2)\,N_\theta(x)$ — what then remains of $L_{\rm BC}$?
+#
+# **习题6.** WAN's weak form needs only first derivatives of $u_\theta$ — try `pde.fit_wan` on a source with a kink
+# (e.g. $f = |x|$) and compare with a PINN, whose residual needs $u''$.
+#
+# **Open questions** (习题1, 8, 9, 17): where would you rather use a network, where a classical solver? Can a single
+# network solve a whole family of equations (operator learning, §15.3: DeepONet, the Fourier neural operator — not
+# reproduced here)?
+#
+# ## Summary
+#
+# * Any equivalent optimisation problem gives a loss: the squared residual (PINN, (15.4)), the Ritz energy (Deep Ritz,
+#   (15.12)), the weak form (WAN, (15.15) — which must be normalised, or the adversary wins by scaling).
+# * A network solving a PDE fits the low frequencies first, like any network (chapter 4); the Jacobi iteration removes
+#   the high-frequency error first, each DST mode shrinking exactly by $\cos(j\pi/n)$ per sweep (图15.1).
+# * The two complement each other: a network followed by Jacobi reaches in a few thousand sweeps an error that Jacobi
+#   from zero needs far more to reach.
+# * Multiscale networks (chapter 5) shift high frequencies into the range a network learns quickly (§15.5.1).

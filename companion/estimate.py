@@ -1,0 +1,269 @@
+"""The optimistic estimate (乐观估计, book ch. 10): model rank, optimistic sample sizes, recovery experiments.
+
+* **Model rank** (10.6): R_{f_θ}(θ′) = dim span{∂_{θ_i} f(·; θ′)} — computed as the numerical rank of
+  the Jacobian J_{ki} = ∂_{θ_i} f(x_k; θ′) over many sampled inputs x_k (float64, singular values
+  above ``rtol``·s_max).  The optimistic sample size of a target is the minimum over its target set
+  (10.7): :func:`model_rank` at the best point of the set.
+* **Formulas**: matrix factorisation (10.14) 2rd − r², two-layer tanh nets (10.15) k(d+1), 1-D CNN
+  (10.17) k_C(d+1), and Table 10.1 (d×d images, s×s kernels) as :func:`table_10_1`.
+* **Models** of the chapter as pure functions ``f(θ, x)``: f_L and f_NL (10.9), matrix factorisation
+  (10.13), the fixed-bias pair of Example 2, two-layer tanh nets, a 1-D tanh CNN (10.16) with and
+  without weight sharing.
+* **Recovery experiments**, many cells at once in NumPy with hand-written gradients (torch.bmm on
+  thousands of 4×4 products is slower): :func:`complete_matrices` (图10.2, 图10.5b) and
+  :func:`fit_linear_models` (f_L vs f_NL, 图10.1, 图10.5a).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch.func import jacrev
+
+Model = Callable[[Tensor, Tensor], Tensor]
+
+
+# --- model rank -------------------------------------------------------------------------------
+
+def jacobian(f: Model, theta: Tensor, x: Tensor) -> np.ndarray:
+    """J_{ki} = ∂_{θ_i} f(x_k; θ), shape (N, M), float64."""
+    return jacrev(f)(theta.double(), x.double()).detach().numpy().reshape(x.shape[0], -1)
+
+
+def model_rank(f: Model, theta: Tensor, x: Tensor, rtol: float = 1e-8) -> int:
+    """Numerical rank of the tangent functions ∂_{θ_i} f(·; θ) sampled at the rows of x, eq. (10.6)."""
+    if not 0 < rtol < 1:
+        raise ValueError(f"rtol must lie in (0, 1), got {rtol}")
+    s = np.linalg.svd(jacobian(f, theta, x), compute_uv=False)
+    return int((s > rtol * s.max()).sum()) if s.max() > 0 else 0
+
+
+def f_linear(theta: Tensor, x: Tensor) -> Tensor:
+    """f_L(x; θ) = θ0 + θ1 x1 + θ2 x2, linear in θ (10.9)."""
+    return theta[0] + theta[1] * x[:, 0] + theta[2] * x[:, 1]
+
+
+def f_nonlinear(theta: Tensor, x: Tensor) -> Tensor:
+    """f_NL(x; θ) = θ0 + θ1 x1 + θ2 θ3 x2 (10.9): same function space as f_L, nonlinear in θ."""
+    return theta[0] + theta[1] * x[:, 0] + theta[2] * theta[3] * x[:, 1]
+
+
+def matrix_factorisation(d: int) -> Model:
+    """f_θ = AB with A, B ∈ R^{d×d} (10.13); the "inputs" are entry indices (N, 2) (row, column)."""
+    def f(theta: Tensor, idx: Tensor) -> Tensor:
+        a, b = theta[: d * d].reshape(d, d), theta[d * d:].reshape(d, d)
+        return (a @ b)[idx[:, 0].long(), idx[:, 1].long()]
+    return f
+
+
+def all_entries(d: int) -> Tensor:
+    """All d² index pairs (row, column) of a d×d matrix, shape (d², 2)."""
+    r, c = torch.meshgrid(torch.arange(d), torch.arange(d), indexing="ij")
+    return torch.stack([r.ravel(), c.ravel()], 1).double()
+
+
+def fixed_bias_pair(theta: Tensor, x: Tensor) -> Tensor:
+    """Example 2 (习题16): a1 tanh(w1·x + 1) + a2 tanh(w2·x + 1), θ = (a1, w1, a2, w2), w_i ∈ R²."""
+    return theta[0] * torch.tanh(x @ theta[1:3] + 1) + theta[3] * torch.tanh(x @ theta[4:6] + 1)
+
+
+def two_layer_tanh(m: int, d: int) -> Model:
+    """Σ_{i≤m} a_i tanh(w_iᵀx) (10.15), θ = (a (m), W (m×d)); M = m(d+1)."""
+    def f(theta: Tensor, x: Tensor) -> Tensor:
+        return torch.tanh(x @ theta[m:].reshape(m, d).T) @ theta[:m]
+    return f
+
+
+def cnn_1d(m: int, d: int, s: int, shared: bool = True) -> Model:
+    """Two-layer 1-D tanh CNN (10.16): Σ_i Σ_{j ≤ d+1−s} a_ij tanh(Σ_{α<s} x_{j+α} K_{i;α}).
+
+    (The book writes x_{j+s−α} K_{i;α}, the same family with the kernel stored in reverse.)
+
+    With ``shared=False`` every position j has its own kernel K_{ij} ("CNN without sharing").
+    θ = (a (m, P), K (m, s) or (m, P, s)) with P = d + 1 − s positions.
+    """
+    if not 1 <= s <= d:
+        raise ValueError(f"kernel size s must lie in [1, d={d}], got {s}")
+    p = d + 1 - s
+
+    def f(theta: Tensor, x: Tensor) -> Tensor:
+        a = theta[: m * p].reshape(m, p)
+        k = theta[m * p:].reshape(m, s) if shared else theta[m * p:].reshape(m, p, s)
+        patches = x.unfold(1, s, 1)  # (N, P, s)
+        z = torch.einsum("nps,ms->nmp", patches, k) if shared else torch.einsum("nps,mps->nmp", patches, k)
+        return (torch.tanh(z) * a).sum((1, 2))
+    return f
+
+
+def n_params_cnn_1d(m: int, d: int, s: int, shared: bool = True) -> int:
+    """Number of parameters of :func:`cnn_1d`."""
+    p = d + 1 - s
+    return m * p + (m * s if shared else m * p * s)
+
+
+# --- optimistic sample sizes (closed forms) ---------------------------------------------------
+
+def optimistic_matrix(r: int, d: int) -> int:
+    """(10.14): R(M*) = 2 r d − r² for a rank-r target of the d×d factorisation AB."""
+    if not 0 <= r <= d:
+        raise ValueError(f"rank r must lie in [0, d={d}], got {r}")
+    return 2 * r * d - r * r
+
+
+def optimistic_nn(k: int, d: int) -> int:
+    """(10.15): k(f*)(d + 1) for a target of intrinsic width k, independent of the net's width m."""
+    if k < 0 or d < 1:
+        raise ValueError(f"need k ≥ 0 and d ≥ 1, got k={k}, d={d}")
+    return k * (d + 1)
+
+
+def table_10_1(d: int, s: int, k: int, m_null: int = 0) -> dict[str, int]:
+    """Table 10.1: optimistic sizes for a d×d image, s×s kernels and a target in F_k^CNN \\ F_{k−1}^CNN.
+
+    CNN k(s² + (d+1−s)²); CNN without sharing k(s²+1)(d+1−s)² − (s²+1) m_null; fully connected
+    k(d²+1)(d+1−s)² − (d²+1) m_null, where m_null counts the target's zero output weights.
+    """
+    if not 1 <= s <= d or k < 1 or m_null < 0:
+        raise ValueError(f"need 1 ≤ s ≤ d, k ≥ 1, m_null ≥ 0; got d={d}, s={s}, k={k}, m_null={m_null}")
+    p2 = (d + 1 - s) ** 2
+    if m_null > k * p2:
+        raise ValueError(f"m_null={m_null} exceeds the k·(d+1−s)² = {k * p2} output weights")
+    return {"CNN": k * (s * s + p2),
+            "CNN without sharing": k * (s * s + 1) * p2 - (s * s + 1) * m_null,
+            "fully connected": k * (d * d + 1) * p2 - (d * d + 1) * m_null}
+
+
+# --- matrix completion (图10.2, 图10.5b) --------------------------------------------------------
+
+def low_rank_targets(n: int, d: int, r: int, rng: np.random.Generator) -> np.ndarray:
+    """n random rank-r d×d matrices UVᵀ (Gaussian factors) scaled to ‖M‖_F = d; shape (n, d, d)."""
+    if not 1 <= r <= d:
+        raise ValueError(f"rank r must lie in [1, d={d}], got {r}")
+    m = rng.normal(size=(n, d, r)) @ rng.normal(size=(n, r, d))
+    return m * d / np.linalg.norm(m, axis=(1, 2), keepdims=True)
+
+
+def random_masks(n_obs: np.ndarray, d: int, rng: np.random.Generator) -> np.ndarray:
+    """One random mask per cell with n_obs[c] observed entries out of d²; shape (C, d, d) of 0/1."""
+    n_obs = np.asarray(n_obs)
+    if np.any(n_obs < 1) or np.any(n_obs > d * d):
+        raise ValueError(f"numbers of observed entries must lie in [1, {d * d}], got {n_obs.min()}–{n_obs.max()}")
+    ranks = np.argsort(rng.random((len(n_obs), d * d)), axis=1)
+    return (ranks < n_obs[:, None]).astype(float).reshape(-1, d, d)
+
+
+def complete_matrices(targets: np.ndarray, masks: np.ndarray, *, init_std: float, lr: float, steps: int,
+                      rng: np.random.Generator) -> np.ndarray:
+    """Gradient descent on (1/n) Σ_observed ((AB)_ij − M*_ij)² for every cell at once, from A, B ~ N(0, std²).
+
+    targets, masks (C, d, d).  Returns the relative errors ‖AB − M*‖_F / ‖M*‖_F over all entries, (C,).
+    """
+    if targets.shape != masks.shape or targets.ndim != 3:
+        raise ValueError(f"targets and masks must share a shape (C, d, d); got {targets.shape}, {masks.shape}")
+    if not init_std > 0 or not lr > 0 or steps < 1:
+        raise ValueError(f"need init_std > 0, lr > 0, steps ≥ 1; got {init_std}, {lr}, {steps}")
+    c, d, _ = targets.shape
+    a = rng.normal(0, init_std, (c, d, d))
+    b = rng.normal(0, init_std, (c, d, d))
+    scale = 2 * lr / masks.sum((1, 2))[:, None, None]
+    for _ in range(steps):
+        r = masks * (a @ b - targets)  # (C, d, d)
+        a, b = a - scale * r @ b.transpose(0, 2, 1), b - scale * a.transpose(0, 2, 1) @ r
+    err = np.linalg.norm(a @ b - targets, axis=(1, 2)) / np.linalg.norm(targets, axis=(1, 2))
+    return np.nan_to_num(err, nan=np.inf)
+
+
+@dataclass
+class RecoveryGrid:
+    """Success fractions (rows × n) and median errors of a recovery sweep; rows label the targets."""
+
+    rows: list
+    ns: np.ndarray
+    success: np.ndarray
+    median_error: np.ndarray
+
+
+def completion_grid(ranks: list[int], ns: np.ndarray, trials: int, *, d: int = 4, init_std: float = 1e-3,
+                    lr: float = 0.1, steps: int = 6000, threshold: float = 1e-2, seed: int = 0) -> RecoveryGrid:
+    """图10.2: for every rank r and number n of observed entries, ``trials`` random (target, mask)
+    pairs completed by GD in one batched computation; success = relative error < ``threshold``."""
+    rng = np.random.default_rng(seed)
+    ns = np.asarray(ns)
+    cells_n = np.tile(np.repeat(ns, trials), len(ranks))
+    targets = np.concatenate([low_rank_targets(len(ns) * trials, d, r, rng) for r in ranks])
+    err = complete_matrices(targets, random_masks(cells_n, d, rng), init_std=init_std, lr=lr, steps=steps,
+                            rng=rng).reshape(len(ranks), len(ns), trials)
+    return RecoveryGrid(list(ranks), ns, (err < threshold).mean(-1), np.median(err, -1))
+
+
+# --- f_L versus f_NL (图10.1, 图10.5a) ----------------------------------------------------------
+
+TARGETS_10_1 = {"1": (1, 0, 0), "x1": (0, 1, 0), "1+x1": (1, 1, 0), "x2": (0, 0, 1), "1+x2": (1, 0, 1),
+                "x1+x2": (0, 1, 1), "1+x1+x2": (1, 1, 1)}
+
+
+def fit_linear_models(coefs: list[tuple[float, float, float]], ns: np.ndarray, trials: int, *, nonlinear: bool,
+                      init_std: float, lr: float = 0.05, steps: int = 20_000, seed: int = 0,
+                      n_test: int = 500) -> np.ndarray:
+    """Fit f* = c0 + c1 x1 + c2 x2 with f_L or f_NL (10.9) by full-batch GD on the mean squared error
+    from θ ~ N(0, std²), x ~ U[−1, 1]², for every target × n × trial at once.
+
+    Returns the test MSE, shape (len(coefs), len(ns), trials).
+    """
+    if not init_std > 0 or not lr > 0 or steps < 1 or trials < 1:
+        raise ValueError(f"need init_std > 0, lr > 0, steps ≥ 1, trials ≥ 1; got {init_std}, {lr}, {steps}, {trials}")
+    rng = np.random.default_rng(seed)
+    ns = np.asarray(ns)
+    nmax = int(ns.max())
+    shape = (len(coefs), len(ns), trials)
+    coef = np.broadcast_to(np.asarray(coefs, dtype=float)[:, None, None, :], (*shape, 3))
+    x = rng.uniform(-1, 1, (*shape, nmax, 2))
+    feats = np.concatenate([np.ones((*shape, nmax, 1)), x], -1)  # (…, n, 3)
+    mask = (np.arange(nmax) < ns[None, :, None, None]).astype(float)  # (1, N, 1, n)
+    y = (feats * coef[..., None, :]).sum(-1)
+    theta = rng.normal(0, init_std, (*shape, 4 if nonlinear else 3))
+    count = ns[None, :, None].astype(float)
+    for _ in range(steps):
+        w = np.concatenate([theta[..., :2], (theta[..., 2] * theta[..., 3])[..., None]], -1) if nonlinear else theta
+        r = mask * ((feats * w[..., None, :]).sum(-1) - y)  # (…, n)
+        g = 2 * (r[..., None] * feats).sum(-2) / count[..., None]  # gradient w.r.t. (θ0, θ1, effective θ2)
+        if nonlinear:
+            g = np.concatenate([g[..., :2], (g[..., 2] * theta[..., 3])[..., None], (g[..., 2] * theta[..., 2])[..., None]], -1)
+        theta = theta - lr * g
+    w = np.concatenate([theta[..., :2], (theta[..., 2] * theta[..., 3])[..., None]], -1) if nonlinear else theta
+    xt = rng.uniform(-1, 1, (n_test, 2))
+    ft = np.concatenate([np.ones((n_test, 1)), xt], 1)
+    return (((ft @ (w - coef)[..., None])[..., 0]) ** 2).mean(-1)
+
+
+def make_explorer(seed: int = 0, steps: int = 6000):
+    """Sliders: init std, rank r, trials and success threshold → success rate of 4×4 matrix completion
+    against the number n of observed entries, with the optimistic size 2rd − r² marked."""
+    from . import widgets
+
+    def compute(init_std: float, rank: int, trials: int, threshold: float) -> dict:
+        grid = completion_grid([rank], np.arange(1, 17), trials, init_std=init_std, steps=steps,
+                               threshold=threshold, seed=seed)
+        return {"ns": grid.ns, "success": grid.success[0], "error": grid.median_error[0],
+                "optimistic": optimistic_matrix(rank, 4)}
+
+    def draw(res: dict, fig) -> None:
+        ax1, ax2 = fig.subplots(1, 2)
+        ax1.bar(res["ns"], res["success"])
+        ax2.semilogy(res["ns"], res["error"], "o-")
+        for ax in (ax1, ax2):
+            ax.axvline(res["optimistic"], color="r", ls="--", label="optimistic size 2rd − r²")
+            ax.set_xlabel("observed entries n")
+        ax1.set_ylabel("success rate")
+        ax2.set_ylabel("median relative error")
+        ax1.legend()
+
+    controls = {"init_std": widgets.log_slider(1e-3, 1e-5, 1.0, "init std"),
+                "rank": widgets.int_slider(1, 1, 4, "target rank r"),
+                "trials": widgets.int_slider(20, 5, 100, "trials", step=5),
+                "threshold": widgets.log_slider(1e-2, 1e-4, 1e-1, "success threshold")}
+    return widgets.Explorer("Optimistic estimate: matrix completion (ch. 10)", controls, compute, draw)

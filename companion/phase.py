@@ -1,0 +1,308 @@
+"""The phase diagram (相图) of two-layer ReLU networks, book ch. 7, eqs. (7.4)–(7.13).
+
+For f = (1/α) Σ_k a_k σ(w_kᵀx) with a ~ N(0, β1²), w ~ N(0, β2² I) the dynamics depend on the
+initialisation only through
+
+    κ = β1β2/α  (7.9, energy scale),   κ′ = β1/β2  (7.9, dynamics scale),
+    γ = lim −log κ / log m,            γ′ = lim −log κ′ / log m          (7.12),
+
+and the regime is read from how the relative distance RD(θ_w*) (7.3) scales with the width:
+S_w = lim log RD / log m (7.13): S_w < 0 linear, S_w > 0 condensed, RD ~ O(1) critical.
+The theoretical boundary (Luo et al., JMLR 2021; not written out in the book) is
+
+    linear ⇔ γ < 1 or γ′ > γ − 1;   condensed ⇔ γ > 1 and γ′ < γ − 1;
+    critical on {γ = 1, γ′ ≤ 0} ∪ {γ′ = γ − 1, γ′ ≥ 0}.
+
+This module maps (γ, γ′, m) to (β1, β2, α) with β2 = 1, runs the grid of 图7.5(a) on
+:mod:`companion.ensemble` (one batched ensemble per width), fits S_w, places the initialisations
+of 表7.1 on the diagram and grades exercises 17 and 19.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .ensemble import TwoLayerEnsemble, train_ensemble
+
+REGIMES = ("linear", "critical", "condensed")
+
+
+def scales(gamma: float, gamma_prime: float, m: int) -> tuple[float, float, float]:
+    """(β1, β2, α) realising κ = m^{−γ}, κ′ = m^{−γ′} exactly at width m, with β2 = 1."""
+    if m < 2:
+        raise ValueError(f"width m must be ≥ 2 for log m > 0, got {m}")
+    beta2 = 1.0
+    beta1 = m ** (-gamma_prime) * beta2
+    alpha = beta1 * beta2 * m ** gamma
+    return beta1, beta2, alpha
+
+
+def finite_gammas(alpha: float, beta1: float, beta2: float, m: int) -> tuple[float, float]:
+    """γ = −log κ / log m and γ′ = −log κ′ / log m at one finite width m (7.12 without the limit)."""
+    kappa, kappa_p = beta1 * beta2 / alpha, beta1 / beta2
+    return -math.log(kappa) / math.log(m), -math.log(kappa_p) / math.log(m)
+
+
+ScaleFn = Callable[[float, float], float]  # (m, d) -> value
+
+
+def limit_gammas(alpha: ScaleFn, beta1: ScaleFn, beta2: ScaleFn, d: int = 1,
+                 m_pair: tuple[float, float] = (1e12, 1e24)) -> tuple[float, float]:
+    """γ, γ′ of an initialisation given as functions of (m, d), by the log-log slope at huge m.
+
+    Taking the slope between two huge widths removes constant factors (e.g. √2 in He's init),
+    which is what the limit in (7.12) does.
+    """
+    logs = []
+    for m in m_pair:
+        b1, b2, al = beta1(m, d), beta2(m, d), alpha(m, d)
+        logs.append((math.log(b1 * b2 / al), math.log(b1 / b2)))
+    dlogm = math.log(m_pair[1]) - math.log(m_pair[0])
+    return -(logs[1][0] - logs[0][0]) / dlogm, -(logs[1][1] - logs[0][1]) / dlogm
+
+
+#: 表7.1: (α, β1, β2) of common initialisations as functions of the width m and input dim d.
+INITIALISATIONS: dict[str, tuple[ScaleFn, ScaleFn, ScaleFn]] = {
+    "LeCun": (lambda m, d: 1.0, lambda m, d: math.sqrt(1 / m), lambda m, d: math.sqrt(1 / d)),
+    "He": (lambda m, d: 1.0, lambda m, d: math.sqrt(2 / m), lambda m, d: math.sqrt(2 / d)),
+    "Xavier": (lambda m, d: 1.0, lambda m, d: math.sqrt(2 / (m + 1)), lambda m, d: math.sqrt(2 / (m + d))),
+    "NTK": (lambda m, d: math.sqrt(m), lambda m, d: 1.0, lambda m, d: 1.0),
+    "mean-field": (lambda m, d: m, lambda m, d: 1.0, lambda m, d: 1.0),
+}
+#: The (γ, γ′) the book's table lists for them.
+BOOK_TABLE = {"LeCun": (0.5, 0.5), "He": (0.5, 0.5), "Xavier": (1.0, 0.0), "NTK": (0.5, 0.0), "mean-field": (1.0, 0.0)}
+
+
+def critical_gamma(gamma_prime: float | np.ndarray) -> float | np.ndarray:
+    """The γ of the linear/condensed boundary at a given γ′: max(1, 1 + γ′)."""
+    return np.maximum(1.0, 1.0 + np.asarray(gamma_prime, dtype=float))
+
+
+def regime(gamma: float, gamma_prime: float, tol: float = 1e-9) -> str:
+    """'linear', 'critical' or 'condensed' for the point (γ, γ′) of the theoretical phase diagram."""
+    gap = gamma - float(critical_gamma(gamma_prime))
+    if abs(gap) <= tol:
+        return "critical"
+    return "condensed" if gap > 0 else "linear"
+
+
+def placements(d: int = 1) -> dict[str, tuple[float, float, str]]:
+    """表7.1: every initialisation's (γ, γ′) and its regime."""
+    out = {}
+    for name, (alpha, beta1, beta2) in INITIALISATIONS.items():
+        g, gp = limit_gammas(alpha, beta1, beta2, d)
+        g, gp = round(g, 6) + 0.0, round(gp, 6) + 0.0  # + 0.0 turns −0.0 into 0.0
+        out[name] = (g, gp, regime(g, gp))
+    return out
+
+
+def fit_slope(widths: Sequence[float], values: Sequence[float]) -> float:
+    """Least-squares slope of log(values) against log(widths): the S_w estimate of (7.13)."""
+    widths, values = np.asarray(widths, dtype=float), np.asarray(values, dtype=float)
+    if widths.shape != values.shape or widths.size < 2:
+        raise ValueError(f"need ≥ 2 widths and as many values; got {widths.shape} and {values.shape}")
+    if np.any(values <= 0) or np.any(widths <= 0):
+        raise ValueError("widths and values must be positive to take logs")
+    return float(np.polyfit(np.log(widths), np.log(values), 1)[0])
+
+
+def four_points(dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
+    """The 4 data points of 图7.1 (from the authors' script): x = linspace(−1, 1, 4),
+    y = 0.2 ReLU(x − 1/3) + 0.2 ReLU(−x − 1/3).  Returns x (4, 1), y (4,)."""
+    x = torch.linspace(-1, 1, 4, dtype=dtype)
+    y = 0.2 * torch.relu(x - 1 / 3) + 0.2 * torch.relu(-x - 1 / 3)
+    return x.reshape(-1, 1), y
+
+
+@dataclass
+class PhaseRun:
+    """Trained nets over a (γ, γ′) grid × widths × seeds.  Arrays are indexed [γ, γ′, width, seed].
+
+    ``rd`` is RD(θ_w*) (7.3), ``converged`` whether R_S reached the stopping threshold,
+    ``steps`` the steps used; ``nets[j]`` is the ensemble of width ``widths[j]`` whose member
+    (i·len(gamma_primes) + i′)·n_seeds + s is the cell (γ_i, γ′_i′) with seed s.
+    """
+
+    gammas: np.ndarray
+    gamma_primes: np.ndarray
+    widths: np.ndarray
+    rd: np.ndarray
+    converged: np.ndarray
+    steps: np.ndarray
+    nets: list[TwoLayerEnsemble]
+
+    def sw(self) -> np.ndarray:
+        """S_w (7.13) of every cell: the slope of log RD (geometric mean over seeds) against log m, (G, G′)."""
+        rd = self.mean_rd()
+        out = np.empty(rd.shape[:2])
+        for i in range(out.shape[0]):
+            for j in range(out.shape[1]):
+                out[i, j] = fit_slope(self.widths, rd[i, j])
+        return out
+
+    def mean_rd(self) -> np.ndarray:
+        """RD averaged over seeds (geometrically, as S_w is a log-log slope), shape (G, G′, W)."""
+        return np.exp(np.log(self.rd).mean(axis=-1))
+
+    def net(self, gamma: float, gamma_prime: float, width: int, seed: int = 0) -> tuple[TwoLayerEnsemble, int]:
+        """The ensemble holding the cell and the member index in it."""
+        i, j, w = (_index(self.gammas, gamma, "gamma"), _index(self.gamma_primes, gamma_prime, "gamma_prime"),
+                   _index(self.widths, width, "width"))
+        n_seeds = self.rd.shape[-1]
+        if not 0 <= seed < n_seeds:
+            raise ValueError(f"seed index must lie in [0, {n_seeds}), got {seed}")
+        return self.nets[w], (i * len(self.gamma_primes) + j) * n_seeds + seed
+
+
+def _index(values: np.ndarray, value: float, name: str) -> int:
+    hits = np.flatnonzero(np.isclose(values, value))
+    if len(hits) != 1:
+        raise ValueError(f"{name}={value} is not on the grid; available: {values.tolist()}")
+    return int(hits[0])
+
+
+def run_phase(gammas: Sequence[float], gamma_primes: Sequence[float], widths: Sequence[int], *,
+              x: torch.Tensor | None = None, y: torch.Tensor | None = None, max_steps: int = 20_000,
+              rel_tol: float = 1e-4, seed: int = 0, n_seeds: int = 1, record_every: int = 100) -> PhaseRun:
+    """Train every (γ, γ′) cell at every width to R_S < rel_tol·½·mean(y²) (GD, Hessian-adaptive lr).
+
+    All cells (× ``n_seeds`` initialisations) of one width form one :class:`TwoLayerEnsemble`
+    (float64); a member stops as soon as it has fitted the data, so the slow condensed cells do
+    not hold up the others.  rel_tol = 1e-4 gives the same S_w as 1e-8 (to ±0.02 on the 4-point
+    data) in a fifth of the steps: RD is settled long before the last digits of the fit.
+    """
+    gammas, gamma_primes = np.asarray(gammas, dtype=float), np.asarray(gamma_primes, dtype=float)
+    widths = np.asarray(widths, dtype=int)
+    if n_seeds < 1:
+        raise ValueError(f"n_seeds must be ≥ 1, got {n_seeds}")
+    if gammas.size < 1 or gamma_primes.size < 1 or widths.size < 1 or widths.min() < 2:
+        raise ValueError(f"need non-empty grids and widths ≥ 2; got {gammas}, {gamma_primes}, {widths}")
+    if x is None or y is None:
+        x, y = four_points()
+    threshold = rel_tol * 0.5 * float((y.double() ** 2).mean())
+    cells = [(g, gp) for g in gammas for gp in gamma_primes for _ in range(n_seeds)]
+    rd = np.empty((len(gammas), len(gamma_primes), len(widths), n_seeds))
+    converged = np.empty(rd.shape, dtype=bool)
+    steps = np.empty(rd.shape, dtype=int)
+    nets = []
+    for j, m in enumerate(widths):
+        b1, b2, al = zip(*(scales(g, gp, int(m)) for g, gp in cells))
+        net = TwoLayerEnsemble(x.shape[1], int(m), beta1=b1, beta2=b2, alpha=al, dtype=torch.float64,
+                               seed=seed * 7919 + j)
+        hist = train_ensemble(net, x, y, steps=max_steps, lr="hessian", stop_below=threshold,
+                              record_every=record_every, seed=seed)
+        shape = (len(gammas), len(gamma_primes), n_seeds)
+        rd[:, :, j] = net.relative_distance().reshape(shape)
+        converged[:, :, j] = hist.converged.reshape(shape)
+        steps[:, :, j] = np.where(hist.converged, hist.stopped_at, max_steps).reshape(shape)
+        nets.append(net)
+    return PhaseRun(gammas, gamma_primes, widths, rd, converged, steps, nets)
+
+
+def sign_agreement(gammas: np.ndarray, gamma_primes: np.ndarray, sw: np.ndarray,
+                   margin: float) -> tuple[np.ndarray, np.ndarray]:
+    """Cells farther than ``margin`` (in γ) from the boundary, and whether sign(S_w) matches theory there.
+
+    Returns (far, agrees), boolean arrays of shape (G, G′): theory says S_w < 0 left of the
+    boundary (linear) and S_w > 0 right of it (condensed).
+    """
+    g, gp = np.meshgrid(gammas, gamma_primes, indexing="ij")
+    gap = g - critical_gamma(gp)
+    far = np.abs(gap) > margin
+    agrees = np.where(gap > 0, sw > 0, sw < 0)
+    return far, agrees
+
+
+def check_exercise17(answers: Mapping[str, tuple[float, float]]) -> bool:
+    """习题17: (γ, γ′) of He and Xavier initialisations; prints a verdict per answer."""
+    truth = placements()
+    ok = True
+    for name in ("He", "Xavier"):
+        if name not in answers:
+            raise ValueError(f"answers must give (gamma, gamma_prime) for {name!r}; got keys {sorted(answers)}")
+        g, gp = answers[name]
+        right = math.isclose(g, truth[name][0], abs_tol=1e-6) and math.isclose(gp, truth[name][1], abs_tol=1e-6)
+        ok &= right
+        print(f"{name}: (γ, γ′) = ({g}, {gp}) — {'correct' if right else 'not quite: recompute κ and κ′ as m → ∞'}")
+    return ok
+
+
+#: 习题19: the three (α, β1, β2) settings as functions of m.
+EXERCISE19 = {
+    "i": (lambda m, d: 1.0, lambda m, d: 1.0, lambda m, d: 1.0),
+    "ii": (lambda m, d: m ** 2, lambda m, d: 1.0, lambda m, d: 1.0),
+    "iii": (lambda m, d: 1.0, lambda m, d: 1.0, lambda m, d: 1 / m),
+}
+
+
+def check_exercise19(answers: Mapping[str, str]) -> bool:
+    """习题19: the regime ('linear', 'critical' or 'condensed') of settings (i), (ii), (iii)."""
+    ok = True
+    for case, fns in EXERCISE19.items():
+        if case not in answers:
+            raise ValueError(f"answers must name a regime for case {case!r}; got keys {sorted(answers)}")
+        if answers[case] not in REGIMES:
+            raise ValueError(f"answer {answers[case]!r} for case {case!r} is not one of {REGIMES}")
+        g, gp = limit_gammas(*fns)
+        truth = regime(round(g, 6), round(gp, 6))
+        right = answers[case] == truth
+        ok &= right
+        print(f"({case}) {answers[case]} — {'correct' if right else f'not quite: locate (γ, γ′) = ({g + 0.0:.3g}, {gp + 0.0:.3g})'}")
+    return ok
+
+
+def plot_diagram(ax, *, gp_range: tuple[float, float] = (-1.0, 1.5), points: Mapping[str, tuple[float, float]] | None = None,
+                 labels: bool = True) -> None:
+    """The theoretical phase diagram in the (γ, γ′) plane (γ horizontal) with the critical line."""
+    gp = np.linspace(*gp_range, 200)
+    ax.plot(critical_gamma(gp), gp, "k-", lw=1.5, label="critical line")
+    if labels:
+        ax.text(0.3, gp_range[1] - 0.3, "linear", fontsize=9)
+        ax.text(critical_gamma(gp_range[0]) + 0.5, gp_range[0] + 0.2, "condensed", fontsize=9)
+    for name, (g, gpp) in (points or {}).items():
+        ax.plot(g, gpp, "o", ms=5)
+        ax.annotate(name, (g, gpp), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    ax.set_xlabel("γ")
+    ax.set_ylabel("γ′")
+
+
+def explore_point(gamma: float, gamma_prime: float, m: int, seed: int = 0, max_steps: int = 20_000) -> dict:
+    """Train one net of (7.4) at (γ, γ′, m) on the 4 points of 图7.1; its fit, features, RD and regime."""
+    x, y = four_points()
+    b1, b2, al = scales(gamma, gamma_prime, m)
+    net = TwoLayerEnsemble(1, m, beta1=b1, beta2=b2, alpha=al, n_members=1, dtype=torch.float64, seed=seed)
+    hist = train_ensemble(net, x, y, steps=max_steps, stop_below=1e-4 * 0.5 * float((y ** 2).mean()), seed=seed)
+    grid = torch.linspace(-1.2, 1.2, 601, dtype=torch.float64).reshape(-1, 1)
+    with torch.no_grad():
+        out = net(grid)[0].numpy()
+    return {"gamma": gamma, "gamma_prime": gamma_prime, "m": m, "regime": regime(gamma, gamma_prime),
+            "x": x.numpy().ravel(), "y": y.numpy(), "grid": grid.numpy().ravel(), "output": out,
+            "a": net.a.detach()[0].numpy(), "w": net.w.detach()[0].numpy(), "a0": net.a0[0].numpy(),
+            "w0": net.w0[0].numpy(), "rd": float(net.relative_distance()[0]), "converged": bool(hist.converged[0])}
+
+
+def make_explorer(seed: int = 0, max_steps: int = 20_000):
+    """Sliders γ, γ′, m → where the point lies on the diagram, the fitted curve, the feature scatter."""
+    from . import widgets
+    from .condensation import plot_feature_scatter
+
+    def draw(result: dict, fig) -> None:
+        axes = fig.subplots(1, 3)
+        plot_diagram(axes[0], points={result["regime"]: (result["gamma"], result["gamma_prime"])})
+        axes[0].set_title("where (γ, γ′) lies")
+        axes[1].plot(result["grid"], result["output"], color="#d62728")
+        axes[1].plot(result["x"], result["y"], "*", color="#1f77b4", ms=9)
+        axes[1].set_title(f"fit, RD = {result['rd']:.3g}" + ("" if result["converged"] else " (not converged)"))
+        plot_feature_scatter(axes[2], result["a"], result["w"], a0=result["a0"], w0=result["w0"], title="neurons")
+
+    controls = {"gamma": widgets.float_slider(1.75, 0.0, 2.5, 0.05, "γ"),
+                "gamma_prime": widgets.float_slider(0.0, -1.0, 1.5, 0.05, "γ′"),
+                "m": widgets.int_slider(1000, 100, 2000, "width m", step=100)}
+    return widgets.Explorer("Phase diagram (ch. 7)", controls,
+                            lambda gamma, gamma_prime, m: explore_point(gamma, gamma_prime, m, seed, max_steps),
+                            draw)

@@ -1,0 +1,136 @@
+"""Shared helpers of the browser tests: find Chromium, launch it, serve a folder, collect console errors.
+
+The browser is Debian's ``chromium`` driven by Playwright (never ``playwright install``: it would
+download a browser). Without Chromium, Playwright or Jupyter Book the browser tests are skipped
+on a developer's machine but *fail* in CI (``CI=true``), so a missing install never passes
+silently.  ``COMPANION_CHROMIUM`` names another Chromium binary (default ``/usr/bin/chromium``).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import os
+import shutil
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def missing(what: str, how: str) -> None:
+    """Skip the test (developer machine) or fail it (CI) because ``what`` is not installed."""
+    message = f"{what} is not installed, so the browser tests cannot run: {how}"
+    if IN_CI:
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+def require_chromium() -> str:
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        missing(f"Chromium ({CHROMIUM})", "install Debian's package with `apt-get install -y chromium`")
+    if importlib.util.find_spec("playwright") is None:
+        missing("Playwright", "install the project's dev extra: pip install -e '.[dev]'")
+    return CHROMIUM
+
+
+def require_jupyter_book() -> None:
+    if importlib.util.find_spec("jupyter_book") is None:
+        missing("Jupyter Book", "install the project's dev extra: pip install -e '.[dev]'")
+
+
+def launch(playwright: Any) -> Any:
+    """Headless Debian Chromium (no Chromium sandbox: the tests may run as root)."""
+    return playwright.chromium.launch(executable_path=require_chromium(), args=CHROMIUM_ARGS,
+                                      chromium_sandbox=False)
+
+
+class PageLog:
+    """Console errors, uncaught exceptions, failed and non-local requests of one page."""
+
+    def __init__(self, page: Any, allowed_404: tuple[str, ...] = ("/favicon.ico",)) -> None:
+        self.errors: list[str] = []
+        self.allowed_404 = allowed_404
+        page.on("console", self._console)
+        page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
+        page.on("requestfailed", lambda req: self.errors.append(f"request failed: {req.url} ({req.failure})"))
+        page.on("request", self._request)
+        page.on("response", self._response)
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error":
+            location = message.location.get("url", "") if message.location else ""
+            if not (location.endswith(self.allowed_404) and "404" in message.text):
+                self.errors.append(f"console error: {message.text} ({location})")
+
+    def _request(self, request: Any) -> None:
+        if not request.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:")):
+            self.errors.append(f"request left localhost: {request.url}")
+
+    def _response(self, response: Any) -> None:
+        if response.status >= 400 and not response.url.endswith(self.allowed_404):
+            self.errors.append(f"HTTP {response.status}: {response.url}")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+@contextmanager
+def serve(folder: Path) -> Iterator[str]:
+    """Serve ``folder`` over HTTP on 127.0.0.1 in a thread; yield its base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def isolated_env(home: Path) -> dict[str, str]:
+    """Environment whose home, Jupyter, IPython, matplotlib and XDG folders all lie under ``home``."""
+    folders = {"HOME": "", "JUPYTER_CONFIG_DIR": "jupyter/config", "JUPYTER_DATA_DIR": "jupyter/data",
+               "JUPYTER_RUNTIME_DIR": "jupyter/runtime", "IPYTHONDIR": "ipython", "MPLCONFIGDIR": "mpl",
+               "XDG_CONFIG_HOME": "xdg/config", "XDG_CACHE_HOME": "xdg/cache", "XDG_DATA_HOME": "xdg/data",
+               "XDG_RUNTIME_DIR": "xdg/runtime"}
+    env = dict(os.environ)
+    for name, sub in folders.items():
+        path = home / sub
+        path.mkdir(parents=True, exist_ok=True)
+        env[name] = str(path)
+    return env
+
+
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The book built by the README's command (warnings are errors) once per test session.
+
+    Returns the folder holding ``index.html``.
+    """
+    require_jupyter_book()
+    from companion.__main__ import main
+
+    out = tmp_path_factory.getbasetemp() / "book-site"
+    html = out / "_build" / "html"
+    if not (html / "index.html").exists():
+        assert main(["book", "--out", str(out)]) == 0, "`python -m companion book` failed (its output is above)"
+    return html

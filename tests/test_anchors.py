@@ -1,0 +1,104 @@
+"""Unit tests of companion.anchors: task definitions, splits and their errors."""
+
+import pytest
+import torch
+
+from companion import anchors
+
+
+def test_identity_target_is_the_token_after_the_anchor():
+    task = anchors.identity_task(200, 100, seed=0)
+    for data in (task.train, task.tests["test"]):
+        rows = torch.arange(len(data))
+        assert (data.x[rows, data.key_pos - 1] == 3).all()
+        assert (data.x[rows, data.key_pos] == data.y).all()
+        assert ((data.x == 3).sum(1) == 1).all()  # exactly one anchor
+        assert (data.key_pos <= 7).all()  # the last token is noise
+    assert task.vocab_size == 101 and task.seq_len == 9
+
+
+def test_mod_residue_split_separates_position_key_pairs():
+    task = anchors.identity_task(2000, 500, seed=1)
+    train, test = task.train, task.tests["test"]
+    assert ((train.y % 9) != (train.key_pos % 9)).all()
+    assert ((test.y % 9) == (test.key_pos % 9)).all()
+    train_pairs = set(zip(train.key_pos.tolist(), train.y.tolist()))
+    test_pairs = set(zip(test.key_pos.tolist(), test.y.tolist()))
+    assert not train_pairs & test_pairs
+    assert set(test.y.tolist()) <= set(train.y.tolist())  # every test key is a key somewhere in training
+
+
+def test_key_range_split_and_determinism():
+    task = anchors.identity_task(300, 100, split="key_range", split_at=80, seed=2)
+    assert task.train.y.max() < 80 and task.tests["test"].y.min() >= 80
+    again = anchors.identity_task(300, 100, split="key_range", split_at=80, seed=2)
+    assert torch.equal(task.train.x, again.train.x)
+    other = anchors.identity_task(300, 100, split="key_range", split_at=80, seed=3)
+    assert not torch.equal(task.train.x, other.train.x)
+
+
+def test_reading_comprehension_answers_the_asked_anchor():
+    task = anchors.reading_task(300, 100, seed=0)
+    x, y = task.train.x, task.train.y
+    asked = x[:, -1]
+    k = (x[:, 0:-1:2] == asked[:, None]).float().argmax(1)
+    assert torch.equal(x[torch.arange(len(x)), 2 * k + 1], y)
+    assert all(len(set(row[0:-1:2].tolist())) == 4 for row in x)  # distinct anchors
+
+
+def test_statistical_output_type1_and_type2():
+    t1 = anchors.statistical_task(500, 50, kind=1, seed=0)
+    base = t1.train.x[torch.arange(500), t1.train.key_pos]
+    shifted = t1.train.y - base
+    assert set(shifted.tolist()) == {0, 1} and float(shifted.float().mean()) == pytest.approx(0.2)
+    assert torch.equal(t1.train.x[0], t1.train.x[4]) and t1.train.y[4] == t1.train.y[0] + 1
+    t2 = anchors.statistical_task(2000, 50, kind=2, seed=0)
+    frac = float((t2.train.y - t2.train.x[torch.arange(2000), t2.train.key_pos]).float().mean())
+    assert 0.15 < frac < 0.25
+
+
+def test_composite_task_book_example_and_splits():
+    task = anchors.composite_task(400, 200, 200, seed=0, residue_mod=4)
+    for name, data in (("train", task.train), ("ID", task.tests["ID"]), ("OOD", task.tests["OOD"])):
+        rows = torch.arange(len(data))
+        x, p = data.x, data.key_pos
+        shift = sum(torch.tensor([0, 5, 1, -2, -8])[x[rows, p + j]] for j in (1, 2))
+        assert torch.equal((x[rows, p] + shift) % 100, data.y), name
+        pairs = set(map(tuple, data.anchors.tolist()))
+        assert ({(3, 4), (4, 3)} & pairs == set()) == (name != "OOD")
+    assert ((task.train.x[torch.arange(400), task.train.key_pos] % 4) != task.train.key_pos % 4).all()
+    assert (23 + 5 + 1) % 100 == 29  # the book's example (23, a, b, …) ↦ 29 with a, b = +5, +1
+
+
+def test_swap_anchors_exchanges_the_pair():
+    data = anchors.composite_task(10, 10, 10, seed=0).tests["OOD"]
+    swapped = anchors.swap_anchors(data)
+    rows = torch.arange(10)
+    assert torch.equal(swapped.x[rows, data.key_pos + 1], data.x[rows, data.key_pos + 2])
+    assert torch.equal(anchors.swap_anchors(swapped).x, data.x)
+
+
+@pytest.mark.parametrize("call, word", [
+    (lambda: anchors.identity_task(10, 10, anchor=30), "overlap"),
+    (lambda: anchors.identity_task(10, 10, split="random"), "split"),
+    (lambda: anchors.identity_task(10, 10, lo=20, hi=24), "no test key"),
+    (lambda: anchors.identity_task(0, 10), "n_train"),
+    (lambda: anchors.identity_task(10, 10, split="key_range", split_at=200), "split_at"),
+    (lambda: anchors.composite_task(10, 10, 10, held_out=((5, 6),)), "held_out"),
+    (lambda: anchors.composite_task(10, 10, 10, modulus=50), "modulus"),
+    (lambda: anchors.statistical_task(10, 10, kind=3), "kind"),
+    (lambda: anchors.statistical_task(10, 10, p_shift=0.3), "p_shift"),
+    (lambda: anchors.reading_task(10, 10, n_pairs=9), "n_pairs"),
+    (lambda: anchors.make_task("poetry", 10, 10), "unknown task"),
+])
+def test_bad_arguments_raise(call, word):
+    with pytest.raises(ValueError, match=word):
+        call()
+
+
+def test_check_overlap_verdicts(capsys):
+    assert anchors.check_overlap(set(), set()) is None
+    assert anchors.check_overlap({(1, 20), (2, 30)}, {(1, 20), (3, 40)}) == 0.5
+    assert "✘" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="tuples"):
+        anchors.check_overlap({1, 2}, {3})

@@ -1,0 +1,146 @@
+"""The book site: staging (toc, chapter map, claims page) and a warning-free Jupyter Book build."""
+
+from __future__ import annotations
+
+import html as html_lib
+import importlib.util
+import re
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from browser_support import built_site, require_jupyter_book
+
+from companion import catalog, site
+from companion.claims import FAIL_MARK, PASS_MARK
+
+
+def _notebook(path: Path, title: str | None, outputs: list[str]) -> Path:
+    """A small executed-looking notebook: a title cell and one code cell printing ``outputs``."""
+    nb = nbformat.v4.new_notebook()
+    if title is not None:
+        nb.cells.append(nbformat.v4.new_markdown_cell(f"# {title}\n\nSome text with $x^2$."))
+    code = nbformat.v4.new_code_cell("print('...')")
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text) for text in outputs]
+    nb.cells.append(code)
+    nbformat.write(nb, path)
+    return path
+
+
+def _words(text: str) -> str:
+    """``text`` as its words only (tags, markup and HTML escapes do not matter)."""
+    return " ".join(re.findall(r"\w+", html_lib.unescape(text)))
+
+
+def test_read_claims_parses_verdict_lines(tmp_path: Path) -> None:
+    nb = _notebook(tmp_path / "ch04_frequency_principle.ipynb", "Chapter 4", [
+        f"{PASS_MARK} [图4.7] the k=1 peak converges before k=3\n  measured: t1=3, t3=9\n",
+        "training 100 steps\n",
+        f"{FAIL_MARK} [§5 MscaleDNN] the scaled net converges faster\n",
+    ])
+    claims = site.read_claims(nb)
+    assert [(c.figure, c.text, c.holds) for c in claims] == [
+        ("图4.7", "the k=1 peak converges before k=3", True),
+        ("§5 MscaleDNN", "the scaled net converges faster", False)]
+    assert {c.chapter for c in claims} == {"ch04_frequency_principle"}
+
+
+def test_notebook_title_is_the_first_level_one_heading(tmp_path: Path) -> None:
+    assert site.notebook_title(_notebook(tmp_path / "ch07_a.ipynb", "Chapter 7: phases", [])) == "Chapter 7: phases"
+    with pytest.raises(ValueError, match="ch08_b.ipynb has no level-1 heading"):
+        site.notebook_title(_notebook(tmp_path / "ch08_b.ipynb", None, []))
+
+
+def test_chapter_notebooks_follow_the_books_order(tmp_path: Path) -> None:
+    for name in ("ch99_extra", "ch07_phase_diagram", "ch04_frequency_principle", "scratch"):
+        _notebook(tmp_path / f"{name}.ipynb", name, [])
+    assert [p.stem for p in site.chapter_notebooks(tmp_path)] == [
+        "ch04_frequency_principle", "ch07_phase_diagram", "ch99_extra"]
+
+
+def test_toc_lists_chapters_then_reference_pages() -> None:
+    toc = site.toc_yaml(["ch04_frequency_principle", "ch07_phase_diagram"])
+    assert toc.index("file: ch04_frequency_principle") < toc.index("file: ch07_phase_diagram") < toc.index(
+        "file: claims") < toc.index("file: glossary")
+    assert "caption: Chapters" not in site.toc_yaml([])
+
+
+def test_chapter_map_links_built_chapters_and_marks_the_rest_planned() -> None:
+    table = site.chapter_map_markdown(["ch04_frequency_principle"])
+    rows = table.strip().splitlines()[2:]
+    assert len(rows) == len(catalog.CHAPTERS)
+    assert "[`ch04_frequency_principle`](ch04_frequency_principle.ipynb)" in rows[0] and "图4.7" in rows[0]
+    assert "`ch15_pinns` (planned)" in rows[-1] and "神经网络求解微分方程" in rows[-1]
+
+
+def test_claims_page_counts_and_lists_every_claim(tmp_path: Path) -> None:
+    a = _notebook(tmp_path / "ch04_frequency_principle.ipynb", "Chapter 4", [f"{PASS_MARK} [图4.2] low | then high\n"])
+    b = _notebook(tmp_path / "ch07_phase_diagram.ipynb", "Chapter 7", [])
+    page = site.claims_markdown([a, b])
+    assert "1 claims in 2 notebooks." in page
+    assert "| 图4.2 | low \\| then high | ✔ holds |" in page
+    assert "## [Chapter 7](ch07_phase_diagram.ipynb)" in page and "checks no claim yet" in page
+
+
+def test_stage_writes_a_complete_source_folder(tmp_path: Path) -> None:
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    _notebook(chapters / "ch04_frequency_principle.ipynb", "Chapter 4", [f"{PASS_MARK} [图4.2] a claim\n"])
+    source = tmp_path / "src"
+    notebooks = site.stage(source, chapters_dir=chapters)
+    assert [p.name for p in notebooks] == ["ch04_frequency_principle.ipynb"]
+    for name in ("_config.yml", "_toc.yml", "intro.md", "glossary.md", "claims.md", "_chapter_map.md",
+                 "_ext/companion_book.py", "ch04_frequency_principle.ipynb"):
+        assert (source / name).is_file(), name
+    assert "[图4.2] a claim" not in (source / "claims.md").read_text(encoding="utf-8")  # reformatted as a table
+    assert "| 图4.2 | a claim | ✔ holds |" in (source / "claims.md").read_text(encoding="utf-8")
+
+
+def test_local_extension_drops_duplicate_inline_scripts() -> None:
+    """Sphinx 7 lists one inline script under the file names None and ''; the extension keeps one."""
+    javascript = pytest.importorskip("sphinx.builders.html._assets")._JavaScript
+    spec = importlib.util.spec_from_file_location("companion_book", site.BOOK_DIR / "_ext" / "companion_book.py")
+    extension = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(extension)
+    thebe = 'const THEBE_JS_URL = "x"'
+    scripts = [javascript("doctools.js"), javascript(None, body=thebe), javascript("copybutton.js"),
+               javascript("", body=thebe), javascript("", body="let other = 1")]
+    context = {"script_files": scripts}
+    extension.drop_duplicate_scripts(None, "intro", "page.html", context, None)
+    assert context["script_files"] == [scripts[0], scripts[1], scripts[2], scripts[4]]
+
+
+def test_a_warning_fails_the_build(tmp_path: Path) -> None:
+    """The build is strict: a chapter with a broken cross-reference makes it fail, naming the problem."""
+    require_jupyter_book()
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    nb = _notebook(chapters / "ch04_frequency_principle.ipynb", "Chapter 4", [])
+    broken = nbformat.read(nb, as_version=4)
+    broken.cells.append(nbformat.v4.new_markdown_cell("See {ref}`no-such-label`."))
+    nbformat.write(broken, nb)
+    with pytest.raises(RuntimeError, match="no-such-label"):
+        site.build(tmp_path / "out", chapters_dir=chapters)
+
+
+def test_book_builds_without_warnings_and_holds_every_page(tmp_path_factory: pytest.TempPathFactory) -> None:
+    start = time.perf_counter()
+    html = built_site(tmp_path_factory)  # strict: any Sphinx warning fails the build
+    print(f"book build: {time.perf_counter() - start:.1f} s")
+    notebooks = site.chapter_notebooks()
+    for page in ["index", "intro", "claims", "glossary", *(p.stem for p in notebooks)]:
+        assert (html / f"{page}.html").is_file(), f"{page}.html was not built"
+    claims_page = _words(re.sub(r"<[^>]+>", " ", (html / "claims.html").read_text(encoding="utf-8")))
+    for notebook in notebooks:
+        for record in site.read_claims(notebook):
+            assert _words(record.text) in claims_page, f"the claims page misses {record}"
+    landing = (html / "intro.html").read_text(encoding="utf-8")
+    for chapter in catalog.CHAPTERS:  # the chapter map lists every chapter, linking the built ones
+        assert chapter.slug in landing, f"the chapter map misses {chapter.slug}"
+    for notebook in notebooks:
+        assert f'href="{notebook.stem}.html"' in landing, f"the landing page does not link {notebook.stem}"
+    assert "频率原则" in (html / "glossary.html").read_text(encoding="utf-8")
+    for page in html.glob("*.html"):
+        remote = re.findall(r'<(?:script|link)[^>]+(?:src|href)="(https?://[^"]+)"', page.read_text(encoding="utf-8"))
+        assert not remote, f"{page.name} loads {remote}: the site must work offline"

@@ -1,0 +1,173 @@
+"""The chapters' explorers in a real JupyterLab, driven by headless Chromium like a student would.
+
+A ``jupyter lab`` server runs on 127.0.0.1 with a token, in a temporary root holding copies of
+the explorer notebooks (so nothing it autosaves touches ``chapters/``) and with its home, config
+and data folders under pytest's tmp dir. For each notebook of :data:`EXPLORER_NOTEBOOKS` that
+exists, the test opens it, runs its setup cell and its explorer cell, moves a slider with the
+keyboard and checks that the explorer's plot is redrawn, that no "Error displaying widget"
+appears and that the browser console shows no error. A screenshot of each notebook is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from browser_support import PageLog, free_port, isolated_env, launch, require_chromium
+
+from companion import catalog
+
+# The notebooks whose explorer is driven in the browser: the model chapter and the first other
+# chapters with an explorer.  A notebook not written yet is skipped (its chapter is planned).
+EXPLORER_NOTEBOOKS = ("ch04_frequency_principle", "ch07_phase_diagram")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+TOKEN = "companion-browser-test"
+KERNEL_IDLE = re.compile(r"ipykernel\) \| Idle")
+LAB_SETTINGS = {  # no network look-ups, and every cell kept in the page (no virtual scrolling)
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
+}
+
+
+def explorer_cells(notebook: Path) -> tuple[int, int]:
+    """Indices of the setup cell (the first code cell) and the explorer cell (the first that showed a widget)."""
+    cells = nbformat.read(notebook, as_version=4).cells
+    code = [i for i, cell in enumerate(cells) if cell.cell_type == "code"]
+    shown = [i for i in code if any(WIDGET_VIEW in out.get("data", {}) for out in cells[i].get("outputs", []))]
+    if not code or not shown:
+        raise ValueError(f"{notebook.name} has no cell whose committed output is a widget: no explorer to test")
+    return code[0], shown[0]
+
+
+def _wait_for_server(url: str, process: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited with status {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"jupyter lab did not answer on {url} within {timeout:.0f} s")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A running JupyterLab (base URL) and its root folder, holding copies of the explorer notebooks."""
+    require_chromium()
+    notebooks = [catalog.CHAPTERS_DIR / f"{slug}.ipynb" for slug in EXPLORER_NOTEBOOKS]
+    if not any(path.exists() for path in notebooks):
+        pytest.skip("none of the explorer notebooks is written yet")
+    base = tmp_path_factory.mktemp("jupyterlab")
+    root = base / "root"
+    root.mkdir()
+    for path in notebooks:
+        if path.exists():
+            shutil.copy2(path, root / path.name)
+    env = isolated_env(base / "home")
+    env.pop("MPLBACKEND", None)  # conftest's Agg would leave the kernel without the inline backend: no plots
+    for name, values in LAB_SETTINGS.items():
+        path = Path(env["JUPYTER_CONFIG_DIR"]) / "lab" / "user-settings" / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values), encoding="utf-8")
+    port = free_port()
+    log = (base / "jupyterlab.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
+         f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={root}", "--ServerApp.port_retries=0",
+         "--LabApp.news_url="],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for_server(url, process)
+        yield url, root
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(lab: tuple[str, Path]) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+def _run_cell(tab: Any, index: int, timeout_ms: float) -> Any:
+    """Run notebook cell ``index`` (click its prompt, Control+Enter) and wait until it has finished.
+
+    The prompt reads "[*]" while the cell runs and "[n]" once it is done (outputs were cleared before).
+    """
+    cell = tab.locator(".jp-Notebook .jp-Cell").nth(index)
+    prompt = cell.locator(".jp-InputPrompt")
+    prompt.scroll_into_view_if_needed()
+    prompt.click()
+    tab.keyboard.press("Control+Enter")
+    tab.wait_for_function("el => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout_ms)
+    return cell
+
+
+@pytest.mark.parametrize("slug", EXPLORER_NOTEBOOKS)
+def test_explorer_slider_redraws_its_plot(slug: str, lab: tuple[str, Path], browser: Any,
+                                          tmp_path_factory: pytest.TempPathFactory) -> None:
+    url, root = lab
+    notebook = root / f"{slug}.ipynb"
+    if not notebook.exists():
+        pytest.skip(f"{slug}.ipynb is not written yet")
+    setup_cell, explorer_cell = explorer_cells(notebook)
+    tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+    log = PageLog(tab)
+    # A workspace of its own, so that no notebook opened by an earlier test shares the page.
+    tab.goto(f"{url}/lab/workspaces/{slug}/tree/{notebook.name}?reset&token={TOKEN}")
+    # The execution indicator reads "idle" while the kernel is still starting; the status bar does not.
+    tab.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE).wait_for(timeout=120_000)
+    # Clear the committed outputs first: the prompts then read "[ ]" until a cell has run here.
+    tab.locator(".lm-MenuBar-itemLabel", has_text="Edit").click()
+    tab.locator(".lm-Menu-itemLabel", has_text="Clear Outputs of All Cells").click()
+    tab.locator(".jp-Notebook .jp-InputPrompt", has_text=re.compile(r"\[\d+\]")).first.wait_for(
+        state="detached", timeout=30_000)
+
+    _run_cell(tab, setup_cell, timeout_ms=180_000)
+    cell = _run_cell(tab, explorer_cell, timeout_ms=180_000)
+    slider = cell.locator(".jp-OutputArea-output .widget-slider").first
+    slider.wait_for(timeout=60_000)
+    plot = cell.locator(".jp-OutputArea-output img").first
+    plot.wait_for(timeout=120_000)
+    before = plot.get_attribute("src")
+
+    handle = slider.locator(".noUi-handle").first
+    at_max = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
+    handle.focus()
+    tab.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+    tab.wait_for_function(
+        "([el, old]) => { const img = el.querySelector('.jp-OutputArea-output img');"
+        " return img !== null && img.getAttribute('src') !== old; }",
+        arg=[cell.element_handle(), before], timeout=120_000)
+
+    shots = tmp_path_factory.getbasetemp() / "screenshots" / "lab"
+    shots.mkdir(parents=True, exist_ok=True)
+    cell.scroll_into_view_if_needed()
+    tab.screenshot(path=str(shots / f"{slug}.png"))
+    assert "Error displaying widget" not in tab.locator(".jp-Notebook").inner_text()
+    tab.close()
+    assert not log.errors, f"{slug}: " + "\n".join(log.errors)

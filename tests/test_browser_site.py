@@ -1,0 +1,89 @@
+"""The book site in a real browser: every page shows its title, its figures and its math, without errors.
+
+The site is built once per session (warnings are errors), served on 127.0.0.1 and opened in
+headless Debian Chromium; one full-page screenshot per page is kept under pytest's tmp dir.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import nbformat
+import pytest
+from browser_support import PageLog, built_site, launch, require_chromium, serve
+
+from companion import site
+
+NOTEBOOKS = site.chapter_notebooks()
+INLINE_MATH = re.compile(r"\$[^$\n]+\$")  # $…$ or $$…$$ in a markdown cell: MyST renders it as math
+PAGES = ["intro", *(p.stem for p in NOTEBOOKS), "claims", "glossary"]
+
+
+@pytest.fixture(scope="module")
+def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    require_chromium()
+    with serve(built_site(tmp_path_factory)) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser(site_url: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+def _expected(page: str) -> tuple[str, int, bool]:
+    """The page's title, how many figures its notebook drew, and whether its text has math."""
+    if page not in {p.stem for p in NOTEBOOKS}:
+        titles = {"intro": "Deep-learning phenomena, reproduced", "claims": "Claims checked by the notebooks",
+                  "glossary": "Glossary (English ↔ 中文)"}
+        return titles[page], 0, page == "glossary"
+    path = next(p for p in NOTEBOOKS if p.stem == page)
+    nb = nbformat.read(path, as_version=4)
+    figures = sum("image/png" in out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", []))
+    has_math = any(cell.cell_type == "markdown" and INLINE_MATH.search(cell.source) for cell in nb.cells)
+    return site.notebook_title(path), figures, has_math
+
+
+def _check_page(tab: Any, page: str) -> None:
+    title, n_figures, has_math = _expected(page)
+    assert tab.locator("main h1").first.inner_text().rstrip("#¶ \n") == title
+    assert tab.title().startswith(title)
+
+    images = tab.locator("main .cell_output img")
+    assert images.count() == n_figures, f"{page}: {images.count()} figures shown, the notebook has {n_figures}"
+    for i in range(n_figures):
+        images.nth(i).scroll_into_view_if_needed()
+        size = images.nth(i).evaluate("img => [img.complete, img.naturalWidth, img.getBoundingClientRect().width]")
+        assert size[0] and size[1] > 0 and size[2] > 0, f"{page}: figure {i} did not load ({size})"
+
+    n_math = tab.locator("main .math").count()
+    assert n_math > 0 or not has_math, f"{page}: its notebook has math but the page shows none"
+    if n_math:
+        tab.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
+        tab.evaluate("MathJax.startup.promise")  # resolves once the page is typeset
+        untypeset = tab.locator("main .math:not(:has(mjx-container))")
+        assert untypeset.count() == 0, f"{page}: math not rendered: {untypeset.first.inner_text()}"
+        assert tab.locator("main mjx-merror").count() == 0, f"{page}: MathJax reports a TeX error"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_renders_title_figures_and_math(page: str, site_url: str, browser: Any,
+                                              tmp_path_factory: pytest.TempPathFactory) -> None:
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    log = PageLog(tab)
+    tab.goto(f"{site_url}/{page}.html", wait_until="load")
+    try:
+        _check_page(tab, page)
+    finally:
+        shots = tmp_path_factory.getbasetemp() / "screenshots" / "site"
+        shots.mkdir(parents=True, exist_ok=True)
+        tab.screenshot(path=str(shots / f"{page}.png"), full_page=True)
+        tab.close()
+    assert not log.errors, f"{page}: " + "\n".join(log.errors)

@@ -1,0 +1,33 @@
+"""The chapter-7 explorer retrains when γ, γ′, m move, and refuses out-of-range values."""
+
+import numpy as np
+import pytest
+
+from companion import phase
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return phase.make_explorer(seed=0)
+
+
+def test_moving_gamma_changes_regime_and_fit(explorer):
+    lin = explorer.set(gamma=0.5, gamma_prime=0.0, m=400)
+    out_lin, rd_lin = lin["output"].copy(), lin["rd"]
+    assert lin["regime"] == "linear" and lin["converged"]
+    cond = explorer.set(gamma=1.75)
+    assert cond["regime"] == "condensed" and cond["converged"]
+    assert not np.allclose(cond["output"], out_lin)
+    assert cond["rd"] > 10 * rd_lin
+
+
+def test_width_changes_the_net(explorer):
+    res = explorer.set(m=200)
+    assert res["a"].shape == (200,) and res["m"] == 200
+
+
+def test_out_of_range_values_raise(explorer):
+    with pytest.raises(ValueError, match="gamma=3"):
+        explorer.set(gamma=3.0)
+    with pytest.raises(ValueError, match="m=50"):
+        explorer.set(m=50)

@@ -1,0 +1,40 @@
+"""The chapter-8 explorer retrains when its controls move, scrubs snapshots, and refuses bad values."""
+
+import numpy as np
+import pytest
+
+from companion import condensation as cond
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return cond.make_explorer(seed=0, steps=1500)
+
+
+def test_snapshot_scrubber_moves_through_training(explorer):
+    first = explorer.set(snapshot=0, init_std=1e-3, width=50)
+    out0 = first["outputs"][first["index"]].copy()
+    last = explorer.set(snapshot=40)
+    assert last["index"] == 40 and not np.allclose(last["outputs"][40], out0)
+
+
+def test_init_scale_controls_condensation(explorer):
+    small = explorer.set(init_std=1e-3, snapshot=40, width=50)
+    big = explorer.set(init_std=1.0)
+    assert small["clusters"] < big["clusters"]
+
+
+def test_keep_and_activation_retrain(explorer):
+    base = explorer.set(init_std=0.1, keep=1.0, act="relu")
+    out = base["outputs"][-1].copy()
+    dropped = explorer.set(keep=0.6)
+    assert not np.allclose(dropped["outputs"][-1], out)
+    tanh = explorer.set(act="tanh", keep=1.0)
+    assert not tanh["dead"].any()
+
+
+def test_out_of_range_values_raise(explorer):
+    with pytest.raises(ValueError, match="keep=0.3"):
+        explorer.set(keep=0.3)
+    with pytest.raises(ValueError, match="act='gelu'"):
+        explorer.set(act="gelu")

@@ -1,0 +1,29 @@
+"""The chapter-9 explorer recomputes when its controls move and rejects out-of-range values."""
+
+import numpy as np
+import pytest
+
+from companion import embedding as E
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return E.make_explorer(seed=0, steps=600)
+
+
+def test_split_controls_change_spectra(explorer):
+    res = explorer.set(k=2, alpha=0.5)
+    assert [s.m for s in res["spectra"]] == [2, 3]
+    res = explorer.set(k=4)
+    assert [s.m for s in res["spectra"]] == [2, 3, 4, 5]
+    zeros = [s.counts.zero for s in res["spectra"]]
+    assert zeros == sorted(zeros) and zeros[-1] > zeros[0]
+
+
+def test_width_and_init_change_run(explorer):
+    small = explorer.set(width=5, init_std=1e-3)
+    big = explorer.set(init_std=0.1)
+    assert small["a"].shape[0] == 5
+    assert not np.allclose(small["losses"], big["losses"])
+    with pytest.raises(ValueError, match="out of range"):
+        explorer.set(width=1000)

@@ -1,0 +1,17 @@
+"""The chapter-10 explorer recomputes when its controls move and rejects out-of-range values."""
+
+import pytest
+
+from companion import estimate as S
+
+
+def test_rank_and_init_change_result():
+    ex = S.make_explorer(seed=0, steps=1500)
+    r1 = ex.set(rank=1, trials=5)
+    assert r1["optimistic"] == 7 and r1["success"][:6].max() == 0
+    r3 = ex.set(rank=3)
+    assert r3["optimistic"] == 15 and r3["success"][:13].max() == 0
+    big = ex.set(rank=1, init_std=1.0)
+    assert (big["error"] != r1["error"]).any()
+    with pytest.raises(ValueError, match="out of range"):
+        ex.set(rank=5)

@@ -1,0 +1,55 @@
+"""The chapter-11 explorers recompute when their controls move, and refuse out-of-range values."""
+
+import numpy as np
+import pytest
+import torch
+
+from companion import flatness as fl
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return fl.make_explorer(seed=0)
+
+
+def test_learning_rate_moves_the_edge(explorer):
+    base = explorer.set(eta=0.25, batch_size=fl.EXPLORER_SAMPLES, keep=1.0, width=64)
+    assert base["two_over_eta"] == pytest.approx(8.0)
+    assert abs(base["tail_median"] / 8.0 - 1) < 0.15          # at the edge
+    big = explorer.set(eta=0.5)
+    assert big["two_over_eta"] == pytest.approx(4.0)
+    assert big["tail_median"] < 0.7 * base["tail_median"]      # a larger step, a flatter edge
+    assert abs(big["tail_median"] / 4.0 - 1) < 0.15
+
+
+def test_batch_size_keep_and_width_retrain(explorer):
+    gd = explorer.set(eta=0.25, batch_size=fl.EXPLORER_SAMPLES, keep=1.0, width=64)
+    sgd = explorer.set(batch_size=8)
+    assert sgd["tail_median"] < gd["tail_median"]
+    assert len(sgd["loss"]) < len(gd["loss"])                  # mini-batch runs record the loss every 5 steps
+    drop = explorer.set(batch_size=fl.EXPLORER_SAMPLES, keep=0.5)
+    assert not np.allclose(drop["sharpness"], gd["sharpness"])
+    narrow = explorer.set(keep=1.0, width=16)
+    assert not np.allclose(narrow["loss"], gd["loss"])
+
+
+def test_out_of_range_values_raise(explorer):
+    with pytest.raises(ValueError, match="eta=2"):
+        explorer.set(eta=2.0)
+    with pytest.raises(ValueError, match="batch_size=7"):
+        explorer.set(batch_size=7)
+    with pytest.raises(ValueError, match="keep=0.2"):
+        explorer.set(keep=0.2)
+    with pytest.raises(ValueError, match="unknown control"):
+        explorer.set(depth=3)
+
+
+def test_rescaling_explorer():
+    x = torch.linspace(-1, 1, 20)[:, None]
+    net = fl.DropoutMLP([1, 30, 1], "relu", generator=torch.Generator().manual_seed(0))
+    ex = fl.rescaling_explorer(net, x, fl.dropout_target(x), cs=(0.5, 1.0, 2.0))
+    one = ex.set(c=1.0)
+    other = ex.set(c=4.0)
+    assert other["output_change"] < 1e-4 and abs(other["sharpness"] / one["sharpness"] - 1) > 0.1
+    with pytest.raises(ValueError, match="c=20"):
+        ex.set(c=20.0)

@@ -1,0 +1,122 @@
+"""Neuron features, RD, cosine heat maps, cluster and kink counts, and the dropout regulariser (8.5)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from companion import condensation as cond
+
+
+def test_amplitude_and_orientation_follow_the_book():
+    a = np.array([2.0, -1.0])
+    w = np.array([[3.0, 4.0], [0.0, -1.0]])
+    assert np.allclose(cond.amplitude(a, w), [10.0, 1.0])
+    assert np.allclose(cond.orientation(w), [math.atan2(4, 3), -math.pi / 2])
+    assert np.all(cond.orientation(np.array([[-1.0, 0.0]])) < math.pi)  # [−π, π)
+    with pytest.raises(ValueError, match="shape"):
+        cond.amplitude(np.ones(3), np.ones((2, 2)))
+    with pytest.raises(ValueError, match="1-D input"):
+        cond.orientation(np.ones((4, 3)))
+
+
+def test_projection_on_the_diagonal():
+    w = np.array([[1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 0.0, 0.0]])
+    assert np.allclose(cond.projection(w), [1.0, 0.0])
+
+
+def test_relative_distance_single_and_batched():
+    w0 = np.ones((3, 2))
+    assert cond.relative_distance(w0 * 1.5, w0) == pytest.approx(0.5)
+    batch0 = np.stack([w0, 2 * w0])
+    rd = cond.relative_distance(np.stack([w0, 3 * w0]), batch0)
+    assert np.allclose(rd, [0.0, 0.5])
+    with pytest.raises(ValueError, match="share a shape"):
+        cond.relative_distance(w0, np.ones((2, 2)))
+
+
+def test_cosine_matrix_sorted_by_leading_eigenvector_groups_blocks():
+    rng = np.random.default_rng(0)
+    u1, u2 = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+    rows = np.array([u1, u2, u1, u2, u1]) + 1e-3 * rng.standard_normal((5, 3))
+    d = cond.cosine_similarity_matrix(rows)
+    assert np.allclose(np.diag(d), 1.0) and d[0, 1] == pytest.approx(0.0, abs=1e-2)
+    d_sorted, order = cond.sorted_cosine_matrix(rows)
+    groups = [set(order[:3]), set(order[3:])] if len(set(order[:3]) & {0, 2, 4}) == 3 else [set(order[2:]), set(order[:2])]
+    assert {0, 2, 4} in groups and {1, 3} in groups
+    assert np.allclose(d_sorted, d_sorted.T)
+
+
+def test_alignment_eigenvalue_one_line_vs_spread():
+    line = np.outer([1, -2, 3, -1], [0.6, 0.8])  # ±ŵ on one line
+    assert cond.alignment_eigenvalue(line) == pytest.approx(1.0)
+    rng = np.random.default_rng(1)
+    spread = rng.standard_normal((2000, 4))
+    assert cond.alignment_eigenvalue(spread) < 0.35
+
+
+def test_cluster_counts_and_occupied_fraction():
+    rng = np.random.default_rng(2)
+    angles = np.concatenate([0.5 + 0.01 * rng.standard_normal(20), -2.0 + 0.01 * rng.standard_normal(20)])
+    assert cond.count_angle_clusters(angles) == 2
+    # near ±π the wrap-around keeps one cluster
+    assert cond.count_angle_clusters(np.array([math.pi - 0.01, -math.pi + 0.01])) == 1
+    amp = np.concatenate([np.ones(40), 1e-6 * np.ones(10)])
+    with_noise = np.concatenate([angles, np.linspace(-3, 3, 10)])
+    assert cond.count_angle_clusters(with_noise, amp) == 2  # the tiny-amplitude neurons do not count
+    uniform = np.linspace(-math.pi, math.pi, 360, endpoint=False)
+    assert cond.occupied_fraction(uniform) == 1.0 and cond.occupied_fraction(angles) < 0.1
+    w = np.array([[1.0, 0.0], [1.0, 0.01], [-1.0, 0.0], [0.0, 1.0]])
+    assert cond.count_direction_clusters(w) == 3
+
+
+def test_kink_count_of_piecewise_linear_and_smooth_curves():
+    x = np.linspace(-1, 1, 2001)
+    assert cond.count_kinks(x, np.abs(x - 0.1) + np.maximum(x - 0.5, 0)) == 2
+    assert cond.count_kinks(x, 0.3 * x + 1) == 0
+    rng = np.random.default_rng(0)
+    breaks = np.sort(rng.uniform(-0.95, 0.95, 60))
+    jagged = sum(s * np.maximum(x - c, 0) for s, c in zip(rng.choice([-1.0, 1.0], 60), breaks))
+    assert 50 <= cond.count_kinks(x, jagged) <= 60  # breakpoints closer than the grid merge
+    with pytest.raises(ValueError, match="increasing"):
+        cond.count_kinks(x[::-1], x)
+
+
+def test_dropout_regulariser_matches_monte_carlo_and_the_book_formula():
+    rng = np.random.default_rng(3)
+    a, hidden, y = rng.standard_normal(6), np.abs(rng.standard_normal((5, 6))), rng.standard_normal(5)
+    p = 0.8
+    r1 = cond.dropout_regulariser(a, hidden, p)
+    assert r1 == pytest.approx((1 - p) / (2 * 5 * p) * ((hidden * a) ** 2).sum())
+    r_s = 0.5 * np.mean((hidden @ a - y) ** 2)
+    mean, se = cond.dropout_risk_monte_carlo(a, hidden, y, p, n_masks=100_000, seed=0)
+    assert abs(mean - (r_s + r1)) < 4 * se
+    assert cond.dropout_regulariser(a, hidden, 1.0) == 0.0
+    with pytest.raises(ValueError, match="keep probability"):
+        cond.dropout_regulariser(a, hidden, 0.0)
+
+
+def test_dead_neurons_and_first_plateau():
+    w = np.array([[1.0, -2.0], [1.0, 0.0], [-1.0, -1.5]])
+    assert cond.dead_neurons(w, np.linspace(-1, 1, 5)).tolist() == [True, False, True]
+    steps = np.arange(10) * 10
+    loss = np.array([1.0, 0.4, 0.3, 0.3, 0.3, 0.29, 0.29, 0.1, 0.05, 0.05])
+    assert cond.first_plateau(steps, loss, window=0.2) == (20, 70)
+    with pytest.raises(ValueError, match="never fell"):
+        cond.first_plateau(steps, np.ones(6))
+
+
+def test_target_8_2_values():
+    x = torch.tensor([-1.0, 0.0, 1.0])
+    assert torch.allclose(cond.target_8_2(x), torch.tensor([0.0, 0.6, 0.8]), atol=1e-6)
+
+
+def test_small_condensation_run_condenses_on_the_plateau():
+    res = cond.run_condensation(width=40, init_std=1e-3, steps=1500, n_snapshots=4, seed=0)
+    assert res["outputs"].shape == (4, 401) and res["w"].shape == (4, 40, 2)
+    i = 2
+    amp, ang = cond.amplitude(res["a"][i], res["w"][i]), cond.orientation(res["w"][i])
+    assert cond.count_angle_clusters(ang, amp) == 1
+    with pytest.raises(ValueError, match="width"):
+        cond.run_condensation(width=0)

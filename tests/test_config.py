@@ -1,0 +1,58 @@
+import pytest
+import torch
+
+from companion import config
+
+
+def test_unknown_profile_names_allowed_ones(monkeypatch):
+    monkeypatch.setenv("COMPANION_PROFILE", "fast")
+    with pytest.raises(config.ConfigError, match="'fast'.*quick, full"):
+        config.read_profile()
+
+
+@pytest.mark.parametrize("raw", ["-1", "abc", "1.5"])
+def test_bad_seed_is_rejected(monkeypatch, raw):
+    monkeypatch.setenv("COMPANION_SEED", raw)
+    with pytest.raises(config.ConfigError, match="COMPANION_SEED"):
+        config.read_seed()
+
+
+def test_defaults_and_pick(monkeypatch):
+    monkeypatch.delenv("COMPANION_PROFILE", raising=False)
+    monkeypatch.delenv("COMPANION_SEED", raising=False)
+    monkeypatch.delenv("COMPANION_THREADS", raising=False)
+    config.reset_settings()
+    try:
+        s = config.settings()
+        assert (s.profile, s.seed, s.threads, s.device.type) == ("quick", 0, 1, "cpu")
+        assert torch.get_num_threads() == 1
+        assert config.pick(quick=1, full=2) == 1
+    finally:
+        config.reset_settings()
+        config.settings()
+
+
+def test_full_profile_uses_all_cores_and_pick(monkeypatch):
+    monkeypatch.setenv("COMPANION_PROFILE", "FULL")
+    monkeypatch.delenv("COMPANION_THREADS", raising=False)
+    config.reset_settings()
+    try:
+        assert config.settings().profile == "full"
+        assert config.pick(quick=1, full=2) == 2
+    finally:
+        monkeypatch.delenv("COMPANION_PROFILE")
+        config.reset_settings()
+        config.settings()
+
+
+def test_bad_thread_count(monkeypatch):
+    with pytest.raises(config.ConfigError, match="COMPANION_THREADS"):
+        config.read_threads("quick", "0")
+
+
+def test_seed_everything_is_reproducible():
+    config.seed_everything(7)
+    a = torch.randn(3)
+    config.seed_everything(7)
+    assert torch.equal(a, torch.randn(3))
+    assert torch.equal(torch.randn(2, generator=config.generator(1)), torch.randn(2, generator=config.generator(1)))

@@ -1,0 +1,61 @@
+"""Tests of companion.estimate: model ranks, optimistic sizes, batched recovery experiments."""
+
+import numpy as np
+import pytest
+import torch
+
+from companion import estimate as S
+
+
+def test_model_rank_f_nl_and_matrix():
+    x = torch.randn(200, 2, dtype=torch.float64)
+    assert S.model_rank(S.f_nonlinear, torch.tensor([1.0, 2.0, 0.0, 0.0], dtype=torch.float64), x) == 2
+    assert S.model_rank(S.f_linear, torch.zeros(3, dtype=torch.float64), x) == 3
+    generic = torch.randn(32, dtype=torch.float64)
+    assert S.model_rank(S.matrix_factorisation(4), generic, S.all_entries(4)) == 16
+    with pytest.raises(ValueError, match="rtol"):
+        S.model_rank(S.f_linear, torch.zeros(3), x, rtol=2.0)
+
+
+def test_formulas_and_table():
+    assert [S.optimistic_matrix(r, 4) for r in range(5)] == [0, 7, 12, 15, 16]
+    assert S.optimistic_nn(2, 5) == 12
+    t = S.table_10_1(28, 3, 1)
+    assert t == {"CNN": 685, "CNN without sharing": 6760, "fully connected": 530660}
+    assert S.table_10_1(28, 3, 2, m_null=1)["CNN without sharing"] == 2 * 6760 - 10
+    with pytest.raises(ValueError, match="s ≤ d"):
+        S.table_10_1(3, 5, 1)
+    with pytest.raises(ValueError, match="rank r"):
+        S.optimistic_matrix(5, 4)
+
+
+def test_cnn_models():
+    assert S.n_params_cnn_1d(2, 5, 3, shared=True) == 2 * 3 + 2 * 3
+    assert S.n_params_cnn_1d(1, 5, 3, shared=False) == 3 + 9
+    f = S.cnn_1d(1, 5, 3)
+    x = torch.randn(50, 5, dtype=torch.float64)
+    theta = torch.tensor([1.0, 1.0, 1.0, 0.6, 0.8, 1.0], dtype=torch.float64)
+    w = torch.tensor([[0.6, 0.8, 1, 0, 0], [0, 0.6, 0.8, 1, 0], [0, 0, 0.6, 0.8, 1]], dtype=torch.float64)
+    assert torch.allclose(f(theta, x), torch.tanh(x @ w.T).sum(1))
+    with pytest.raises(ValueError, match="kernel size"):
+        S.cnn_1d(1, 5, 6)
+
+
+def test_matrix_completion_full_observation_recovers():
+    rng = np.random.default_rng(0)
+    targets = S.low_rank_targets(6, 4, 1, rng)
+    assert np.allclose(np.linalg.norm(targets, axis=(1, 2)), 4)
+    masks = S.random_masks(np.array([16] * 3 + [2] * 3), 4, rng)
+    assert masks.sum((1, 2)).tolist() == [16] * 3 + [2] * 3
+    err = S.complete_matrices(targets, masks, init_std=1e-3, lr=0.1, steps=3000, rng=rng)
+    assert (err[:3] < 1e-3).all() and (err[3:] > 0.1).all()
+    with pytest.raises(ValueError, match="observed entries"):
+        S.random_masks(np.array([17]), 4, rng)
+
+
+def test_fit_linear_models_optimistic_sizes():
+    err_nl = S.fit_linear_models([(1, 1, 0)], np.array([2]), 4, nonlinear=True, init_std=1e-4, steps=5000)
+    err_l = S.fit_linear_models([(1, 1, 0)], np.array([2]), 4, nonlinear=False, init_std=1e-4, steps=5000)
+    assert np.median(err_nl) < 1e-8 < 1e-3 < np.median(err_l)
+    with pytest.raises(ValueError, match="init_std"):
+        S.fit_linear_models([(1, 0, 0)], np.array([2]), 2, nonlinear=True, init_std=0.0)

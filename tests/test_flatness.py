@@ -1,0 +1,287 @@
+"""Tests of companion.flatness and companion.sgd_noise: quadratic GD, tracked sharpness, profiles,
+dropout, ReLU rescaling, SGD-noise covariance, alignment and Feng–Tu flatness."""
+
+import numpy as np
+import pytest
+import torch
+
+from companion import flatness as fl
+from companion import landscape as L
+from companion import sgd_noise as sn
+
+
+# ---------------------------------------------------------------- quadratic (11.8)–(11.11)
+def test_gd_on_quadratic_follows_11_9():
+    xs = fl.gd_on_quadratic(4.0, 0.3, x0=2.0, steps=5)
+    assert np.allclose(xs, 2.0 * (1 - 1.2) ** np.arange(6))
+
+
+@pytest.mark.parametrize("eta_lam,regime", [(0.5, "monotone"), (1.0, "monotone"), (1.5, "oscillating"),
+                                            (2.0, "marginal"), (2.5, "diverging")])
+def test_gd_regime(eta_lam, regime):
+    assert fl.gd_regime(10.0, eta_lam / 10.0) == regime
+
+
+def test_quadratic_bad_input():
+    with pytest.raises(ValueError, match="lam=-1"):
+        fl.gd_on_quadratic(-1.0, 0.1)
+    with pytest.raises(ValueError, match="eta=0"):
+        fl.gd_regime(1.0, 0)
+    with pytest.raises(ValueError, match="hdiag"):
+        fl.gd_path_2d(0.1, hdiag=(1.0, 2.0, 3.0))
+
+
+def test_gd_path_2d_stable_iff_eta_below_2_over_lambda_max():
+    assert np.abs(fl.gd_path_2d(0.19, steps=300)[-1]).max() < 1e-3   # 2/λ_max = 0.2 for H = diag(10, 2)
+    assert np.abs(fl.gd_path_2d(0.21, steps=300)[-1]).max() > 10
+
+
+# ---------------------------------------------------------------- data, model
+def test_digits_standardised_and_split():
+    d = fl.digits(100, n_test=50)
+    assert d.x.shape == (100, 64) and d.y.shape == (100, 10) and d.x_test.shape == (50, 64)
+    assert torch.allclose(d.y.argmax(1), d.labels)
+    assert d.x.mean(0).abs().max() < 1e-5
+    with pytest.raises(ValueError, match="n_train=5"):
+        fl.digits(5)
+    with pytest.raises(ValueError, match="n_test=5000"):
+        fl.digits(100, 5000)
+
+
+def test_dropout_mlp_drops_only_while_training():
+    torch.manual_seed(0)
+    net = fl.DropoutMLP([3, 50, 2], "relu", keep=0.5, generator=torch.Generator().manual_seed(0))
+    x = torch.randn(7, 3)
+    net.eval()
+    a, b = net(x), net(x)
+    assert torch.equal(a, b)
+    net.train()
+    assert not torch.allclose(net(x), a)
+    with pytest.raises(ValueError, match="keep probability"):
+        fl.DropoutMLP([3, 5, 2], keep=0.0)
+
+
+def test_loss_fn_values():
+    out = torch.tensor([[1.0, 0.0], [0.0, 0.0]])
+    y = torch.tensor([[0.0, 0.0], [0.0, 2.0]])
+    assert float(fl.loss_fn("mse")(out, y)) == pytest.approx(0.5 * (1 + 4) / 2)
+    logits = torch.zeros(2, 2)
+    assert float(fl.loss_fn("ce")(logits, torch.eye(2))) == pytest.approx(np.log(2))
+    with pytest.raises(ValueError, match="'l1'"):
+        fl.loss_fn("l1")
+
+
+# ---------------------------------------------------------------- training and sharpness
+def small_problem(n=40, width=16):
+    d = fl.digits(n)
+    net = fl.DropoutMLP([64, width, 10], "tanh", generator=torch.Generator().manual_seed(0))
+    return d, net
+
+
+def test_sharpness_matches_dense_hessian():
+    d, net = small_problem(20, 3)
+    theta, _ = L.flatten_params(net)
+    dense = L.hessian_spectrum(fl.full_loss(net, d.x, d.y), theta.double()).max()
+    lam, v = fl.sharpness(net, d.x, d.y, iters=500, generator=torch.Generator().manual_seed(1))
+    assert lam == pytest.approx(dense, rel=1e-3)
+    assert v.shape == theta.shape
+
+
+def test_train_tracked_gd_records_and_lowers_loss():
+    d, net = small_problem()
+    run = fl.train_tracked(net, d.x, d.y, eta=0.1, steps=60, track_every=20)
+    assert list(run.sharp_steps) == [0, 20, 40, 60]
+    assert len(run.steps) == 61 and run.loss[-1] < 0.5 * run.loss[0]
+    theta, _ = L.flatten_params(net)
+    assert torch.equal(run.theta, theta)
+    assert run.final_sharpness == pytest.approx(fl.sharpness(net, d.x, d.y)[0], rel=1e-2)
+    assert np.array_equal(run.tail(0.5), run.sharpness[2:])
+
+
+def test_train_tracked_edge_of_stability_caps_sharpness():
+    """A large step on a sharpening net: λ_max ends near 2/η, not far above it."""
+    d, net = small_problem(64, 32)
+    run = fl.train_tracked(net, d.x, d.y, eta=0.5, steps=300, track_every=10)
+    assert run.sharpness[-10:].max() < 1.3 * 2 / 0.5
+
+
+def test_train_tracked_minibatch_and_noise_hook():
+    d, net = small_problem()
+    calls = []
+
+    def hook(model, step):
+        calls.append(step)
+        return torch.zeros(sum(p.numel() for p in model.parameters()))
+
+    run = fl.train_tracked(net, d.x, d.y, eta=0.1, steps=20, batch_size=8, loss_every=5, noise=hook,
+                           generator=torch.Generator().manual_seed(0))
+    assert calls == list(range(20)) and list(run.steps) == [0, 5, 10, 15, 20] and run.batch_size == 8
+
+
+def test_train_tracked_bad_input():
+    d, net = small_problem()
+    with pytest.raises(ValueError, match="batch_size"):
+        fl.train_tracked(net, d.x, d.y, eta=0.1, steps=5, batch_size=1000)
+    with pytest.raises(ValueError, match="eta=-0.1"):
+        fl.train_tracked(net, d.x, d.y, eta=-0.1, steps=5)
+    with pytest.raises(ValueError, match="'lbfgs'"):
+        fl.train_tracked(net, d.x, d.y, eta=0.1, steps=5, optimizer="lbfgs")
+
+
+def test_add_flat():
+    _, net = small_problem()
+    theta, _ = L.flatten_params(net)
+    fl.add_flat_(net, torch.ones_like(theta))
+    assert torch.allclose(L.flatten_params(net)[0], theta + 1)
+    with pytest.raises(ValueError, match="entries"):
+        fl.add_flat_(net, torch.ones(3))
+
+
+# ---------------------------------------------------------------- profiles
+def test_losses_at_and_interpolation_endpoints():
+    d, net = small_problem()
+    theta_a, _ = L.flatten_params(net)
+    theta_b = theta_a + 0.1 * torch.randn(theta_a.shape, generator=torch.Generator().manual_seed(2))
+    losses, acc = fl.interpolation_profile(net, theta_a, theta_b, np.array([0.0, 1.0]), d.x, d.y, labels=d.labels)
+    f = fl.full_loss(net, d.x, d.y)
+    assert losses[0] == pytest.approx(float(f(theta_a)), rel=1e-5)
+    assert losses[1] == pytest.approx(float(f(theta_b)), rel=1e-5)
+    assert acc[0] == pytest.approx(fl.accuracy(net, d.x, d.labels))
+    with pytest.raises(ValueError, match="shape"):
+        fl.losses_at(net, torch.zeros(2, 3), d.x, d.y)
+
+
+def test_filter_normalized_direction_matches_neuron_norms():
+    _, net = small_problem()
+    d = fl.filter_normalized_direction(net, torch.Generator().manual_seed(0))
+    _, unflatten = L.flatten_params(net)
+    parts = unflatten(d)
+    w, b = net.layers[0].weight.detach(), net.layers[0].bias.detach()
+    dw, db = parts["layers.0.weight"], parts["layers.0.bias"]
+    own = torch.cat([w, b[:, None]], 1).norm(dim=1)
+    new = torch.cat([dw, db[:, None]], 1).norm(dim=1)
+    assert torch.allclose(own, new, rtol=1e-5)
+
+
+def test_loss_profile_is_quadratic_near_minimum_of_quadratic_curvature():
+    d, net = small_problem()
+    direction = fl.filter_normalized_direction(net, torch.Generator().manual_seed(0))
+    prof = fl.loss_profile(net, direction, np.array([-1e-2, 0.0, 1e-2]), d.x, d.y)
+    theta, _ = L.flatten_params(net)
+    f = fl.full_loss(net, d.x, d.y)
+    assert prof[1] == pytest.approx(float(f(theta)), rel=1e-5)
+    with pytest.raises(ValueError, match="direction"):
+        fl.loss_profile(net, torch.zeros(3), np.zeros(1), d.x, d.y)
+
+
+# ---------------------------------------------------------------- dropout 1-D and rescaling
+def test_dropout_1d_runs_and_fits():
+    run = fl.train_dropout_1d(1.0, width=50, steps=200, lr=3e-3, generator=torch.Generator().manual_seed(0))
+    assert run.loss[-1] < 0.2 * run.loss[0] and run.keep == 1.0
+    assert float(fl.dropout_target(torch.tensor([0.0]))) == 0.0
+    assert float(fl.dropout_target(torch.tensor([1.0]))) == pytest.approx(1 / 3)
+
+
+def test_rescale_relu_keeps_function_changes_sharpness():
+    x = torch.linspace(-1, 1, 30)[:, None]
+    y = fl.dropout_target(x)
+    net = fl.DropoutMLP([1, 40, 1], "relu", generator=torch.Generator().manual_seed(0))
+    eff = fl.rescaling_effect(net, x, y, [0.2, 1.0, 5.0])
+    assert eff["output_change"].max() < 1e-4
+    change = eff["sharpness"] / eff["sharpness"][1]
+    assert max(change[0], 1 / change[0]) > 1.5 and max(change[2], 1 / change[2]) > 1.5
+    with pytest.raises(ValueError, match="c must be positive"):
+        fl.rescale_relu(net, 0, -1.0)
+    with pytest.raises(ValueError, match="layer"):
+        fl.rescale_relu(net, 1, 2.0)
+
+
+def test_exercise_checks(capsys):
+    assert fl.check_stability_limit(0.2, lam=10.0)
+    assert not fl.check_stability_limit(0.3, lam=10.0)
+    assert not fl.check_stability_limit(None)
+    x = torch.linspace(-1, 1, 20)[:, None]
+    net = fl.DropoutMLP([1, 20, 1], "relu", generator=torch.Generator().manual_seed(0))
+    assert fl.check_rescaling(lambda m, c: fl.rescale_relu(m, 0, c), net, x, fl.dropout_target(x))
+    assert not fl.check_rescaling(lambda m, c: m, net, x, fl.dropout_target(x))
+    assert "✔" in capsys.readouterr().out
+
+
+def test_quadratic_animation_frames():
+    anim = fl.quadratic_animation((0.1, 0.21), steps=3)
+    lines = anim._func(3)
+    assert len(lines) == 2 and all(len(line.get_xdata()) == 4 for line in lines)
+
+
+# ---------------------------------------------------------------- SGD noise
+def test_per_sample_gradients_average_to_full_gradient():
+    d, net = small_problem(20, 8)
+    g = sn.per_sample_gradients(net, d.x, d.y)
+    theta, _ = L.flatten_params(net)
+    full = L.gradient(fl.full_loss(net, d.x, d.y), theta)
+    assert g.shape == (20, theta.numel())
+    assert torch.allclose(g.mean(0), full, atol=1e-6)
+
+
+def test_noise_factor_gives_sgd_covariance():
+    g = torch.randn(12, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    c = sn.noise_factor(g, 3)
+    centred = g - g.mean(0)
+    sigma = centred.T @ centred / 12 / 3
+    assert torch.allclose(c.T @ c, sigma)
+    with pytest.raises(ValueError, match="batch_size"):
+        sn.noise_factor(g, 0)
+
+
+def test_alignment_trace_identity():
+    """Tr(HΣ) from n HVPs equals the dense trace; the isotropic value uses the same Tr(Σ)."""
+    d, net = small_problem(16, 4)
+    a = sn.noise_alignment(net, d.x, d.y, batch_size=4, n_probes=400, generator=torch.Generator().manual_seed(0))
+    theta, _ = L.flatten_params(net)
+    h = L.full_hessian(fl.full_loss(net, d.x, d.y), theta.double())
+    c = sn.noise_factor(sn.per_sample_gradients(net, d.x, d.y), 4).double().numpy()
+    assert a.tr_h_sigma == pytest.approx(np.trace(h @ c.T @ c), rel=1e-3)
+    assert a.tr_sigma == pytest.approx((c * c).sum(), rel=1e-4)
+    assert a.tr_h == pytest.approx(np.trace(h), rel=0.15)
+    assert a.ratio == pytest.approx(a.tr_h_sigma * a.dim / (a.tr_h * a.tr_sigma))
+
+
+def test_directional_flatness_on_known_quadratic_loss():
+    """For L = ½θᵀHθ + L0 along an eigen-direction of curvature h, L = e·L0 at δ = ±√(2(e−1)L0/h)."""
+
+    class Quad(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.zeros(2))
+
+        def forward(self, x):
+            return (self.w * torch.tensor([2.0, 1.0]) * x[:, :2]).sum(1, keepdim=True)
+
+    net = Quad()
+    x = torch.tensor([[1.0, 1.0], [1.0, 1.0]])
+    y = torch.tensor([[1.0], [1.0]])   # L(w) = ½(2w₀ + w₁ − 1)²: L0 = ½ at w = 0
+    dirs = torch.eye(2)
+    F = sn.directional_flatness(net, dirs, x, y)
+    # along w₀: ½(2δ − 1)² = e/2 → δ = (1 ± √e)/2; along w₁: (1 ± √e)
+    assert F[0] == pytest.approx(np.sqrt(np.e), rel=1e-4)
+    assert F[1] == pytest.approx(2 * np.sqrt(np.e), rel=1e-4)
+    with pytest.raises(ValueError, match="factor"):
+        sn.directional_flatness(net, dirs, x, y, factor=0.5)
+    with pytest.raises(ValueError, match="directions"):
+        sn.directional_flatness(net, torch.eye(3), x, y)
+
+
+def test_feng_tu_and_isotropic_noise_size():
+    d, net = small_problem(30, 8)
+    fl.train_tracked(net, d.x, d.y, eta=0.2, steps=100, batch_size=4, track_every=100,
+                     generator=torch.Generator().manual_seed(0))
+    ft = sn.feng_tu(net, d.x, d.y, 4, k=10)
+    assert ft.variances.shape == (10,) and np.all(np.diff(ft.variances) <= 1e-12) and np.all(ft.flatness > 0)
+    assert -1 <= ft.spearman <= 1
+    hook = sn.isotropic_noise(d.x, d.y, 4, refresh_every=5, generator=torch.Generator().manual_seed(0))
+    eps = torch.stack([hook(net, s) for s in range(1, 5)] + [hook(net, 5)])
+    c = sn.noise_factor(sn.per_sample_gradients(net, d.x, d.y), 4)
+    # ‖ε‖² ≈ D σ² = Tr(Σ): isotropic noise of the SGD noise's total size
+    assert float((eps[-1] ** 2).sum()) == pytest.approx(float((c * c).sum()), rel=0.1)
+    with pytest.raises(ValueError, match="refresh_every"):
+        sn.isotropic_noise(d.x, d.y, 4, refresh_every=0)

@@ -1,0 +1,230 @@
+"""Unit tests of companion.icl (ΔW theorem, implicit GD, transformer adapter) and companion.icl_tasks."""
+
+import pytest
+import torch
+
+from companion import icl, icl_tasks
+from companion.transformer import Transformer, TransformerConfig
+
+F64 = torch.float64
+
+
+def random_prompts(n=6, t=9, dim=8, seed=0):
+    return torch.randn(n, t, dim, dtype=F64, generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("kind", icl.KINDS)
+def test_theorem_holds_exactly_with_rank_one_update(kind):
+    gen = torch.Generator().manual_seed(1)
+    block = icl.ContextualBlock(kind=kind, generator=gen)
+    h = random_prompts()
+    with torch.no_grad():
+        update = icl.implicit_update(block, h, h[:, -1:])
+        patched = icl.patched_output(block, h[:, -1:], update)
+        target = icl.block_output(block, h)
+        reduced = h[:, 4:]  # C∖Y with Y the first four context tokens
+        partial = icl.implicit_update(block, h, reduced)
+    assert (patched - target).abs().max() < 1e-12
+    assert (icl.patched_output(block, reduced, partial) - target).abs().max() < 1e-12
+    assert update.rank().tolist() == [1] * h.shape[0]
+    # without the update the query-only output is different: the context matters
+    assert (icl.patched_output(block, h[:, -1:]) - target).abs().max() > 1e-3
+    if kind == "plain":
+        assert torch.count_nonzero(update.db2) == 0
+    else:
+        assert update.db2.abs().max() > 1e-3
+
+
+def test_delta_w_is_the_papers_formula_on_a_plain_block():
+    block = icl.ContextualBlock(kind="plain", generator=torch.Generator().manual_seed(2))
+    h = random_prompts(n=1)
+    with torch.no_grad():
+        a_c, a_x = block.mixer(h)[0, -1], block.mixer(h[:, -1:])[0, -1]
+        update = icl.implicit_update(block, h, h[:, -1:])
+    expected = torch.outer(block.fc1.weight @ (a_c - a_x), a_x) / (a_x @ a_x)
+    assert torch.allclose(update.dW[0], expected, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", icl.KINDS)
+def test_implicit_gd_telescopes_to_delta_w_and_matches_every_prefix(kind):
+    block = icl.ContextualBlock(kind=kind, generator=torch.Generator().manual_seed(3))
+    h = random_prompts(t=7)
+    with torch.no_grad():
+        path = icl.implicit_gd(block, h)
+        full = icl.implicit_update(block, h, h[:, -1:])
+    assert path.dW.shape == (6, 7, 32, 8) and path.steps.shape == (6, 6, 32, 8)
+    assert torch.count_nonzero(path.dW[:, 0]) == 0
+    assert (path.patched - path.with_context).abs().max() < 1e-12
+    assert (path.dW[:, -1] - full.dW).abs().max() < 1e-12
+    for i in range(1, 7):
+        assert icl.Update(path.dW[:, i], full.db2).rank().max() == 1
+    assert path.increments().shape == (6, 6) and (path.increments() > 0).all()
+
+
+def test_a_token_that_does_not_change_attention_gives_no_update():
+    block = icl.ContextualBlock(kind="skip", generator=torch.Generator().manual_seed(4))
+    h = random_prompts(n=2, t=3)
+    h[:, 0] = h[:, 2]  # a context token identical to the query: softmax over equal scores leaves A unchanged
+    with torch.no_grad():
+        path = icl.implicit_gd(block, h[:, [0, 2]])
+    assert path.increments().abs().max() < 1e-12
+
+
+@pytest.mark.parametrize("kind", icl.KINDS)
+def test_verify_and_patch_stack_on_two_blocks(kind):
+    gen = torch.Generator().manual_seed(5)
+    blocks = [icl.ContextualBlock(kind=kind, generator=gen) for _ in range(2)]
+    v = icl.verify(blocks, random_prompts())
+    assert v.worst() < 1e-12
+    assert set(v.ranks.values()) == {1}
+    assert "all blocks patched, query only" in v.errors and "block 1: ΔW(C)" in v.errors
+
+
+def test_bad_inputs_raise():
+    with pytest.raises(ValueError, match="kind"):
+        icl.ContextualBlock(kind="post")
+    with pytest.raises(ValueError, match="divisible"):
+        icl.ContextualBlock(dim=7, heads=2)
+    block = icl.ContextualBlock()
+    with pytest.raises(ValueError, match="shape"):
+        icl.implicit_update(block, torch.randn(2, 5, 3, dtype=F64), torch.randn(2, 1, 3, dtype=F64))
+    with pytest.raises(ValueError, match="updates"):
+        icl.patched_stack_output([block, block], random_prompts()[:, -1:], [])
+
+
+@pytest.mark.parametrize("norm", ["none", "pre"])
+def test_transformer_blocks_are_contextual_blocks(norm):
+    cfg = TransformerConfig(vocab_size=None, d_input=5, max_len=9, d_model=16, n_layers=2, d_ff=32, d_out=1,
+                            norm=norm, causal=False, activation="gelu")
+    model = Transformer(cfg, generator=torch.Generator().manual_seed(0)).double()
+    x = torch.randn(4, 9, 5, dtype=F64)
+    blocks = icl.contextual_blocks(model)
+    assert [b.kind for b in blocks] == ["preln" if norm == "pre" else "skip"] * 2
+    with torch.no_grad():
+        h = icl.embed(model, x)
+        for b in blocks:
+            h = b(h)
+        assert torch.allclose(icl.readout(model, h), model(x), atol=1e-12)
+        _, _, q = icl.patch_stack(blocks, icl.embed(model, x), icl.embed(model, x[:, -1:]))
+        assert torch.allclose(icl.readout(model, q), model(x)[:, -1], atol=1e-12)
+        v = icl.verify(blocks, icl.embed(model, x), icl.embed(model, x[:, -1:]))
+    assert v.worst() < 1e-12
+
+
+def test_post_ln_or_ensemble_models_are_refused():
+    post = Transformer(TransformerConfig(vocab_size=None, d_input=3, d_out=1, d_model=8, d_ff=8, norm="post"))
+    with pytest.raises(ValueError, match="norm"):
+        icl.contextual_blocks(post)
+    ens = Transformer(TransformerConfig(vocab_size=None, d_input=3, d_out=1, d_model=8, d_ff=8, norm="none"),
+                      n_members=2)
+    with pytest.raises(ValueError, match="single-member"):
+        icl.contextual_blocks(ens)
+
+
+def test_exercise_checker(capsys):
+    assert not icl.check_min_norm_update(lambda W, dA, a: torch.zeros_like(W))
+    assert not icl.check_min_norm_update(  # exact but not minimal
+        lambda W, dA, a: torch.outer(W @ dA, a) / (a @ a) + torch.outer(torch.ones(W.shape[0], dtype=F64),
+                                                                        torch.linalg.svd(a[None])[2][1]))
+    assert icl.check_min_norm_update(lambda W, dA, a: torch.outer(W @ dA, a) / (a @ a))
+    assert "✔" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------------------- tasks
+def test_tasks_and_tokens():
+    gen = torch.Generator().manual_seed(0)
+    t = icl_tasks.sample_tasks(5, 3, 4, generator=gen)
+    assert t.xs.shape == (5, 3, 4) and t.ys.shape == (5, 3) and t.xq.shape == (5, 4)
+    assert torch.allclose(t.ys, torch.einsum("bkd,bd->bk", t.xs, t.w))
+    tok = t.tokens()
+    assert tok.shape == (5, 4, 5)
+    assert torch.equal(tok[:, -1, :4], t.xq) and torch.count_nonzero(tok[:, -1, 4]) == 0
+    assert torch.equal(tok[:, :3, 4], t.ys)
+    assert t.tokens(k=1).shape == (5, 2, 5)
+    with pytest.raises(ValueError, match="k must"):
+        t.tokens(k=4)
+    with pytest.raises(ValueError, match="noise"):
+        icl_tasks.sample_tasks(2, 2, 2, noise=-1.0)
+
+
+def test_baselines():
+    gen = torch.Generator().manual_seed(1)
+    t = icl_tasks.sample_tasks(64, 8, 4, generator=gen, dtype=F64)
+    assert torch.allclose(icl_tasks.baseline_weights("ols", t), t.w, atol=1e-10)  # k ≥ d, noiseless: exact
+    ridge = icl_tasks.baseline_weights("ridge", t, lam=1e-8)
+    assert torch.allclose(ridge, t.w, atol=1e-6)
+    short = icl_tasks.sample_tasks(64, 2, 4, generator=gen, dtype=F64)
+    w_ols = icl_tasks.baseline_weights("ols", short)
+    assert torch.allclose(torch.einsum("bkd,bd->bk", short.xs, w_ols), short.ys, atol=1e-10)  # interpolates
+    eta = icl_tasks.fit_gd_eta(8, 4, generator=gen)
+    assert 0 < eta < 1
+    pred = {n: (icl_tasks.baseline_weights(n, t, eta=eta) * t.xq).sum(-1) for n in icl_tasks.BASELINES}
+    mse = {n: float(((p - t.yq) ** 2).mean()) for n, p in pred.items()}
+    assert mse["ols"] < mse["ridge"] < mse["gd1"] < mse["zero"]
+    assert icl_tasks.spd(pred["zero"], pred["zero"]) == 0 and icl_tasks.spd(pred["ols"], t.yq) < 1e-12
+    assert icl_tasks.ilwd(t.w, t.w) == 0 and icl_tasks.ilwd(torch.zeros_like(t.w), t.w) > 1
+    with pytest.raises(ValueError, match="baseline"):
+        icl_tasks.baseline_weights("lasso", t)
+    with pytest.raises(ValueError, match="λ"):
+        icl_tasks.ridge_weights(t.xs, t.ys, 0.0)
+
+
+class OLSLearner:
+    """A stand-in 'model' that reads the prompt and answers with the OLS prediction."""
+
+    def __call__(self, tokens):
+        xs, ys, xq = tokens[:, :-1, :-1], tokens[:, :-1, -1], tokens[:, -1, :-1]
+        w = icl_tasks.ols_weights(xs, ys)
+        return (w * xq).sum(-1)[:, None, None].expand(-1, tokens.shape[1], 1)
+
+
+def test_learner_weights_recover_a_linear_learner():
+    gen = torch.Generator().manual_seed(2)
+    t = icl_tasks.sample_tasks(16, 6, 4, generator=gen)
+    probes = torch.randn(16, 8, 4, generator=gen)
+    w = icl_tasks.learner_weights(OLSLearner(), t, probes)
+    assert icl_tasks.ilwd(w, icl_tasks.ols_weights(t.xs, t.ys)) < 1e-8
+
+
+def test_training_comparison_and_delta_w_path_run_end_to_end():
+    config = icl_tasks.ICLConfig(steps=40, batch=32, d_model=16, d_ff=32, k_max=6)
+    trained = icl_tasks.train_icl.__wrapped__(config, record_every=10)
+    assert trained.loss.shape == (4,) and all(trained.loss > 0)
+    comp = icl_tasks.compare(trained.model, config, ks=[2, 6], n_tasks=32, n_probes=4)
+    assert set(comp.mse) == {"icl", *icl_tasks.BASELINES} and comp.mse["ols"][1] < 1e-8
+    with pytest.raises(ValueError, match="context lengths"):
+        icl_tasks.compare(trained.model, config, ks=[7])
+    tasks = icl_tasks.sample_tasks(8, 6, 4)
+    path = icl_tasks.delta_w_path(trained.model, tasks, block=1)
+    assert path.dW.shape == (8, 7, 32, 16)
+    assert icl_tasks.mean_increment(path).shape == (6,)
+    with pytest.raises(ValueError, match="block"):
+        icl_tasks.delta_w_path(trained.model, tasks, block=2)
+    ft = icl_tasks.finetune_vs_delta_w(trained.model, config, n_tasks=8, n_test=4)
+    assert ft.finetune.shape == ft.delta_w.shape == (7,)
+    assert ft.finetune[0] == pytest.approx(ft.delta_w[0], rel=1e-5)  # no example, no update: the same model
+    assert ft.finetune[1] != ft.finetune[0]
+    # the random-init control starts from the trained model's initial weights
+    init = icl_tasks.random_init(config)
+    fresh = Transformer(config.transformer(), generator=torch.Generator().manual_seed(config.seed))
+    assert torch.equal(init.w_in, fresh.w_in) and not torch.equal(init.w_in, trained.model.w_in)
+
+
+def test_pattern_tasks_and_attention_measure():
+    gen = torch.Generator().manual_seed(3)
+    t = icl_tasks.sample_pattern_tasks(10, n_context=6, n_patterns=3, generator=gen)
+    assert t.tokens.shape == (10, 7, 7) and t.y.shape == (10,) and t.pattern.shape == (10, 7)
+    assert torch.count_nonzero(t.tokens[:, -1, -1]) == 0
+    x = t.tokens[..., :-1]
+    assert torch.equal(x[..., :3].argmax(-1), t.pattern)  # the relevant coordinate is 1, the others 0
+    same = t.pattern[:, :-1] == t.pattern[:, -1:]
+    labels = t.tokens[:, :-1, -1]
+    for b in range(10):  # a task's label is a function of the relevant pattern
+        if same[b].any():
+            assert (labels[b][same[b]] == t.y[b]).all()
+    with pytest.raises(ValueError, match="n_patterns"):
+        icl_tasks.sample_pattern_tasks(2, n_patterns=1)
+    model = icl_tasks.train_pattern_learner.__wrapped__(steps=5, n_context=6, n_patterns=3)
+    accuracy, mass, uniform = icl_tasks.attention_on_same_pattern(model, t)
+    assert 0 <= accuracy <= 1 and 0 <= mass <= 1
+    assert uniform == pytest.approx(float(same.float().mean()))

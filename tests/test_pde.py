@@ -1,0 +1,190 @@
+"""Unit tests of companion.pde (problems, PINN / Ritz / WAN losses) and companion.classical (Jacobi, DST)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from companion import classical, pde
+
+
+class FieldModel(nn.Module):
+    """A fixed function as a 'network' (N, d) -> (N, 1), with a trainable scale c (starts at 1)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+        self.c = nn.Parameter(torch.ones(()))
+
+    def forward(self, x):
+        return (self.c * self.fn(x)).reshape(-1, 1)
+
+
+def sin2d(x):
+    return torch.sin(math.pi * x[:, 0]) * torch.sin(math.pi * x[:, 1])
+
+
+# ---------------------------------------------------------------- problems and their validation
+def test_problem_rejects_bad_definitions():
+    zero = lambda x: torch.zeros(x.shape[0])  # noqa: E731
+    with pytest.raises(ValueError, match="boundary"):
+        pde.Problem(pde.NEG_LAPLACIAN, zero, ((-1, 1),))
+    with pytest.raises(ValueError, match="cannot be evaluated"):
+        pde.Problem(pde.NEG_LAPLACIAN, lambda x: x[:, 1], ((-1, 1),), boundary=zero)
+    with pytest.raises(ValueError, match="non-finite"):
+        pde.Problem(pde.NEG_LAPLACIAN, lambda x: 1 / x[:, 0] * math.inf, ((-1, 1),), boundary=zero)
+    with pytest.raises(ValueError, match="N values"):
+        pde.Problem(pde.NEG_LAPLACIAN, lambda x: torch.zeros(x.shape[0], 3), ((-1, 1),), boundary=zero)
+    with pytest.raises(ValueError, match="lo < hi"):
+        pde.Problem(pde.NEG_LAPLACIAN, zero, ((1, -1),), boundary=zero)
+    with pytest.raises(ValueError, match="time_axis"):
+        pde.Problem(pde.NEG_LAPLACIAN, zero, ((0, 1),), boundary=zero, initial=(zero,))
+    with pytest.raises(ValueError, match="initial data"):
+        pde.Problem(pde.newton_operator(1.0), zero, ((0, 1),), time_axis=0)
+    with pytest.raises(ValueError, match="mass"):
+        pde.newton_operator(0.0)
+
+
+def test_neg_laplacian_and_manufactured_source():
+    x = torch.rand(50, 2, dtype=torch.float64).requires_grad_(True)
+    lap = pde.neg_laplacian(sin2d(x), x)
+    assert torch.allclose(lap, 2 * math.pi ** 2 * sin2d(x), atol=1e-10)
+    # the autograd source of the book problem equals its explicit g
+    book = pde.book_poisson(24.0)
+    made = pde.manufactured_poisson(book.exact, book.domain)
+    pts = torch.linspace(-1, 1, 101, dtype=torch.float64)[:, None]
+    assert torch.allclose(made.evaluate(made.source, pts), book.evaluate(book.source, pts), atol=1e-8)
+    # the exact solution vanishes on the boundary
+    assert book.evaluate(book.exact, torch.tensor([[-1.0], [1.0]])).abs().max() < 1e-6
+
+
+def test_points():
+    problem = pde.sine_poisson(2)
+    pts = pde.sample_points(problem, 100, 40, generator=torch.Generator().manual_seed(0))
+    assert pts.interior.shape == (100, 2) and pts.boundary.shape == (40, 2)
+    assert math.isclose(float(pts.weights.sum()), problem.volume, rel_tol=1e-6)
+    assert bool(((pts.boundary.abs() == 1.0).any(dim=1)).all())
+    grid = pde.grid_points(problem, 10)
+    assert grid.interior.shape == (81, 2) and grid.boundary.shape == (121 - 81, 2)
+    assert math.isclose(float(grid.weights.sum()), 81 * 0.2 ** 2, rel_tol=1e-6)
+    with pytest.raises(ValueError, match="n_boundary"):
+        pde.sample_points(problem, 10, 0)
+    assert pde.book_modes(24.0) == (2, 6, 16)
+
+
+# ---------------------------------------------------------------- losses
+def test_pinn_loss_vanishes_at_the_exact_solution():
+    problem = pde.sine_poisson(2, freqs=(1.0,), amps=(1.0,))
+    pts = pde.sample_points(problem, 200, 50, generator=torch.Generator().manual_seed(1))
+    terms = pde.pinn_loss(FieldModel(problem.exact), problem, pts)
+    assert float(terms["total"].detach()) < 1e-8
+    wrong = pde.pinn_loss(FieldModel(lambda x: 1.1 * problem.exact(x)), problem, pts)
+    assert float(wrong["pde"]) > 1e-2
+    newton = pde.newton_problem(2.0)
+    p0 = pde.sample_points(newton, 64, n_initial=1)
+    ode = pde.pinn_loss(FieldModel(newton.exact), newton, p0)
+    assert float(ode["total"]) < 1e-8 and set(ode) == {"pde", "ic", "total"}
+
+
+def test_ritz_energy_is_minimal_at_the_solution():
+    problem = pde.sine_poisson(1, freqs=(1.0,), amps=(1.0,))
+    grid = pde.grid_points(problem, 400)
+    model = FieldModel(problem.exact)
+    energies = []
+    for c in (0.8, 1.0, 1.2):
+        with torch.no_grad():
+            model.c.fill_(c)
+        energies.append(float(pde.ritz_loss(model, problem, grid)["energy"]))
+    assert energies[1] < energies[0] and energies[1] < energies[2]
+    # E(u) = −½∫|u′|² = −π²/2; the interior sum (15.19) drops the end points' h/2 weights: an O(h) error
+    assert math.isclose(energies[1], -0.5 * math.pi ** 2, rel_tol=2 * 0.005)
+    with pytest.raises(ValueError, match="steady problem"):
+        pde.ritz_loss(model, pde.newton_problem(), grid)
+
+
+def test_wan_loss_is_bounded_only_when_normalised():
+    problem = pde.sine_poisson(1, freqs=(1.0,), amps=(1.0,))
+    pts = pde.grid_points(problem, 200)
+    u = FieldModel(lambda x: 0.5 * problem.exact(x))         # not the solution: a residual to detect
+    phi = FieldModel(lambda x: torch.sin(math.pi * x[:, 0]) + 0.3)
+    base = [float(pde.wan_loss(u, phi, problem, pts, normalise=n)) for n in (True, False)]
+    with torch.no_grad():
+        phi.c.fill_(10.0)
+    scaled = [float(pde.wan_loss(u, phi, problem, pts, normalise=n)) for n in (True, False)]
+    assert base[0] > 1e-3
+    assert math.isclose(scaled[0], base[0], rel_tol=1e-4)    # normalised: invariant under φ → cφ
+    assert math.isclose(scaled[1], 100 * base[1], rel_tol=1e-4)   # the book's (15.15): grows like c²
+    exact = FieldModel(problem.exact)
+    assert float(pde.wan_loss(exact, phi, problem, pts)) < 1e-5
+    assert float(pde.cutoff(problem, torch.tensor([[-1.0], [0.0], [1.0]])).abs().sum()) == 1.0
+
+
+def test_fit_and_newton_polynomial():
+    result = pde.run_newton.__wrapped__("polynomial", steps=10)
+    assert result.max_error < 1e-2
+    assert abs(result.extra["coefficients"][0]) < 1e-3 and abs(result.extra["coefficients"][1]) < 1e-3
+    with pytest.raises(ValueError, match="optimizer"):
+        pde.fit(nn.Linear(1, 1), lambda: {"total": torch.zeros(())}, steps=1, lr=1e-3, optimizer="rmsprop")
+    with pytest.raises(ValueError, match="method"):
+        pde.run_newton.__wrapped__("spline")
+
+
+def test_explore_solver_runs_each_method():
+    jac = pde.explore_solver(method="jacobi", iterations=200, n=64)
+    assert jac["mode_errors"].shape[1] == 3 and jac["counts"][-1] == 200
+    hyb = pde.explore_solver(method="hybrid", steps=50, iterations=100, width=10, n=64)
+    assert hyb["counts"][-1] == 150
+    with pytest.raises(ValueError, match="method"):
+        pde.explore_solver(method="multigrid")
+
+
+# ---------------------------------------------------------------- classical solvers
+def test_fd_solution_is_exact_for_quadratics():
+    x = np.linspace(-1, 1, 51)
+    u = classical.fd_solution(np.full(51, 2.0), 2 / 50)                  # −u″ = 2, u(±1) = 0 → u = 1 − x²
+    assert np.allclose(u, 1 - x ** 2, atol=1e-12)
+
+
+def test_jacobi_multiplies_each_mode_by_cos():
+    n, modes = 64, np.array([2, 6, 20])     # the solution is odd: only even modes
+    x = np.linspace(-1, 1, n + 1)
+    g = np.sin(3 * x) + 5 * np.sin(11 * x)
+    fd = classical.fd_solution(g, 2 / n)
+    run = classical.jacobi(np.zeros(n + 1), g, 2 / n, 300, record_at=[0, 10, 100, 300])
+    predicted = np.abs(classical.jacobi_eigenvalues(n, modes)) ** run.iterations[:, None]
+    assert np.allclose(classical.mode_errors(run.values, fd, modes), predicted, atol=1e-9)
+    gs = classical.gauss_seidel(np.zeros(n + 1), g, 2 / n, 300)
+    assert np.abs(gs.final - fd).max() < np.abs(run.final - fd).max()   # GS ≈ two Jacobi steps per sweep
+    with pytest.raises(ValueError, match="method"):
+        classical.iterate(np.zeros(n + 1), g, 2 / n, 3, method="sor")
+    with pytest.raises(ValueError, match="record_at"):
+        classical.jacobi(np.zeros(n + 1), g, 2 / n, 3, record_at=[5])
+
+
+def test_dst_coefficients_recover_sines():
+    n = 32
+    i = np.arange(n + 1)
+    v = 0.7 * np.sin(3 * np.pi * i / n) - 0.2 * np.sin(10 * np.pi * i / n)
+    c = classical.dst_coefficients(v)
+    expected = np.zeros(n - 1)
+    expected[[2, 9]] = [0.7, -0.2]
+    assert np.allclose(c, expected, atol=1e-12)
+    with pytest.raises(ValueError, match="no content"):
+        classical.mode_errors(v, v, [4])
+    with pytest.raises(ValueError, match="modes"):
+        classical.jacobi_eigenvalues(n, [n])
+
+
+def test_runs_reject_unknown_options():
+    with pytest.raises(ValueError, match="method"):
+        pde.run_poisson.__wrapped__("galerkin")
+    with pytest.raises(ValueError, match="sampling"):
+        pde.run_poisson.__wrapped__("ritz", sampling="sobol", steps=1)
+    with pytest.raises(ValueError, match="kind"):
+        pde.run_mscale_poisson.__wrapped__("wide")
+    with pytest.raises(ValueError, match="switch_steps"):
+        pde.run_frequency_contrast.__wrapped__(steps=100, record_every=50, switch_steps=(70,))
+    with pytest.raises(ValueError, match="k_high"):
+        pde.book_poisson(0.5)

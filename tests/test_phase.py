@@ -1,0 +1,75 @@
+"""The (γ, γ′) parametrisation, the boundary, 表7.1, S_w and the exercise checkers of chapter 7."""
+
+import math
+
+import numpy as np
+import pytest
+
+from companion import phase
+
+
+def test_scales_realise_kappa_and_kappa_prime():
+    for g, gp, m in [(0.5, 0.0, 1000), (1.75, -0.5, 400), (1.0, 1.0, 50)]:
+        b1, b2, al = phase.scales(g, gp, m)
+        assert phase.finite_gammas(al, b1, b2, m) == pytest.approx((g, gp))
+    with pytest.raises(ValueError, match="width"):
+        phase.scales(1.0, 0.0, 1)
+
+
+def test_regime_boundary():
+    assert phase.regime(0.5, 0.0) == "linear"
+    assert phase.regime(1.0, -1.0) == "critical"
+    assert phase.regime(2.0, 0.0) == "condensed"
+    assert phase.regime(1.5, 0.6) == "linear"  # γ′ > γ − 1
+    assert phase.regime(1.5, 0.5) == "critical"
+    assert phase.critical_gamma(np.array([-1.0, 0.5])) == pytest.approx([1.0, 1.5])
+
+
+def test_table_7_1_placements_match_the_book():
+    placed = phase.placements(d=3)
+    for name, (g, gp) in phase.BOOK_TABLE.items():
+        assert placed[name][:2] == pytest.approx((g, gp), abs=1e-6)
+    assert placed["NTK"][2] == "linear" and placed["Xavier"][2] == "critical"
+
+
+def test_fit_slope_recovers_a_power_law():
+    m = np.array([100, 200, 400, 800])
+    assert phase.fit_slope(m, 3 * m ** -0.4) == pytest.approx(-0.4)
+    with pytest.raises(ValueError, match="positive"):
+        phase.fit_slope(m, -m)
+
+
+def test_sign_agreement_margin():
+    g, gp = np.array([0.25, 0.75, 1.25, 1.75]), np.array([0.0])
+    sw = np.array([[-0.5], [0.3], [0.2], [0.4]])
+    far, agrees = phase.sign_agreement(g, gp, sw, margin=0.3)
+    assert far.ravel().tolist() == [True, False, False, True]
+    assert agrees[far].all() and not agrees[1, 0]
+
+
+def test_small_phase_run_separates_linear_from_condensed():
+    run = phase.run_phase([0.5, 1.75], [0.0], [200, 800], seed=0)
+    assert run.converged.all()
+    sw = run.sw()[:, 0]
+    assert sw[0] < 0 < sw[1]
+    net, k = run.net(1.75, 0.0, 800)
+    assert net.widths[k] == 800
+    with pytest.raises(ValueError, match="gamma"):
+        run.net(0.7, 0.0, 800)
+
+
+def test_exercise_checkers(capsys):
+    assert phase.check_exercise17({"He": (0.5, 0.5), "Xavier": (1.0, 0.0)})
+    assert not phase.check_exercise17({"He": (1.0, 0.5), "Xavier": (1.0, 0.0)})
+    assert phase.check_exercise19({"i": "linear", "ii": "condensed", "iii": "critical"})
+    assert not phase.check_exercise19({"i": "linear", "ii": "linear", "iii": "critical"})
+    assert "correct" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="liquid"):
+        phase.check_exercise19({"i": "liquid", "ii": "linear", "iii": "linear"})
+    with pytest.raises(ValueError, match="Xavier"):
+        phase.check_exercise17({"He": (0.5, 0.5)})
+
+
+def test_limit_removes_constants():
+    g, gp = phase.limit_gammas(lambda m, d: 7.0 * math.sqrt(m), lambda m, d: 3.0, lambda m, d: 2.0 / m)
+    assert (g, gp) == pytest.approx((1.5, -1.0))

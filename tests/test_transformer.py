@@ -1,0 +1,152 @@
+"""Unit tests of companion.transformer: shapes, causality, γ-initialisation, masking, ensembles, AdamW."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from companion.transformer import (MemberAdamW, Transformer, TransformerConfig, fit_last_token,
+                                   last_token_accuracy, lr_factor)
+
+CFG = TransformerConfig(vocab_size=30, max_len=7, d_model=16, n_layers=2, n_heads=2, d_ff=32)
+
+
+def tokens(n=5, t=7, seed=0):
+    return torch.randint(0, 30, (n, t), generator=torch.Generator().manual_seed(seed))
+
+
+def test_shapes_and_attention_rows_sum_to_one():
+    model = Transformer(CFG, generator=torch.Generator().manual_seed(0))
+    logits, maps, hidden = model(tokens(), return_attention=True, return_hidden=True)
+    assert logits.shape == (5, 7, 30) and hidden.shape == (5, 7, 16)
+    assert len(maps) == 2 and maps[0].shape == (5, 2, 7, 7)
+    assert torch.allclose(maps[1].sum(-1), torch.ones(5, 2, 7), atol=1e-5)
+
+
+def test_causal_mask_hides_the_future():
+    model = Transformer(CFG, generator=torch.Generator().manual_seed(0))
+    x = tokens()
+    y = x.clone()
+    y[:, 4:] = (y[:, 4:] + 1) % 30  # change only positions ≥ 4
+    a, b = model(x), model(y)
+    assert torch.allclose(a[:, :4], b[:, :4], atol=1e-5)
+    assert not torch.allclose(a[:, 4:], b[:, 4:])
+    _, maps = model(x, return_attention=True)
+    assert float(maps[0][..., 2, 3:].abs().max()) == 0.0
+
+
+def test_non_causal_model_sees_the_future():
+    model = Transformer(TransformerConfig(vocab_size=30, max_len=7, d_model=16, causal=False),
+                        generator=torch.Generator().manual_seed(0))
+    x = tokens()
+    y = x.clone()
+    y[:, -1] = (y[:, -1] + 1) % 30
+    assert not torch.allclose(model(x)[:, 0], model(y)[:, 0])
+
+
+@pytest.mark.parametrize("gamma", [0.3, 0.5, 1.0])
+def test_init_std_is_d_in_to_minus_gamma(gamma):
+    cfg = TransformerConfig(vocab_size=200, max_len=9, d_model=64, d_ff=256)
+    model = Transformer(cfg, gamma=gamma, generator=torch.Generator().manual_seed(1))
+    layer = model.layers[0]
+    for w, d_in in [(model.w_em, 64), (layer.w_q, 64), (layer.w1, 64), (layer.w2, 256)]:
+        assert float(w.std()) == pytest.approx(d_in ** -gamma, rel=0.08)
+    assert float(layer.b1.abs().max()) == 0.0 and float(layer.ln1_g.min()) == 1.0
+
+
+def test_ensemble_members_are_independent_models():
+    ens = Transformer(CFG, n_members=3, gamma=[0.2, 0.5, 1.0], generator=torch.Generator().manual_seed(0))
+    stds = [float(ens.layers[0].w_q[k].std()) for k in range(3)]
+    assert stds[0] > stds[1] > stds[2]
+    single = Transformer(CFG)
+    with torch.no_grad():
+        for (_, p), (_, q) in zip(single.named_parameters(), ens.named_parameters()):
+            p.copy_(q[1:2])
+    x = tokens()
+    assert torch.allclose(ens(x)[1], single(x), atol=1e-5)
+    per_member = torch.stack([x, tokens(seed=1), tokens(seed=2)])
+    assert ens(per_member).shape == (3, 5, 7, 30)
+
+
+def test_attention_masking_after_softmax_changes_only_masked_paths():
+    model = Transformer(CFG, generator=torch.Generator().manual_seed(0))
+    x = tokens()
+    keep = torch.ones(1, 1, 1, 7)
+    keep[..., 2] = 0.0  # nobody may read position 2
+    _, maps = model(x, return_attention=True, attn_keep=keep)
+    assert float(maps[0][..., 2].abs().max()) == 0.0
+    assert not torch.allclose(model(x, attn_keep=keep)[:, -1], model(x)[:, -1])
+    assert torch.allclose(model(x, attn_keep=keep)[:, :2], model(x)[:, :2], atol=1e-5)  # earlier positions unaffected
+
+
+def test_continuous_inputs_pre_ln_and_attention_only():
+    cfg = TransformerConfig(vocab_size=None, d_input=3, d_out=1, max_len=11, d_model=8, d_ff=0, norm="pre")
+    model = Transformer(cfg, generator=torch.Generator().manual_seed(0))
+    assert model(torch.randn(4, 11, 3)).shape == (4, 11, 1)
+    bare = Transformer(TransformerConfig(vocab_size=None, d_input=3, d_out=2, d_model=8, norm="none"))
+    assert bare(torch.randn(2, 5, 3)).shape == (2, 5, 2)
+    assert not any("ln" in name for name, _ in bare.named_parameters())
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    (dict(vocab_size=None), "exactly one"), (dict(d_model=10, n_heads=3), "divisible"),
+    (dict(norm="mid"), "norm"), (dict(d_ff=-1), "d_ff"), (dict(activation="tanh"), "activation"),
+])
+def test_bad_config_raises(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        TransformerConfig(**kwargs)
+
+
+def test_bad_inputs_raise():
+    model = Transformer(CFG)
+    with pytest.raises(ValueError, match="max_len"):
+        model(torch.zeros(2, 8, dtype=torch.long))
+    with pytest.raises(ValueError, match="integer"):
+        model(torch.zeros(2, 5))
+    with pytest.raises(ValueError, match="gamma"):
+        Transformer(CFG, gamma=-1.0)
+    with pytest.raises(ValueError, match="gamma"):
+        Transformer(CFG, n_members=2, gamma=[0.1, 0.2, 0.3])
+
+
+def test_member_adamw_equals_torch_adamw_and_decays_per_member():
+    torch.manual_seed(0)
+    p1 = torch.nn.Parameter(torch.randn(1, 4, 3))
+    p2 = torch.nn.Parameter(p1.detach().clone())
+    a, b = MemberAdamW([p1], lr=0.1, weight_decay=0.3), torch.optim.AdamW([p2], lr=0.1, weight_decay=0.3)
+    for _ in range(3):
+        for p, opt in ((p1, a), (p2, b)):
+            opt.zero_grad()
+            (p ** 3).sum().backward()
+            opt.step()
+    assert torch.allclose(p1, p2, atol=1e-6)
+    q = torch.nn.Parameter(torch.ones(2, 3))
+    opt = MemberAdamW([q], lr=0.1, weight_decay=[0.0, 1.0])
+    q.grad = torch.zeros(2, 3)
+    opt.step()
+    assert torch.allclose(q[0], torch.ones(3)) and torch.allclose(q[1], torch.full((3,), 0.9))
+
+
+def test_lr_schedule_warms_up_and_decays():
+    assert lr_factor(0, 100, warmup=0.1, floor=0.1) == pytest.approx(0.1)
+    assert lr_factor(10, 100, warmup=0.1) == pytest.approx(1.0)
+    assert lr_factor(100, 100, warmup=0.1, floor=0.1) == pytest.approx(0.1)
+    assert lr_factor(55, 100, schedule="constant") == 1.0
+    with pytest.raises(ValueError, match="schedule"):
+        lr_factor(0, 10, schedule="step")
+
+
+def test_fit_learns_a_copy_task_for_every_member():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 30, (400, 4), generator=g)
+    y = x[:, 1]  # copy the second token
+    model = Transformer(TransformerConfig(vocab_size=30, max_len=4, d_model=16, d_ff=32), n_members=2, generator=g)
+    hist = fit_last_token(model, x, y, steps=300, lr=1e-2, batch_size=64, record_every=100,
+                          evals={"train": (x, y)}, generator=g, progress=False)
+    assert hist.accuracy["train"].shape == (4, 2)
+    assert (hist.accuracy["train"][-1] > 0.9).all() and (hist.accuracy["train"][0] < 0.2).all()
+    assert np.allclose(last_token_accuracy(model, x, y), hist.accuracy["train"][-1])
+    with pytest.raises(ValueError, match="batch_size"):
+        fit_last_token(model, x, y, steps=1, lr=1e-3, batch_size=10_000, progress=False)
+    assert math.isfinite(hist.seconds)
