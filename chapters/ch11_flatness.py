@@ -98,7 +98,9 @@ plt.show()
 # zig-zags along the sharp x-axis once η > 1/λ_max = 0.1 and escapes once η > 0.2.
 
 # %%
-HTML(fl.quadratic_animation((0.05, 0.15, 0.19, 0.21), steps=14).to_jshtml(default_mode="once"))
+with plt.rc_context({"savefig.dpi": 60}):  # small frames: the animation is stored in the notebook
+    animation = HTML(fl.quadratic_animation((0.05, 0.15, 0.19, 0.21), steps=14).to_jshtml(default_mode="once"))
+animation
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -41,7 +41,6 @@
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
 
 from companion import anchors, lm_analysis

@@ -368,8 +368,7 @@ def quadratic_animation(etas: Sequence[float], hdiag: Sequence[float] = (10.0, 2
     from matplotlib.animation import FuncAnimation
 
     paths = [gd_path_2d(eta, hdiag, steps=steps) for eta in etas]
-    fig, axes = plt.subplots(1, len(etas), figsize=(2.6 * len(etas), 2.6), layout="constrained", squeeze=False,
-                             dpi=60)  # small frames: the animation is embedded in the notebook
+    fig, axes = plt.subplots(1, len(etas), figsize=(2.6 * len(etas), 2.6), layout="constrained", squeeze=False)
     grid = np.linspace(-1.5, 1.5, 121)
     gx, gy = np.meshgrid(grid, grid)
     lines = []
