@@ -313,6 +313,19 @@ def is_strict_minimum(fit: Fit, x_aug: Tensor, y: Tensor, act: str = "tanh", *, 
     return counts.negative == 0 and counts.zero == 0
 
 
+def strict_minimum(x_aug: Tensor, y: Tensor, m: int, *, batch: int = 8, max_restarts: int = 96, act: str = "tanh",
+                   seed: int = 0) -> tuple[Fit, int]:
+    """The lowest strict minimum among restarts of :func:`best_fits`, run in batches of ``batch`` until one
+    batch contains a strict minimum; returns it and the number of restarts used.  Raises a ValueError if
+    none is found within ``max_restarts``."""
+    for used in range(batch, max_restarts + 1, batch):
+        fits = best_fits(x_aug, y, m, restarts=batch, act=act, seed=seed * 7919 + used)
+        strict = [f for f in fits if is_strict_minimum(f, x_aug, y, act)]
+        if strict:
+            return strict[0], used
+    raise ValueError(f"no strict minimum of the width-{m} net in {max_restarts} restarts; raise max_restarts")
+
+
 def distinct_losses(fits: Sequence[Fit], rel: float = 1e-4) -> np.ndarray:
     """The distinct loss values among ``fits`` (relative tolerance ``rel``), ascending."""
     values: list[float] = []
@@ -518,8 +531,7 @@ def make_explorer(seed: int = 0, steps: int = 3000, narrow: Fit | None = None, c
     narrow = narrow or best_fits(xa, y, 1, restarts=4, seed=seed)[0]
     _, xsa, ys = sine_task()
     if critical is None:
-        fits = best_fits(xsa, ys, 2, restarts=12, seed=seed)
-        critical = next((f for f in fits if is_strict_minimum(f, xsa, ys)), fits[0])
+        critical = strict_minimum(xsa, ys, 2, seed=seed)[0]
 
     def compute(init_std: float, width: int, alpha: float, k: int, zero_factor: float) -> dict:
         gen = torch.Generator().manual_seed(seed)
