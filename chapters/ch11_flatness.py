@@ -51,7 +51,7 @@ from companion import flatness as fl
 from companion import sgd_noise
 from companion.claims import claim
 from companion.config import generator, pick, seed_everything, settings
-from companion.plots import panels
+from companion.plots import offline_jshtml, panels
 
 print(settings().describe())
 SEED = seed_everything()
@@ -99,7 +99,7 @@ plt.show()
 
 # %%
 with plt.rc_context({"savefig.dpi": 60}):  # small frames: the animation is stored in the notebook
-    animation = HTML(fl.quadratic_animation((0.05, 0.15, 0.19, 0.21), steps=14).to_jshtml(default_mode="once"))
+    animation = HTML(offline_jshtml(fl.quadratic_animation((0.05, 0.15, 0.19, 0.21), steps=14), default_mode="once"))
 animation
 
 # %%

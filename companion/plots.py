@@ -6,11 +6,13 @@ Figures carry English labels (the default fonts have no CJK glyphs); the Chinese
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.animation import Animation
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
@@ -105,6 +107,23 @@ def plot_curves(ax: Axes, steps: np.ndarray, curves: dict[str, np.ndarray], *, l
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend()
+
+
+_ICONS = {"play fa-flip-horizontal": "&#9664;", "play": "&#9654;", "pause": "&#10074;&#10074;",
+          "step-forward": "&#9654;|", "step-backward": "|&#9664;", "fast-forward": "&#9654;&#9654;|",
+          "fast-backward": "|&#9664;&#9664;", "plus": "+", "minus": "&minus;"}
+
+
+def offline_jshtml(animation: Animation, **kwargs) -> str:
+    """``animation.to_jshtml()`` without its font-awesome stylesheet, which matplotlib loads from a CDN.
+
+    The player's icons become plain Unicode symbols, so the notebook and the book site work offline.
+    """
+    html = animation.to_jshtml(**kwargs)
+    html = re.sub(r"<link[^>]*font-awesome[^>]*>", "", html)
+    html = re.sub(r'<i class="fa fa-([a-z -]+)"></i>',
+                  lambda m: _ICONS.get(m.group(1).replace("fa-", ""), m.group(1)), html)
+    return html
 
 
 use_style()

@@ -46,7 +46,9 @@ def _expected(page: str) -> tuple[str, int, bool]:
         return titles[page], 0, page == "glossary"
     path = next(p for p in NOTEBOOKS if p.stem == page)
     nb = nbformat.read(path, as_version=4)
-    figures = sum("image/png" in out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", []))
+    outputs = [out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", [])]
+    # PNG figures, plus the <img> of an HTML animation player (ch11) when no PNG stands in for it
+    figures = sum(1 if "image/png" in data else str(data.get("text/html", "")).count("<img") for data in outputs)
     has_math = any(cell.cell_type == "markdown" and INLINE_MATH.search(cell.source) for cell in nb.cells)
     return site.notebook_title(path), figures, has_math
 
