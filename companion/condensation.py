@@ -358,6 +358,73 @@ def first_plateau(steps: np.ndarray, loss: np.ndarray, *, drop: float = 0.5, fla
     raise ValueError("the loss never flattened after its first drop: no plateau found")
 
 
+def target_8_13(x: Tensor) -> Tensor:
+    """The target of 图8.13 and 图8.16: tanh(x − 6) + tanh(x + 6), a two-neuron tanh teacher."""
+    return torch.tanh(x - 6) + torch.tanh(x + 6)
+
+
+def total_variation(y: ArrayLike) -> np.ndarray | float:
+    """Total variation Σ_i |y_{i+1} − y_i| of curves sampled on a grid, over the last axis (…, G).
+
+    For a fine grid this approximates ∫|f′|; an oscillating fit of the same data has a larger one.
+    Returns a float for one curve, an array (…,) for several.
+    """
+    y = _np(y).astype(float)
+    if y.ndim < 1 or y.shape[-1] < 2:
+        raise ValueError(f"need curves sampled at ≥ 2 grid points, shape (..., G); got {y.shape}")
+    tv = np.abs(np.diff(y, axis=-1)).sum(axis=-1)
+    return float(tv) if tv.ndim == 0 else tv
+
+
+def run_dropout_fit(x: Tensor, y: Tensor, *, keeps: tuple[float, ...] = (1.0, 0.9), trials: int = 1,
+                    width: int = 500, act: str = "tanh", steps: int = 5_000, lr: float = 1e-3,
+                    grid: Tensor | None = None, seed: int = 0) -> dict:
+    """Fit (x, y) with two-layer nets in the linear regime (a, w ~ N(0, 1), α = √m, γ = ½), one member per
+    (trial, keep probability p), all trained by Adam as one ensemble (图8.12–8.13, 图8.16).
+
+    Members are ordered trial-major: member t·len(keeps) + j has keep probability ``keeps[j]``.
+    Returns the members' keep probabilities (K,), outputs on ``grid`` (K, G), final and initial
+    parameters a (K, m), w (K, m, 2), RD (7.3) (K,), and the recorded training risk R_S (T, K).
+    """
+    from .ensemble import TwoLayerEnsemble, train_ensemble
+
+    if not keeps or any(not 0 < p <= 1 for p in keeps):
+        raise ValueError(f"keep probabilities p must lie in (0, 1]; got {keeps}")
+    if trials < 1 or not 1 <= width <= 5000 or steps < 1:
+        raise ValueError(f"need trials ≥ 1, 1 ≤ width ≤ 5000, steps ≥ 1; got trials={trials}, width={width}, "
+                         f"steps={steps}")
+    keep = torch.tensor(list(keeps) * trials)  # (K,)
+    net = TwoLayerEnsemble(x.shape[1], width, beta1=1.0, beta2=1.0, alpha=width ** 0.5, act=act,
+                           n_members=len(keep), seed=seed)
+    hist = train_ensemble(net, x, y, steps=steps, lr=lr, optimizer="adam", keep=keep,
+                          record_every=max(1, steps // 100), seed=seed)
+    grid = x if grid is None else grid
+    with torch.no_grad():
+        outputs = net(grid).numpy()  # (K, G)
+    return {"keep": keep.numpy(), "outputs": outputs, "a": net.a.detach().numpy(), "w": net.w.detach().numpy(),
+            "a0": net.a0.numpy(), "w0": net.w0.numpy(), "rd": net.relative_distance(), "steps": hist.steps,
+            "risk": hist.risk}
+
+
+def run_dropout_sample_size(sizes: tuple[int, ...], *, keeps: tuple[float, ...] = (1.0, 0.9), trials: int = 2,
+                            width: int = 200, steps: int = 3_000, seed: int = 0) -> np.ndarray:
+    """图8.16: test error ½⟨(f − f*)²⟩ on [−10, 10] of students fitted to n evenly spaced samples of the
+    two-neuron teacher f* = :func:`target_8_13`, for each n in ``sizes``; mean over ``trials`` random
+    initialisations.  Returns an array (len(sizes), len(keeps)).  One ensemble per n (the data differ)."""
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"sample sizes must be positive; got {sizes}")
+    grid = torch.linspace(-10, 10, 401).reshape(-1, 1)
+    truth = target_8_13(grid).ravel().numpy()
+    errors = np.empty((len(sizes), len(keeps)))
+    for i, n in enumerate(sizes):
+        x = torch.linspace(-10, 10, n).reshape(-1, 1) if n > 1 else torch.zeros(1, 1)
+        fit = run_dropout_fit(x, target_8_13(x).ravel(), keeps=keeps, trials=trials, width=width, steps=steps,
+                              grid=grid, seed=seed)
+        err = 0.5 * ((fit["outputs"] - truth) ** 2).mean(axis=1)  # (K,)
+        errors[i] = err.reshape(trials, len(keeps)).mean(axis=0)
+    return errors
+
+
 #: Activations of §8.3 by multiplicity p (σ^{(k)}(0) = 0 for k < p, 图8.10).
 MULTIPLICITY = {"tanh": 1, "sigmoid": 1, "softplus": 1, "xtanh": 2, "x2tanh": 3}
 
