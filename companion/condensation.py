@@ -417,7 +417,7 @@ def run_dropout_sample_size(sizes: tuple[int, ...], *, keeps: tuple[float, ...] 
     truth = target_8_13(grid).ravel().numpy()
     errors = np.empty((len(sizes), len(keeps)))
     for i, n in enumerate(sizes):
-        x = torch.linspace(-10, 10, n).reshape(-1, 1) if n > 1 else torch.zeros(1, 1)
+        x = torch.linspace(-10, 10, n).reshape(-1, 1)  # (n, 1)
         fit = run_dropout_fit(x, target_8_13(x).ravel(), keeps=keeps, trials=trials, width=width, steps=steps,
                               grid=grid, seed=seed)
         err = 0.5 * ((fit["outputs"] - truth) ** 2).mean(axis=1)  # (K,)

@@ -11,7 +11,8 @@
   without weight sharing.
 * **Recovery experiments**, many cells at once in NumPy with hand-written gradients (torch.bmm on
   thousands of 4×4 products is slower): :func:`complete_matrices` (图10.2, 图10.5b) and
-  :func:`fit_linear_models` (f_L vs f_NL, 图10.1, 图10.5a).
+  :func:`fit_linear_models` (f_L vs f_NL, 图10.1, 图10.5a); the CNN / CNN without sharing / fully
+  connected sweep of 图10.3 in torch (vmap over cells): :func:`fit_nets_10_18`, :func:`samples_needed`.
 """
 
 from __future__ import annotations
@@ -240,30 +241,125 @@ def fit_linear_models(coefs: list[tuple[float, float, float]], ns: np.ndarray, t
     return (((ft @ (w - coef)[..., None])[..., 0]) ** 2).mean(-1)
 
 
-def make_explorer(seed: int = 0, steps: int = 6000):
-    """Sliders: init std, rank r, trials and success threshold → success rate of 4×4 matrix completion
-    against the number n of observed entries, with the optimistic size 2rd − r² marked."""
+# --- CNN vs CNN without sharing vs fully connected (图10.3) -----------------------------------
+
+ARCHITECTURES_10_3 = ("CNN", "CNN without sharing", "fully connected")
+
+
+def target_10_18(x: Tensor) -> Tensor:
+    """(10.18): f*(x) = Σ_{i=1}^{3} tanh(W*[1]_i · x), rows of W*[1] the kernel (0.6, 0.8, 1) shifted by one.
+
+    ⚠ The book says x ∈ R⁴, but W*[1] is 3×5: x has d = 5 coordinates, shape (..., 5) → (...).
+    """
+    if x.shape[-1] != 5:
+        raise ValueError(f"(10.18) needs inputs with d = 5 coordinates, got shape {tuple(x.shape)}")
+    w = torch.zeros(3, 5, dtype=x.dtype)
+    for i in range(3):
+        w[i, i:i + 3] = torch.tensor([0.6, 0.8, 1.0], dtype=x.dtype)
+    return torch.tanh(x @ w.T).sum(-1)
+
+
+def net_10_3(arch: str, width: int, d: int = 5, s: int = 3) -> tuple[Model, int]:
+    """One architecture of 图10.3 with ``width`` kernels (CNNs, kernel size s) or neurons (fully connected):
+    the model f(θ, x) and its number of parameters M."""
+    if width < 1:
+        raise ValueError(f"width must be ≥ 1, got {width}")
+    if arch == "fully connected":
+        return two_layer_tanh(width, d), width * (d + 1)
+    if arch in ARCHITECTURES_10_3:
+        shared = arch == "CNN"
+        return cnn_1d(width, d, s, shared=shared), n_params_cnn_1d(width, d, s, shared=shared)
+    raise ValueError(f"unknown architecture {arch!r}; choose one of {ARCHITECTURES_10_3}")
+
+
+def fit_nets_10_18(arch: str, ns: np.ndarray, trials: int, *, width: int, init_std: float = 1e-6,
+                   lr: float = 0.3, steps: int = 3000, seed: int = 0, n_test: int = 500) -> np.ndarray:
+    """图10.3: fit the target (10.18) from n samples x ~ N(0, I_5) by full-batch GD on the mean squared
+    error from θ ~ N(0, std²), every n × trial at once (the per-cell losses are summed, so the cells
+    train independently; float64).  Returns the test MSE, shape (len(ns), trials)."""
+    if not init_std > 0 or not lr > 0 or steps < 1 or trials < 1:
+        raise ValueError(f"need init_std > 0, lr > 0, steps ≥ 1, trials ≥ 1; got {init_std}, {lr}, {steps}, {trials}")
+    ns = np.asarray(ns)
+    if ns.ndim != 1 or len(ns) == 0 or ns.min() < 1:
+        raise ValueError(f"ns must be a non-empty 1-D array of sample sizes ≥ 1, got {ns}")
+    model, n_params = net_10_3(arch, width)
+    batched = torch.func.vmap(model)
+    gen = torch.Generator().manual_seed(seed)
+    f64 = dict(dtype=torch.float64)
+    counts = torch.tensor(np.repeat(ns, trials), **f64)  # (C,) cells = n × trial
+    mask = (torch.arange(int(ns.max()))[None] < counts[:, None]).double()  # (C, n_max)
+    x = torch.randn(len(counts), int(ns.max()), 5, generator=gen, **f64)  # (C, n_max, 5)
+    y = target_10_18(x)
+    theta = (init_std * torch.randn(len(counts), n_params, generator=gen, **f64)).requires_grad_()
+    for _ in range(steps):
+        loss = ((mask * (batched(theta, x) - y) ** 2).sum(1) / counts).sum()
+        (grad,) = torch.autograd.grad(loss, theta)
+        with torch.no_grad():
+            theta -= lr * grad
+    x_test = torch.randn(n_test, 5, generator=gen, **f64)
+    with torch.no_grad():
+        err = ((torch.func.vmap(model, in_dims=(0, None))(theta, x_test) - target_10_18(x_test)) ** 2).mean(1)
+    return np.nan_to_num(err.numpy(), nan=np.inf).reshape(len(ns), trials)
+
+
+def samples_needed(ns: np.ndarray, median_error: np.ndarray, threshold: float) -> float:
+    """Smallest n from which the median error stays below ``threshold`` for every larger n of the grid
+    (inf if it never does).  ns (N,) increasing, median_error (N,)."""
+    ns, median_error = np.asarray(ns), np.asarray(median_error)
+    if ns.shape != median_error.shape or ns.ndim != 1 or np.any(np.diff(ns) <= 0):
+        raise ValueError(f"need increasing ns and errors of one shape (N,); got {ns.shape}, {median_error.shape}")
+    above = np.flatnonzero(median_error >= threshold)
+    if len(above) == 0:
+        return float(ns[0])
+    return float(ns[above[-1] + 1]) if above[-1] + 1 < len(ns) else float("inf")
+
+
+def optimistic_10_18(arch: str) -> int:
+    """Optimistic sample sizes of the target (10.18) (section 1 of the chapter checks them by model rank):
+    CNN k(s)=1·(d+1) = 6, CNN without sharing 3·(s+1) = 12, fully connected k(d+1) = 18 (10.15)."""
+    sizes = {"CNN": optimistic_nn(1, 5), "CNN without sharing": 3 * (3 + 1), "fully connected": optimistic_nn(3, 5)}
+    if arch not in sizes:
+        raise ValueError(f"unknown architecture {arch!r}; choose one of {tuple(sizes)}")
+    return sizes[arch]
+
+
+EXPLORER_MODELS = ("matrix completion", *ARCHITECTURES_10_3)
+_EXPLORER_WIDTHS = {"CNN": 2, "CNN without sharing": 2, "fully connected": 6}
+
+
+def make_explorer(seed: int = 0, steps: int = 6000, net_steps: int = 1500):
+    """Sliders: model (4×4 matrix completion of rank r, or one architecture of 图10.3 on the target (10.18)),
+    init std, rank r, trials and success threshold → success rate and median error against the number n of
+    observed entries / samples, with the optimistic size marked."""
     from . import widgets
 
-    def compute(init_std: float, rank: int, trials: int, threshold: float) -> dict:
-        grid = completion_grid([rank], np.arange(1, 17), trials, init_std=init_std, steps=steps,
-                               threshold=threshold, seed=seed)
-        return {"ns": grid.ns, "success": grid.success[0], "error": grid.median_error[0],
-                "optimistic": optimistic_matrix(rank, 4)}
+    def compute(model: str, init_std: float, rank: int, trials: int, threshold: float) -> dict:
+        if model == "matrix completion":
+            grid = completion_grid([rank], np.arange(1, 17), trials, init_std=init_std, steps=steps,
+                                   threshold=threshold, seed=seed)
+            return {"ns": grid.ns, "success": grid.success[0], "error": grid.median_error[0],
+                    "optimistic": optimistic_matrix(rank, 4), "xlabel": "observed entries n"}
+        ns = np.array([4, 6, 8, 12, 16, 20, 24, 28, 32, 40])
+        err = fit_nets_10_18(model, ns, trials, width=_EXPLORER_WIDTHS[model], init_std=init_std,
+                             steps=net_steps, seed=seed)
+        return {"ns": ns, "success": (err < threshold).mean(1), "error": np.median(err, 1),
+                "optimistic": optimistic_10_18(model), "xlabel": "samples n (target (10.18))"}
 
     def draw(res: dict, fig) -> None:
         ax1, ax2 = fig.subplots(1, 2)
         ax1.bar(res["ns"], res["success"])
         ax2.semilogy(res["ns"], res["error"], "o-")
         for ax in (ax1, ax2):
-            ax.axvline(res["optimistic"], color="r", ls="--", label="optimistic size 2rd − r²")
-            ax.set_xlabel("observed entries n")
+            ax.axvline(res["optimistic"], color="r", ls="--", label="optimistic size")
+            ax.set_xlabel(res["xlabel"])
         ax1.set_ylabel("success rate")
-        ax2.set_ylabel("median relative error")
+        ax2.set_ylabel("median error")
         ax1.legend()
 
-    controls = {"init_std": widgets.log_slider(1e-3, 1e-5, 1.0, "init std"),
-                "rank": widgets.int_slider(1, 1, 4, "target rank r"),
-                "trials": widgets.int_slider(20, 5, 100, "trials", step=5),
+    controls = {"model": widgets.dropdown("matrix completion", EXPLORER_MODELS, "model"),
+                "init_std": widgets.log_slider(1e-3, 1e-6, 1.0, "init std"),
+                "rank": widgets.int_slider(1, 1, 4, "target rank r (matrix)"),
+                "trials": widgets.int_slider(20, 4, 100, "trials", step=4),
                 "threshold": widgets.log_slider(1e-2, 1e-4, 1e-1, "success threshold")}
-    return widgets.Explorer("Optimistic estimate: matrix completion (ch. 10)", controls, compute, draw)
+    return widgets.Explorer("Optimistic estimate: matrix completion and 图10.3 architectures (ch. 10)", controls,
+                            compute, draw)

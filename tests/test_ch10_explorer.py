@@ -15,3 +15,13 @@ def test_rank_and_init_change_result():
     assert (big["error"] != r1["error"]).any()
     with pytest.raises(ValueError, match="out of range"):
         ex.set(rank=5)
+
+
+def test_architecture_control_trains_the_fig_10_3_nets():
+    ex = S.make_explorer(seed=0, steps=300, net_steps=300)
+    cnn = ex.set(model="CNN", trials=4, init_std=1e-6)
+    assert cnn["optimistic"] == 6 and cnn["success"].shape == (10,)
+    fc = ex.set(model="fully connected")
+    assert fc["optimistic"] == 18 and (fc["error"] != cnn["error"]).any()
+    with pytest.raises(ValueError, match="not allowed"):
+        ex.set(model="transformer")

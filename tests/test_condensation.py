@@ -120,3 +120,38 @@ def test_small_condensation_run_condenses_on_the_plateau():
     assert cond.count_angle_clusters(ang, amp) == 1
     with pytest.raises(ValueError, match="width"):
         cond.run_condensation(width=0)
+
+
+def test_target_8_13_and_total_variation():
+    x = torch.tensor([-6.0, 0.0, 6.0])
+    assert torch.allclose(cond.target_8_13(x), torch.tensor([-math.tanh(12), 0.0, math.tanh(12)]), atol=1e-6)
+    grid = np.linspace(-10, 10, 2001)
+    assert cond.total_variation(np.tanh(grid - 6) + np.tanh(grid + 6)) == pytest.approx(4.0, abs=0.01)
+    curves = np.stack([grid, np.sin(np.pi * grid)])  # monotone: TV = 20; 20 half-waves: TV = 40
+    assert np.allclose(cond.total_variation(curves), [20.0, 40.0], atol=1e-3)
+    with pytest.raises(ValueError, match="2 grid points"):
+        cond.total_variation(np.ones(1))
+
+
+def test_dropout_fit_orders_members_and_keeps_linear_regime_init():
+    x = torch.linspace(-10, 10, 6).reshape(-1, 1)
+    grid = torch.linspace(-10, 10, 50).reshape(-1, 1)
+    fit = cond.run_dropout_fit(x, cond.target_8_13(x).ravel(), keeps=(1.0, 0.8), trials=2, width=30,
+                               steps=200, grid=grid, seed=0)
+    assert fit["keep"].tolist() == pytest.approx([1.0, 0.8, 1.0, 0.8])
+    assert fit["outputs"].shape == (4, 50) and fit["w"].shape == (4, 30, 2) and fit["rd"].shape == (4,)
+    assert np.all(fit["rd"] > 0)  # every member trained
+    assert fit["risk"][-1, 0] < fit["risk"][0, 0]  # and the no-dropout member's risk fell
+    assert np.std(fit["a0"]) == pytest.approx(1.0, rel=0.3)  # a ~ N(0, 1): the linear regime
+    with pytest.raises(ValueError, match="keep"):
+        cond.run_dropout_fit(x, x.ravel(), keeps=(1.2,))
+    with pytest.raises(ValueError, match="width"):
+        cond.run_dropout_fit(x, x.ravel(), width=0)
+
+
+def test_dropout_sample_size_shape_and_more_data_helps():
+    err = cond.run_dropout_sample_size((2, 12), keeps=(1.0, 0.9), trials=1, width=40, steps=600, seed=0)
+    assert err.shape == (2, 2) and np.all(err > 0)
+    assert err[1, 0] < err[0, 0]  # 12 samples of the teacher beat 2
+    with pytest.raises(ValueError, match="sample sizes"):
+        cond.run_dropout_sample_size((0, 4))

@@ -59,3 +59,33 @@ def test_fit_linear_models_optimistic_sizes():
     assert np.median(err_nl) < 1e-8 < 1e-3 < np.median(err_l)
     with pytest.raises(ValueError, match="init_std"):
         S.fit_linear_models([(1, 0, 0)], np.array([2]), 2, nonlinear=True, init_std=0.0)
+
+
+def test_target_10_18_and_architectures():
+    x = torch.randn(40, 5, dtype=torch.float64)
+    cnn, m_cnn = S.net_10_3("CNN", 1)
+    theta = torch.tensor([1.0, 1.0, 1.0, 0.6, 0.8, 1.0], dtype=torch.float64)
+    assert torch.allclose(cnn(theta, x), S.target_10_18(x))
+    assert [S.net_10_3(a, 2)[1] for a in S.ARCHITECTURES_10_3] == [12, 24, 12]
+    assert m_cnn == 6
+    with pytest.raises(ValueError, match="unknown architecture"):
+        S.net_10_3("transformer", 2)
+    with pytest.raises(ValueError, match="d = 5"):
+        S.target_10_18(torch.randn(3, 4))
+
+
+def test_fit_nets_10_18_recovers_with_enough_samples():
+    err = S.fit_nets_10_18("CNN", np.array([2, 24]), 3, width=1, steps=1500, seed=0)
+    assert err.shape == (2, 3)
+    assert np.median(err[1]) < 1e-3 < np.median(err[0])
+    with pytest.raises(ValueError, match="sample sizes"):
+        S.fit_nets_10_18("CNN", np.array([0, 4]), 2, width=1)
+
+
+def test_samples_needed():
+    ns = np.array([4, 8, 12, 16])
+    assert S.samples_needed(ns, np.array([1.0, 1e-3, 1.0, 1e-4]), 1e-2) == 16
+    assert S.samples_needed(ns, np.array([1e-3] * 4), 1e-2) == 4
+    assert S.samples_needed(ns, np.array([1.0, 1.0, 1e-3, 1.0]), 1e-2) == float("inf")
+    with pytest.raises(ValueError, match="increasing"):
+        S.samples_needed(ns[::-1], np.ones(4), 1e-2)
