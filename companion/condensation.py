@@ -136,24 +136,37 @@ def carrying_mask(amp: ArrayLike, mass: float = 0.9) -> np.ndarray:
 
 
 def count_angle_clusters(angles: ArrayLike, amp: ArrayLike | None = None, *, mass: float = 0.9,
-                         gap: float = 0.1) -> int:
+                         gap: float = 0.1, min_share: float = 0.0) -> int:
     """Number of orientation clusters among the neurons carrying ``mass`` of the amplitude.
 
     Angles (radians, on the circle) of those neurons are sorted and split wherever two
     neighbours are more than ``gap`` apart (the wrap-around from π to −π included).  Uniformly
-    spread neurons give many clusters; a condensed net gives a few.
+    spread neurons give many clusters; a condensed net gives a few.  With ``min_share`` > 0 (and
+    ``amp`` given) a cluster counts only if it holds at least that share of the total amplitude
+    Σ A_k, so that a few stragglers still on their way to a direction are not a direction.
     """
     angles = np.mod(_np(angles).astype(float).ravel(), 2 * math.pi)
     if not gap > 0:
         raise ValueError(f"gap must be positive, got {gap}")
+    if not 0 <= min_share < 1:
+        raise ValueError(f"min_share must lie in [0, 1), got {min_share}")
+    weights = np.ones_like(angles)
     if amp is not None:
-        angles = angles[carrying_mask(_np(amp).ravel(), mass)]
+        amp = _np(amp).astype(float).ravel()
+        carrying = carrying_mask(amp, mass)
+        angles, weights = angles[carrying], amp[carrying] / max(amp.sum(), 1e-300)
     if angles.size == 0:
         return 0
-    s = np.sort(angles)
-    gaps = np.diff(np.concatenate([s, s[:1] + 2 * math.pi]))
-    n_gaps = int((gaps > gap).sum())
-    return max(n_gaps, 1)
+    order = np.argsort(angles)
+    s, weights = angles[order], weights[order]
+    gaps = np.diff(np.concatenate([s, s[:1] + 2 * math.pi]))  # gaps[i]: from s[i] to the next one
+    cuts = np.flatnonzero(gaps > gap)
+    if len(cuts) <= 1:
+        return 1 if amp is None or min_share == 0 or weights.sum() >= min_share else 0
+    # cluster j runs from cuts[j-1] + 1 to cuts[j]; the one that wraps around joins both ends
+    label = np.searchsorted(cuts, np.arange(len(s))) % len(cuts)
+    shares = np.bincount(label, weights=weights, minlength=len(cuts))
+    return int((shares >= min_share).sum()) if amp is not None else len(cuts)
 
 
 def occupied_fraction(angles: ArrayLike, amp: ArrayLike | None = None, *, mass: float = 0.9,
@@ -425,28 +438,6 @@ def run_dropout_sample_size(sizes: tuple[int, ...], *, keeps: tuple[float, ...] 
     return errors
 
 
-#: Activations of §8.3 by multiplicity p (σ^{(k)}(0) = 0 for k < p, 图8.10).
-MULTIPLICITY = {"tanh": 1, "sigmoid": 1, "softplus": 1, "xtanh": 2, "x2tanh": 3}
-
-
-def run_initial_condensation(act: str, *, n_members: int = 3, steps: int = 100, seed: int = 0) -> dict:
-    """图8.9–8.10: the book's 5-50-1 setting — n = 80 points x ~ U[−4, 2]⁵, target Σ_k 3.5 sin(5x_k + 1),
-    every parameter ~ N(0, (50⁻⁴)²), Adam lr 1e-3 — in float64 (in float32 the p ≥ 2 activations do not
-    move at all).  Returns the members' input weights w (K, 50, 6) after ``steps`` and the loss ratio."""
-    from .ensemble import TwoLayerEnsemble, train_ensemble
-
-    if act not in MULTIPLICITY:
-        raise ValueError(f"unknown activation {act!r}; choose one of {', '.join(MULTIPLICITY)}")
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.rand(80, 5, generator=gen, dtype=torch.float64) * 6 - 4
-    y = (3.5 * torch.sin(5 * x + 1)).sum(dim=1)
-    std = 50.0 ** -4
-    net = TwoLayerEnsemble(5, 50, beta1=std, beta2=std, alpha=1.0, act=act, n_members=n_members,
-                           dtype=torch.float64, seed=seed)
-    hist = train_ensemble(net, x, y, steps=steps, lr=1e-3, optimizer="adam", record_every=steps, seed=seed)
-    return {"w": net.w.detach().numpy(), "a": net.a.detach().numpy(), "loss_ratio": hist.risk[-1] / hist.risk[0]}
-
-
 def make_explorer(seed: int = 0, steps: int = 8_000):
     """Init std, activation, keep probability p, width, snapshot scrubber → polar scatter, output, loss."""
     from functools import lru_cache
@@ -483,7 +474,8 @@ def make_explorer(seed: int = 0, steps: int = 8_000):
         ax2.set_xlabel("step")
 
     controls = {"init_std": widgets.log_slider(1e-3, 1e-5, 1.0, "init std"),
-                "act": widgets.dropdown("relu", ("relu", "tanh", "sigmoid", "softplus"), "activation"),
+                "act": widgets.dropdown("relu", ("relu", "tanh", "sigmoid", "softplus", "xtanh", "x2tanh"),
+                                        "activation"),
                 "keep": widgets.float_slider(1.0, 0.5, 1.0, 0.05, "keep prob p"),
                 "width": widgets.int_slider(100, 10, 500, "width m", step=10),
                 "snapshot": widgets.int_slider(40, 0, 40, "snapshot")}

@@ -322,15 +322,16 @@ class TransformerBlockView:
         B, T, D = h.shape
         x = h.reshape(1, B * T, D)
         if self.kind == "preln":
-            a = self.model._attention(self.layer, self.model._ln(x, self.layer.ln1_g, self.layer.ln1_b), B, T, None)[0]
+            x_in = self.model.layer_norm(x, self.layer.ln1_g, self.layer.ln1_b)
+            a = self.model.attention(self.layer, x_in, B, T, None)[0]
         else:
-            a = self.model._attention(self.layer, x, B, T, None)[0]
+            a = self.model.attention(self.layer, x, B, T, None)[0]
         return (x + a).reshape(B, T, D)
 
     def mlp_input(self, z: Tensor) -> Tensor:
         if self.kind == "skip":
             return z
-        return self.model._ln(z.reshape(1, -1, z.shape[-1]), self.layer.ln2_g, self.layer.ln2_b).reshape(z.shape)
+        return self.model.layer_norm(z.reshape(1, -1, z.shape[-1]), self.layer.ln2_g, self.layer.ln2_b).reshape(z.shape)
 
     def __call__(self, h: Tensor) -> Tensor:
         z = self.mixer(h)
@@ -345,13 +346,13 @@ def contextual_blocks(model: nn.Module) -> list[TransformerBlockView]:
 def embed(model: nn.Module, inputs: Tensor) -> Tensor:
     """The transformer's input to its first block, X^(1) (B, T, D), for continuous inputs (B, T, d_input)."""
     B, T = inputs.shape[:2]
-    return model._embed(model._with_member_axis(inputs)).reshape(B, T, -1)
+    return model.embed(model.with_member_axis(inputs)).reshape(B, T, -1)
 
 
 def readout(model: nn.Module, h: Tensor) -> Tensor:
     """The transformer's output (…, d_out) from its last hidden state h (…, D) (final LN for pre-LN)."""
     if model.cfg.norm == "pre":
-        h = model._ln(h.reshape(1, -1, h.shape[-1]), model.lnf_g, model.lnf_b).reshape(h.shape)
+        h = model.layer_norm(h.reshape(1, -1, h.shape[-1]), model.lnf_g, model.lnf_b).reshape(h.shape)
     return h @ model.w_out[0] + model.b_out[0, 0]
 
 

@@ -119,6 +119,19 @@ def four_points(dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch
     return x.reshape(-1, 1), y
 
 
+def digits_points(n: int = 100, seed: int = 0, dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
+    """The offline stand-in for 图7.5(b)/7.7's MNIST: ``n`` images of scikit-learn's bundled 8×8 digits,
+    pixels scaled to [0, 1] (d = 64), and the label 0–9 as the scalar target (MSE regression, as in the
+    book).  Returns x (n, 64), y (n,)."""
+    from sklearn.datasets import load_digits
+
+    images, labels = load_digits(return_X_y=True)
+    if not 1 <= n <= len(labels):
+        raise ValueError(f"n must lie in [1, {len(labels)}] (the digits set), got {n}")
+    rows = np.random.default_rng(seed).choice(len(labels), size=n, replace=False)
+    return torch.as_tensor(images[rows] / 16.0, dtype=dtype), torch.as_tensor(labels[rows], dtype=dtype)
+
+
 @dataclass
 class PhaseRun:
     """Trained nets over a (γ, γ′) grid × widths × seeds.  Arrays are indexed [γ, γ′, width, seed].

@@ -31,11 +31,12 @@ def use_style() -> None:
     })
 
 
-def panels(n: int, width: float = 3.4, height: float = 2.9, nrows: int = 1) -> tuple[Figure, np.ndarray]:
-    """A row (or grid) of ``n`` axes, returned flat."""
+def panels(n: int, width: float = 3.4, height: float = 2.9, nrows: int = 1,
+           subplot_kw: dict | None = None) -> tuple[Figure, np.ndarray]:
+    """A row (or grid) of ``n`` axes, returned flat; ``subplot_kw`` as in ``plt.subplots`` (e.g. polar)."""
     ncols = int(np.ceil(n / nrows))
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False,
-                             layout="constrained")
+                             layout="constrained", subplot_kw=subplot_kw)
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
     return fig, axes.ravel()[:n]

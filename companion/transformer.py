@@ -168,11 +168,11 @@ class Transformer(nn.Module):
 
     # ----------------------------------------------------------------------------------- pieces
     @staticmethod
-    def _ln(x: Tensor, g: Tensor, b: Tensor) -> Tensor:
+    def layer_norm(x: Tensor, g: Tensor, b: Tensor) -> Tensor:
         """LayerNorm over the feature axis with a per-member gain and shift; x: (K, N, d)."""
         return F.layer_norm(x, x.shape[-1:]) * g + b
 
-    def _embed(self, x: Tensor) -> Tensor:
+    def embed(self, x: Tensor) -> Tensor:
         """Tokens (K, B, T) or inputs (K, B, T, d_input) → X^(1) (K, B·T, d), eq. (13.3)."""
         K, B, T = x.shape[:3]
         if self.cfg.vocab_size is not None:
@@ -182,23 +182,29 @@ class Transformer(nn.Module):
             em = torch.bmm(x.reshape(K, B * T, -1), self.w_in)
         return (em.reshape(K, B, T, -1) + self.x_pos[:, None, :T]).reshape(K, B * T, -1)
 
-    def _attention(self, layer: nn.Module, x: Tensor, B: int, T: int,
-                   keep: Tensor | None) -> tuple[Tensor, Tensor]:
-        """Multi-head attention (13.4)–(13.5) and W^attn; x: (K, B·T, d) → ((K, B·T, d), (K, B, H, T, T))."""
+    def attention(self, layer: nn.Module, x: Tensor, B: int, T: int, keep: Tensor | None,
+                   last_only: bool = False) -> tuple[Tensor, Tensor]:
+        """Multi-head attention (13.4)–(13.5) and W^attn; x: (K, B·T, d) → ((K, B·T', d), (K, B, H, T', T)).
+
+        T' = T, or T' = 1 with ``last_only`` (only the last position asks a query: keys and values
+        still come from every position, so its output is exactly the full computation's last row).
+        """
         K, H, dk = x.shape[0], self.cfg.n_heads, self.cfg.d_k
 
-        def heads(w: Tensor) -> Tensor:
-            return torch.bmm(x, w).reshape(K, B, T, H, dk).transpose(2, 3)  # (K, B, H, T, d_k)
+        def heads(inputs: Tensor, w: Tensor, n: int) -> Tensor:
+            return torch.bmm(inputs, w).reshape(K, B, n, H, dk).transpose(2, 3)  # (K, B, H, n, d_k)
 
-        q, k, v = heads(layer.w_q), heads(layer.w_k), heads(layer.w_v)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(dk)  # (K, B, H, T, T)
-        if self.cfg.causal:
+        rows = 1 if last_only else T
+        queries = x.reshape(K, B, T, -1)[:, :, -1] if last_only else x  # (K, B·T', d)
+        q, k, v = heads(queries, layer.w_q, rows), heads(x, layer.w_k, T), heads(x, layer.w_v, T)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(dk)  # (K, B, H, T', T)
+        if self.cfg.causal and not last_only:  # the last query may see every position
             future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
             scores = scores.masked_fill(future, float("-inf"))
         attn = scores.softmax(dim=-1)
-        if keep is not None:
-            attn = attn * keep  # masking after the softmax (图13.7), no renormalisation
-        out = (attn @ v).transpose(2, 3).reshape(K, B * T, H * dk)  # heads concatenated
+        if keep is not None:  # masking after the softmax (图13.7), no renormalisation
+            attn = attn * (keep[..., -1:, :] if last_only and keep.shape[-2] == T else keep)
+        out = (attn @ v).transpose(2, 3).reshape(K, B * rows, H * dk)  # heads concatenated
         return torch.bmm(out, layer.w_attn), attn
 
     def _mlp(self, layer: nn.Module, x: Tensor) -> Tensor:
@@ -216,7 +222,7 @@ class Transformer(nn.Module):
     # ----------------------------------------------------------------------------------- forward
     def forward(self, x: Tensor, *, return_attention: bool = False,
                 attn_keep: Tensor | Sequence[Tensor | None] | None = None,
-                return_hidden: bool = False) -> Tensor | tuple:
+                return_hidden: bool = False, last_only: bool = False) -> Tensor | tuple:
         """Logits for every position.
 
         Args:
@@ -227,27 +233,34 @@ class Transformer(nn.Module):
             attn_keep: multiplies the attention weights after the softmax; a tensor broadcastable to
                ([K,] B, H, T, T) applied in every layer, or one such tensor (or None) per layer.
             return_hidden: also return the last hidden states X^(L+1), ([K,] B, T, d).
+            last_only: compute the final layer for the last position only (all that the last-token
+               loss needs; about 40% less work for two layers); outputs then have T = 1 and the final
+               layer's attention map has one query row.
         Returns:
             logits ([K,] B, T, d_out), then the attention maps and/or the hidden states if asked.
         """
-        x = self._with_member_axis(x)
+        x = self.with_member_axis(x)
         K, B, T = x.shape[:3]
         if T > self.cfg.max_len:
             raise ValueError(f"sequence length {T} exceeds max_len={self.cfg.max_len}")
         keeps = self._keep_masks(attn_keep)
         if not self.ensemble:
             keeps = [None if m is None else m.unsqueeze(0) for m in keeps]  # add the member axis
-        h, maps = self._embed(x), []  # (K, B·T, d)
+        h, maps = self.embed(x), []  # (K, B·T, d)
         pre, post = self.cfg.norm == "pre", self.cfg.norm == "post"
-        for layer, keep in zip(self.layers, keeps):
-            a, attn = self._attention(layer, self._ln(h, layer.ln1_g, layer.ln1_b) if pre else h, B, T, keep)
+        for depth, (layer, keep) in enumerate(zip(self.layers, keeps)):
+            last = last_only and depth == self.cfg.n_layers - 1
+            x_in = self.layer_norm(h, layer.ln1_g, layer.ln1_b) if pre else h
+            a, attn = self.attention(layer, x_in, B, T, keep, last)
             maps.append(attn)
-            h = self._ln(h + a, layer.ln1_g, layer.ln1_b) if post else h + a  # X^ao, (13.6)
+            if last:  # from here on only the last position is carried
+                h, T = h.reshape(K, B, T, -1)[:, :, -1], 1
+            h = self.layer_norm(h + a, layer.ln1_g, layer.ln1_b) if post else h + a  # X^ao, (13.6)
             if self.cfg.d_ff:
-                m = self._mlp(layer, self._ln(h, layer.ln2_g, layer.ln2_b) if pre else h)
-                h = self._ln(h + m, layer.ln2_g, layer.ln2_b) if post else h + m  # X^do
+                m = self._mlp(layer, self.layer_norm(h, layer.ln2_g, layer.ln2_b) if pre else h)
+                h = self.layer_norm(h + m, layer.ln2_g, layer.ln2_b) if post else h + m  # X^do
         if pre:
-            h = self._ln(h, self.lnf_g, self.lnf_b)
+            h = self.layer_norm(h, self.lnf_g, self.lnf_b)
         logits = torch.baddbmm(self.b_out, h, self.w_out).reshape(K, B, T, -1)  # (K, B, T, d_out)
         hidden = h.reshape(K, B, T, -1)
         if not self.ensemble:
@@ -255,7 +268,8 @@ class Transformer(nn.Module):
         extra = ([maps] if return_attention else []) + ([hidden] if return_hidden else [])
         return (logits, *extra) if extra else logits
 
-    def _with_member_axis(self, x: Tensor) -> Tensor:
+    def with_member_axis(self, x: Tensor) -> Tensor:
+        """Validate inputs and give them the member axis: (B, T[, d_input]) → (K, B, T[, d_input])."""
         token = self.cfg.vocab_size is not None
         base = 2 if token else 3  # ndim of an unbatched-over-members input
         if token and x.dtype not in (torch.int64, torch.int32):
@@ -363,7 +377,7 @@ def last_token_logits(model: Transformer, x: Tensor, chunk: int = 2048, **kwargs
         x = x.expand(model.n_members, *x.shape)
     parts = []
     for i in range(0, x.shape[1], chunk):
-        out = _call(model, x[:, i:i + chunk], **kwargs)
+        out = _call(model, x[:, i:i + chunk], last_only=True, **kwargs)
         parts.append((out if model.ensemble else out[None])[:, :, -1])
     return torch.cat(parts, dim=1)
 
@@ -436,7 +450,7 @@ def fit_last_token(model: Transformer, x: Tensor, y: Tensor, *, steps: int, lr: 
             group["lr"] = lr * lr_factor(step, steps, schedule, warmup, lr_floor)
         idx = torch.randint(x.shape[1], (K, batch_size), generator=generator)  # own batches per member
         rows_k = torch.arange(K)[:, None]
-        logits = _call(model, x[rows_k, idx])
+        logits = _call(model, x[rows_k, idx], last_only=True)
         loss = last_token_loss(logits if model.ensemble else logits[None], y[rows_k, idx])
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()

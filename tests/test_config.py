@@ -1,3 +1,5 @@
+import os
+
 import pytest
 import torch
 
@@ -56,3 +58,14 @@ def test_seed_everything_is_reproducible():
     config.seed_everything(7)
     assert torch.equal(a, torch.randn(3))
     assert torch.equal(torch.randn(2, generator=config.generator(1)), torch.randn(2, generator=config.generator(1)))
+
+
+def test_batched_threads_lends_two_threads_and_restores(monkeypatch):
+    monkeypatch.delenv("COMPANION_THREADS", raising=False)
+    before = torch.get_num_threads()
+    with config.batched_threads() as n:
+        assert n == torch.get_num_threads() == max(before, min(2, os.cpu_count() or 1))
+    assert torch.get_num_threads() == before
+    monkeypatch.setenv("COMPANION_THREADS", str(before))
+    with config.batched_threads() as n:  # an explicit setting wins
+        assert n == before

@@ -80,6 +80,21 @@ def test_attention_masking_after_softmax_changes_only_masked_paths():
     assert torch.allclose(model(x, attn_keep=keep)[:, :2], model(x)[:, :2], atol=1e-5)  # earlier positions unaffected
 
 
+
+@pytest.mark.parametrize("norm", ["post", "pre", "none"])
+@pytest.mark.parametrize("n_members", [None, 3])
+def test_last_only_equals_the_last_row_of_the_full_forward(norm, n_members):
+    cfg = TransformerConfig(vocab_size=30, max_len=7, d_model=16, n_layers=3, n_heads=2, d_ff=32, norm=norm)
+    model = Transformer(cfg, n_members=n_members, generator=torch.Generator().manual_seed(0))
+    keep = torch.ones(5, 2, 7, 7)
+    keep[..., 2] = 0.0
+    full, maps = model(tokens(), return_attention=True, attn_keep=keep)
+    last, last_maps = model(tokens(), return_attention=True, attn_keep=keep, last_only=True)
+    assert last.shape == full.shape[:-2] + (1, 30)
+    assert torch.allclose(last, full[..., -1:, :], atol=1e-5)
+    assert torch.allclose(last_maps[-1], maps[-1][..., -1:, :], atol=1e-6)
+    assert torch.allclose(last_maps[0], maps[0])  # earlier layers are computed in full
+
 def test_continuous_inputs_pre_ln_and_attention_only():
     cfg = TransformerConfig(vocab_size=None, d_input=3, d_out=1, max_len=11, d_model=8, d_ff=0, norm="pre")
     model = Transformer(cfg, generator=torch.Generator().manual_seed(0))
