@@ -214,18 +214,22 @@ sw_digits = digit_run.sw()[:, 0]
 fig, axes = panels(4, width=3.1)
 for g, rd, s_w in zip(DIGIT_GAMMAS, digit_run.mean_rd()[:, 0, :], sw_digits):
     axes[0].loglog(digit_run.widths, rd, "o-", label=f"γ = {g}: S_w {s_w:+.2f}")
-axes[0].set(xlabel="width m", ylabel="RD(θ_w*)", title="digits: RD against m (图7.5(b))")
-axes[0].legend(fontsize=7)
+rd_all = digit_run.mean_rd()
+axes[0].set(xlabel="width m", ylabel="RD(θ_w*)", title="digits: RD against m (Fig. 7.5(b))",
+            ylim=(rd_all.min() / 2, rd_all.max() * 30))
+axes[0].set_xticks(digit_run.widths, [str(m) for m in digit_run.widths], minor=False)
+axes[0].xaxis.set_minor_locator(plt.NullLocator())
+axes[0].legend(fontsize=7, loc="upper left")
 for ax, g in zip(axes[1:], DIGIT_GAMMAS):
     net, k = digit_run.net(g, 0.0, int(digit_run.widths[-1]))
     a, w = net.a[k].detach().numpy(), net.w[k].detach().numpy()
     amp = cond.amplitude(a, w)
     ax.scatter(cond.projection(w), amp / amp.max(), s=3)
-    ax.set(xlabel="I_ŵ", ylabel="A / max A", title=f"图7.7 analogue: γ = {g}, m = {digit_run.widths[-1]}")
+    ax.set(xlabel="I_ŵ", ylabel="A / max A", title=f"Fig. 7.7 analogue: γ = {g}, m = {digit_run.widths[-1]}")
 plt.show()
 with torch.no_grad():
     left = [float(net.risk(x_digits, y_digits).max()) for net in digit_run.nets]
-print("digits: S_w =", dict(zip(DIGIT_GAMMAS, np.round(sw_digits, 2))), "| all converged:",
+print("digits: S_w =", {g: round(float(v), 2) for g, v in zip(DIGIT_GAMMAS, sw_digits)}, "| all converged:",
       bool(digit_run.converged.all()),
       f"| largest R_S left, relative to ½·mean(y²): {max(left) / (0.5 * float((y_digits ** 2).mean())):.3f}")
 

@@ -47,7 +47,7 @@ import torch
 
 from companion.config import pick, settings
 from companion.claims import claim
-from companion import pde
+from companion import pde, pde_experiments
 from companion.classical import dst_coefficients, gauss_seidel, jacobi_eigenvalues, mode_errors
 from companion.spectral import first_step_below
 from companion.plots import panels
@@ -70,8 +70,8 @@ print(S.describe())
 
 # %%
 newton_cfg = dict(m=1.0, horizon=2.0, n_points=64, seed=SEED)
-poly = pde.run_newton("polynomial", steps=10, **newton_cfg)
-net = pde.run_newton("net", steps=pick(quick=1000, full=3000), lr=3e-3, width=32, **newton_cfg)
+poly = pde_experiments.run_newton("polynomial", steps=10, **newton_cfg)
+net = pde_experiments.run_newton("net", steps=pick(quick=1000, full=3000), lr=3e-3, width=32, **newton_cfg)
 
 fig, axes = panels(2, width=4.2)
 t = poly.x[:, 0]
@@ -115,8 +115,8 @@ claim("§15.1", "the polynomial ansatz and the small network both solve Newton's
 dim = pick(quick=1, full=2)
 poisson_cfg = dict(dim=dim, freqs=(1.0, 2.0), amps=(1.0, 0.25), width=40, depth=3, n_grid=pick(quick=128, full=48),
                    seed=SEED)
-pinn = pde.run_poisson("pinn", steps=pick(quick=800, full=4000), lr=5e-3, final_lr=5e-4, **poisson_cfg)
-ritz = pde.run_poisson("ritz", steps=pick(quick=1500, full=6000), lr=3e-3, **poisson_cfg)
+pinn = pde_experiments.run_poisson("pinn", steps=pick(quick=800, full=4000), lr=5e-3, final_lr=5e-4, **poisson_cfg)
+ritz = pde_experiments.run_poisson("ritz", steps=pick(quick=1500, full=6000), lr=3e-3, **poisson_cfg)
 
 fig, axes = panels(3, width=3.6)
 for res, name in ((pinn, "PINN"), (ritz, "Deep Ritz")):
@@ -161,10 +161,10 @@ claim("(15.4), (15.12)", "a PINN and a Deep Ritz network both reach max error be
 # $\|\varphi\|^2_{L^2}$: the normalised loss is bounded by $\|{-\Delta u} - f\|^2_{L^2}$ (Cauchy–Schwarz).
 
 # %%
-wan_problem = pde.sine_poisson(1, freqs=(1.0,), amps=(1.0,))
+wan_problem = pde_experiments.sine_poisson(1, freqs=(1.0,), amps=(1.0,))
 wan_points = pde.grid_points(wan_problem, 128)
 gen = torch.Generator().manual_seed(SEED)
-u_net, phi_net = pde.tanh_net(1, 20, 2, generator=gen), pde.tanh_net(1, 20, 2, generator=gen)
+u_net, phi_net = pde_experiments.tanh_net(1, 20, 2, generator=gen), pde_experiments.tanh_net(1, 20, 2, generator=gen)
 
 
 class Scaled(torch.nn.Module):
@@ -203,10 +203,10 @@ claim("(15.15)", "the book's WAN loss grows like c² when the test function is s
 wan_runs = {}
 for normalise in (False, True):
     gen = torch.Generator().manual_seed(SEED)
-    u_net, phi_net = pde.tanh_net(1, 20, 2, generator=gen), pde.tanh_net(1, 20, 2, generator=gen)
+    u_net, phi_net = pde_experiments.tanh_net(1, 20, 2, generator=gen), pde_experiments.tanh_net(1, 20, 2, generator=gen)
     hist = pde.fit_wan(u_net, phi_net, wan_problem, wan_points, steps=pick(quick=300, full=3000), lr_u=3e-3,
                        lr_phi=1e-2, normalise=normalise, record_every=25)
-    wan_runs["normalised" if normalise else "book (15.15)"] = (hist, pde.max_error(u_net, wan_problem,
+    wan_runs["normalised" if normalise else "book (15.15)"] = (hist, pde_experiments.max_error(u_net, wan_problem,
                                                                                    wan_points.interior))
 fig, axes = panels(1, width=4.5)
 for name, (hist, err) in wan_runs.items():
@@ -234,7 +234,7 @@ plt.show()
 # three peaks sit at $j = 2, 6, 16$ (sin 4x, sin 8x, sin 24x: $j \approx 2k/\pi$; $u_{\rm ref}$ is odd, so only even $j$).
 
 # %%
-contrast = pde.run_frequency_contrast(k_high=24.0, n=1000, width=100, depth=3, steps=2000, lr=1e-3, beta=2000.0,
+contrast = pde_experiments.run_frequency_contrast(k_high=24.0, n=1000, width=100, depth=3, steps=2000, lr=1e-3, beta=2000.0,
                                       record_every=50, jacobi_iterations=pick(quick=100_000, full=1_000_000),
                                       switch_steps=(500, 2000), hybrid_iterations=2000, seed=SEED)
 modes = contrast.modes
@@ -290,7 +290,7 @@ claim("习题3", "Jacobi's per-mode error against the finite-difference solution
 # percent while mode 2 has hardly moved.
 
 # %%
-g_grid = pde.field_on_grid(pde.book_poisson(24.0).source, contrast.x[:, None])
+g_grid = pde_experiments.field_on_grid(pde_experiments.book_poisson(24.0).source, contrast.x[:, None])
 gs = gauss_seidel(np.zeros_like(contrast.x), g_grid, 2 / contrast.n, 1000)
 print("Gauss-Seidel, 1000 sweeps, Delta_F(j) vs the FD solution:",
       {j: round(float(e), 4) for j, e in zip(modes, mode_errors(gs.final, contrast.fd, modes))})
@@ -344,8 +344,8 @@ claim("图15.1(d)", "after the network (M=2000 steps) and 2000 Jacobi sweeps the
 # %%
 mscale_cfg = dict(freqs=(1.0, 10.0), amps=(1.0, 0.1), width=100, depth=2, n_grid=256,
                   steps=pick(quick=600, full=3000), lr=1e-3, seed=SEED)
-plain = pde.run_mscale_poisson("plain", **mscale_cfg)
-mscale = pde.run_mscale_poisson("mscale", scales=(1, 2, 4, 8, 16, 32), act="srelu", **mscale_cfg)
+plain = pde_experiments.run_mscale_poisson("plain", **mscale_cfg)
+mscale = pde_experiments.run_mscale_poisson("mscale", scales=(1, 2, 4, 8, 16, 32), act="srelu", **mscale_cfg)
 
 fig, axes = panels(2, width=4.4)
 for res, name in ((plain, "plain tanh"), (mscale, "MscaleDNN (sReLU)")):
@@ -376,7 +376,7 @@ claim("§15.5.1", "the multiscale DNN fits most of the high-frequency component 
 # sweeps; PINN vs Ritz at equal steps (PINN's $k^4$ weighting fits the high mode sooner); raise $k$.
 
 # %%
-explorer = pde.make_explorer()
+explorer = pde_experiments.make_explorer()
 explorer
 
 # %% [markdown]
@@ -401,7 +401,7 @@ jacobi_eigenvalue = None  # e.g. lambda j, n: ...
 check_jacobi_eigenvalues(jacobi_eigenvalue)
 
 # %% [markdown]
-# **习题4 / 5 (boundary penalty, hard constraints).** In section 2, rerun `pde.run_poisson("ritz", ...)` with
+# **习题4 / 5 (boundary penalty, hard constraints).** In section 2, rerun `pde_experiments.run_poisson("ritz", ...)` with
 # `beta=10` and `beta=100000`: how does the max error change, and where is it largest? A "hard" constraint builds the
 # boundary data into the ansatz, e.g. $u_\theta(x) = (1 - x^2)\,N_\theta(x)$ — what then remains of $L_{\rm BC}$?
 #

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from companion import pde
+from companion import pde_experiments
 
 
 @pytest.fixture(scope="module")
 def explorer():
-    ex = pde.make_explorer()
+    ex = pde_experiments.make_explorer()
     ex.set(method="jacobi", iterations=100)
     return ex
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from companion import classical, pde
+from companion import classical, pde, pde_experiments
 
 
 class FieldModel(nn.Module):
@@ -52,7 +52,7 @@ def test_neg_laplacian_and_manufactured_source():
     lap = pde.neg_laplacian(sin2d(x), x)
     assert torch.allclose(lap, 2 * math.pi ** 2 * sin2d(x), atol=1e-10)
     # the autograd source of the book problem equals its explicit g
-    book = pde.book_poisson(24.0)
+    book = pde_experiments.book_poisson(24.0)
     made = pde.manufactured_poisson(book.exact, book.domain)
     pts = torch.linspace(-1, 1, 101, dtype=torch.float64)[:, None]
     assert torch.allclose(made.evaluate(made.source, pts), book.evaluate(book.source, pts), atol=1e-8)
@@ -61,7 +61,7 @@ def test_neg_laplacian_and_manufactured_source():
 
 
 def test_points():
-    problem = pde.sine_poisson(2)
+    problem = pde_experiments.sine_poisson(2)
     pts = pde.sample_points(problem, 100, 40, generator=torch.Generator().manual_seed(0))
     assert pts.interior.shape == (100, 2) and pts.boundary.shape == (40, 2)
     assert math.isclose(float(pts.weights.sum()), problem.volume, rel_tol=1e-6)
@@ -71,25 +71,25 @@ def test_points():
     assert math.isclose(float(grid.weights.sum()), 81 * 0.2 ** 2, rel_tol=1e-6)
     with pytest.raises(ValueError, match="n_boundary"):
         pde.sample_points(problem, 10, 0)
-    assert pde.book_modes(24.0) == (2, 6, 16)
+    assert pde_experiments.book_modes(24.0) == (2, 6, 16)
 
 
 # ---------------------------------------------------------------- losses
 def test_pinn_loss_vanishes_at_the_exact_solution():
-    problem = pde.sine_poisson(2, freqs=(1.0,), amps=(1.0,))
+    problem = pde_experiments.sine_poisson(2, freqs=(1.0,), amps=(1.0,))
     pts = pde.sample_points(problem, 200, 50, generator=torch.Generator().manual_seed(1))
     terms = pde.pinn_loss(FieldModel(problem.exact), problem, pts)
     assert float(terms["total"].detach()) < 1e-8
     wrong = pde.pinn_loss(FieldModel(lambda x: 1.1 * problem.exact(x)), problem, pts)
     assert float(wrong["pde"].detach()) > 1e-2
-    newton = pde.newton_problem(2.0)
+    newton = pde_experiments.newton_problem(2.0)
     p0 = pde.sample_points(newton, 64, n_initial=1)
     ode = pde.pinn_loss(FieldModel(newton.exact), newton, p0)
     assert float(ode["total"]) < 1e-8 and set(ode) == {"pde", "ic", "total"}
 
 
 def test_ritz_energy_is_minimal_at_the_solution():
-    problem = pde.sine_poisson(1, freqs=(1.0,), amps=(1.0,))
+    problem = pde_experiments.sine_poisson(1, freqs=(1.0,), amps=(1.0,))
     grid = pde.grid_points(problem, 400)
     model = FieldModel(problem.exact)
     energies = []
@@ -101,11 +101,11 @@ def test_ritz_energy_is_minimal_at_the_solution():
     # E(u) = −½∫|u′|² = −π²/2; the interior sum (15.19) drops the end points' h/2 weights: an O(h) error
     assert math.isclose(energies[1], -0.5 * math.pi ** 2, rel_tol=2 * 0.005)
     with pytest.raises(ValueError, match="steady problem"):
-        pde.ritz_loss(model, pde.newton_problem(), grid)
+        pde.ritz_loss(model, pde_experiments.newton_problem(), grid)
 
 
 def test_wan_loss_is_bounded_only_when_normalised():
-    problem = pde.sine_poisson(1, freqs=(1.0,), amps=(1.0,))
+    problem = pde_experiments.sine_poisson(1, freqs=(1.0,), amps=(1.0,))
     pts = pde.grid_points(problem, 200)
     u = FieldModel(lambda x: 0.5 * problem.exact(x))         # not the solution: a residual to detect
     phi = FieldModel(lambda x: torch.sin(math.pi * x[:, 0]) + 0.3)
@@ -122,22 +122,22 @@ def test_wan_loss_is_bounded_only_when_normalised():
 
 
 def test_fit_and_newton_polynomial():
-    result = pde.run_newton.__wrapped__("polynomial", steps=10)
+    result = pde_experiments.run_newton.__wrapped__("polynomial", steps=10)
     assert result.max_error < 1e-2
     assert abs(result.extra["coefficients"][0]) < 1e-3 and abs(result.extra["coefficients"][1]) < 1e-3
     with pytest.raises(ValueError, match="optimizer"):
         pde.fit(nn.Linear(1, 1), lambda: {"total": torch.zeros(())}, steps=1, lr=1e-3, optimizer="rmsprop")
     with pytest.raises(ValueError, match="method"):
-        pde.run_newton.__wrapped__("spline")
+        pde_experiments.run_newton.__wrapped__("spline")
 
 
 def test_explore_solver_runs_each_method():
-    jac = pde.explore_solver(method="jacobi", iterations=200, n=64)
+    jac = pde_experiments.explore_solver(method="jacobi", iterations=200, n=64)
     assert jac["mode_errors"].shape[1] == 3 and jac["counts"][-1] == 200
-    hyb = pde.explore_solver(method="hybrid", steps=50, iterations=100, width=10, n=64)
+    hyb = pde_experiments.explore_solver(method="hybrid", steps=50, iterations=100, width=10, n=64)
     assert hyb["counts"][-1] == 150
     with pytest.raises(ValueError, match="method"):
-        pde.explore_solver(method="multigrid")
+        pde_experiments.explore_solver(method="multigrid")
 
 
 # ---------------------------------------------------------------- classical solvers
@@ -179,12 +179,12 @@ def test_dst_coefficients_recover_sines():
 
 def test_runs_reject_unknown_options():
     with pytest.raises(ValueError, match="method"):
-        pde.run_poisson.__wrapped__("galerkin")
+        pde_experiments.run_poisson.__wrapped__("galerkin")
     with pytest.raises(ValueError, match="sampling"):
-        pde.run_poisson.__wrapped__("ritz", sampling="sobol", steps=1)
+        pde_experiments.run_poisson.__wrapped__("ritz", sampling="sobol", steps=1)
     with pytest.raises(ValueError, match="kind"):
-        pde.run_mscale_poisson.__wrapped__("wide")
+        pde_experiments.run_mscale_poisson.__wrapped__("wide")
     with pytest.raises(ValueError, match="switch_steps"):
-        pde.run_frequency_contrast.__wrapped__(steps=100, record_every=50, switch_steps=(70,))
+        pde_experiments.run_frequency_contrast.__wrapped__(steps=100, record_every=50, switch_steps=(70,))
     with pytest.raises(ValueError, match="k_high"):
-        pde.book_poisson(0.5)
+        pde_experiments.book_poisson(0.5)
