@@ -171,10 +171,7 @@ _ = claim("图8.10", "with p = 1 activations (tanh, sigmoid, softplus) the input
 multiplicity = {act: ic.run_multiplicity(act, n_members=4, seed=seed) for act in ic.MULTIPLICITY}
 fig, axes = panels(5, width=2.5, height=2.6, subplot_kw={"projection": "polar"})
 for ax, (act, r) in zip(axes, multiplicity.items()):
-    amp = cond.amplitude(r["a"][0], r["w"][0])
-    ax.scatter(r["angles"][0], amp / amp.max(), s=10, color="#1f77b4")
-    ax.set_title(f"{act} (p={ic.MULTIPLICITY[act]}): {r['clusters'][0]} clusters", fontsize=9)
-    ax.set_yticklabels([])
+    cond.plot_polar(ax, r["w"][0], r["a"][0], title=f"{act} (p={ic.MULTIPLICITY[act]}): {r['clusters'][0]} clusters")
 plt.show()
 for act, r in multiplicity.items():
     print(f"{act:9s} p={ic.MULTIPLICITY[act]}  clusters per net {r['clusters'].tolist()}  (bound 2p = "
@@ -192,7 +189,7 @@ _ = claim("图8.10", "initial condensation uses at most 2p orientations (p = mul
           mean_p1=float(p1_counts.mean()), mean_p23=float(p23_counts.mean()))
 
 # %% [markdown]
-# The polar plots show one net per activation: orientation Ω_k as angle, relative amplitude as radius.
+# The polar plots show one net per activation: orientation Ω_k as angle, log₁₀ A_k as radius (as in 图8.2).
 # tanh puts its neurons on one line (two opposite orientations); sigmoid and softplus, whose σ(0) ≠ 0 or
 # whose line is tilted by the bias, often use only one side of it; x·tanh uses up to two lines, x²·tanh
 # up to three (the book's 图8.10(a), (b)). The bound is an upper bound: a p = 3 net often shows 3 or 4

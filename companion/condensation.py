@@ -107,19 +107,28 @@ def sorted_cosine_matrix(u: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     return d_matrix[np.ix_(order, order)], order
 
 
+def direction_gram_eigenvalues(w: ArrayLike, weights: ArrayLike | None = None) -> np.ndarray:
+    """Eigenvalues, largest first, of the direction Gram Σ_k c_k ŵ_kŵ_kᵀ / Σ c_k (default c_k = 1), w (m, d).
+
+    They sum to 1; ŵ and −ŵ contribute alike, so a set of directions on L lines has L nonzero
+    eigenvalues (for lines in general position) and directions spread uniformly have d equal ones.
+    """
+    w = _np(w).astype(float)
+    if w.ndim != 2 or len(w) == 0:
+        raise ValueError(f"w must be a non-empty matrix (m, d); got shape {w.shape}")
+    c = np.ones(len(w)) if weights is None else _np(weights).astype(float)
+    unit = w / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-300)
+    gram = (unit * c[:, None]).T @ unit / c.sum()
+    return np.linalg.eigvalsh(gram)[::-1]
+
+
 def alignment_eigenvalue(w: ArrayLike, weights: ArrayLike | None = None) -> float:
-    """Top eigenvalue of the direction Gram Σ_k c_k ŵ_kŵ_kᵀ / Σ c_k (default c_k = 1), w (m, d).
+    """Top eigenvalue of the direction Gram (:func:`direction_gram_eigenvalues`).
 
     It is 1 exactly when all directions lie on one line (ŵ and −ŵ count as the same line), and
     1/d for directions spread uniformly: the "one line" test of initial condensation (§8.3).
     """
-    w = _np(w).astype(float)
-    if w.ndim != 2:
-        raise ValueError(f"w must be a matrix (m, d); got shape {w.shape}")
-    c = np.ones(len(w)) if weights is None else _np(weights).astype(float)
-    unit = w / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-300)
-    gram = (unit * c[:, None]).T @ unit / c.sum()
-    return float(np.linalg.eigvalsh(gram)[-1])
+    return float(direction_gram_eigenvalues(w, weights)[0])
 
 
 def carrying_mask(amp: ArrayLike, mass: float = 0.9) -> np.ndarray:
@@ -161,8 +170,8 @@ def count_angle_clusters(angles: ArrayLike, amp: ArrayLike | None = None, *, mas
     s, weights = angles[order], weights[order]
     gaps = np.diff(np.concatenate([s, s[:1] + 2 * math.pi]))  # gaps[i]: from s[i] to the next one
     cuts = np.flatnonzero(gaps > gap)
-    if len(cuts) <= 1:
-        return 1 if amp is None or min_share == 0 or weights.sum() >= min_share else 0
+    if len(cuts) == 0:  # no gap anywhere: one cluster round the whole circle
+        cuts = np.array([len(s) - 1])
     # cluster j runs from cuts[j-1] + 1 to cuts[j]; the one that wraps around joins both ends
     label = np.searchsorted(cuts, np.arange(len(s))) % len(cuts)
     shares = np.bincount(label, weights=weights, minlength=len(cuts))

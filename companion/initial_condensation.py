@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .condensation import amplitude, count_angle_clusters, orientation
+from .condensation import amplitude, count_angle_clusters, direction_gram_eigenvalues, orientation
 from .nets import activation
 
 #: Activations of §8.3 by multiplicity p (σ^{(k)}(0) = 0 for k < p, 图8.10).
@@ -48,16 +48,12 @@ def _check_activation(act: str) -> None:
 
 
 def lines_needed(w: np.ndarray, share: float = 0.95) -> int:
-    """Number of lines the rows of ``w`` (m, d) lie on: eigenvalues of (1/m) Σ ŵ_kŵ_kᵀ, largest first,
-    needed to reach ``share`` of the trace (which is 1)."""
-    w = np.asarray(w, dtype=float)
-    if w.ndim != 2 or len(w) == 0:
-        raise ValueError(f"w must be a non-empty matrix (m, d); got shape {w.shape}")
+    """Number of lines the rows of ``w`` (m, d) lie on: eigenvalues of the direction Gram, largest
+    first (:func:`~companion.condensation.direction_gram_eigenvalues`), needed to reach ``share`` of
+    their sum (which is 1)."""
     if not 0 < share <= 1:
         raise ValueError(f"share must lie in (0, 1], got {share}")
-    unit = w / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-300)
-    eig = np.sort(np.linalg.eigvalsh(unit.T @ unit / len(unit)))[::-1]
-    return int(np.searchsorted(np.cumsum(eig), share - 1e-9) + 1)
+    return int(np.searchsorted(np.cumsum(direction_gram_eigenvalues(w)), share - 1e-9) + 1)
 
 
 def run_initial_condensation(act: str, *, n_members: int = 3, steps: int = 100, seed: int = 0) -> dict:
