@@ -34,7 +34,6 @@ import torch
 from torch import Tensor
 
 from .cache import cached
-from .config import batched_threads
 from .transformer import Transformer, TransformerConfig, fit_last_token
 
 SPLITS = ("mod_residue", "key_range")
@@ -305,9 +304,8 @@ def _run_anchor_tasks(tasks: tuple[str, ...], n_train: int, n_test: int, d_model
                             n_layers=n_layers, n_heads=n_heads, d_ff=4 * d_model)
     g = torch.Generator().manual_seed(seed)
     model = Transformer(cfg, n_members=len(tasks), gamma=gamma, generator=g)
-    with batched_threads():
-        hist = fit_last_token(model, x, y, steps=steps, lr=lr, weight_decay=weight_decay, batch_size=batch_size,
-                              record_every=record_every, evals=evals, generator=g, desc="anchor tasks")
+    hist = fit_last_token(model, x, y, steps=steps, lr=lr, weight_decay=weight_decay, batch_size=batch_size,
+                          record_every=record_every, evals=evals, generator=g, desc="anchor tasks")
     return TaskRun(tuple(tasks), hist.steps, hist.accuracy, cfg, model.state_dict(), hist.seconds, seed,
                    n_train, n_test)
 
@@ -445,10 +443,9 @@ def _run_composition(settings: tuple[tuple[float, float, int], ...], n_train: in
                             n_layers=n_layers, n_heads=1, d_ff=4 * d_model)
     g = torch.Generator().manual_seed(1_000 + settings[0][2])
     model = Transformer(cfg, n_members=len(settings), gamma=[s[0] for s in settings], generator=g)
-    with batched_threads():
-        hist = fit_last_token(model, x, y, steps=steps, lr=lr, weight_decay=[s[1] for s in settings],
-                              batch_size=batch_size, record_every=record_every, evals=evals, generator=g,
-                              desc="composite task")
+    hist = fit_last_token(model, x, y, steps=steps, lr=lr, weight_decay=[s[1] for s in settings],
+                          batch_size=batch_size, record_every=record_every, evals=evals, generator=g,
+                          desc="composite task")
     model.eval()
     comm = np.array([commutativity(model, d.tests["OOD"])[k] for k, d in enumerate(data)])
     return CompositionRun(tuple(settings), hist.steps, hist.accuracy, comm, cfg, model.state_dict(),

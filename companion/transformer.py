@@ -46,6 +46,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
+from .config import batched_threads
 from .train import progress_enabled
 
 NORMS = ("post", "pre", "none")
@@ -420,7 +421,8 @@ def fit_last_token(model: Transformer, x: Tensor, y: Tensor, *, steps: int, lr: 
     Data are shared, x (N, T) and y (N,), or per member, x (K, N, T) and y (K, N) (each member its
     own task or split).  Each member draws its own mini-batches (with replacement); accuracies on every
     set of ``evals`` (name → (x, y)) are recorded at step 0, every ``record_every`` steps and at
-    the end.  ``weight_decay`` is λ, one value or one per member.
+    the end.  ``weight_decay`` is λ, one value or one per member.  The steps run under
+    :func:`~companion.config.batched_threads` (a second core when there is one).
     """
     if steps < 1 or record_every < 1:
         raise ValueError(f"steps and record_every must be ≥ 1, got steps={steps}, record_every={record_every}")
@@ -436,28 +438,29 @@ def fit_last_token(model: Transformer, x: Tensor, y: Tensor, *, steps: int, lr: 
     loss = torch.full((K,), float("nan"))
     start = time.process_time()
     bar = tqdm(total=steps, desc=desc, disable=not progress_enabled(progress), mininterval=0.5, leave=False)
-    for step in range(steps + 1):
-        if step % record_every == 0 or step == steps:
-            model.eval()
-            rows["steps"].append(step)
-            rows["loss"].append(loss.detach().numpy().copy())
-            for name, (xe, ye) in evals.items():
-                rows[name].append(last_token_accuracy(model, xe, ye))
-            model.train()
-        if step == steps:
-            break
-        for group in opt.param_groups:
-            group["lr"] = lr * lr_factor(step, steps, schedule, warmup, lr_floor)
-        idx = torch.randint(x.shape[1], (K, batch_size), generator=generator)  # own batches per member
-        rows_k = torch.arange(K)[:, None]
-        logits = _call(model, x[rows_k, idx], last_only=True)
-        loss = last_token_loss(logits if model.ensemble else logits[None], y[rows_k, idx])
-        opt.zero_grad(set_to_none=True)
-        loss.sum().backward()
-        if clip is not None:
-            _clip_per_member(model, clip)
-        opt.step()
-        bar.update(1)
+    with batched_threads():  # the batched steps are big enough for a second core
+        for step in range(steps + 1):
+            if step % record_every == 0 or step == steps:
+                model.eval()
+                rows["steps"].append(step)
+                rows["loss"].append(loss.detach().numpy().copy())
+                for name, (xe, ye) in evals.items():
+                    rows[name].append(last_token_accuracy(model, xe, ye))
+                model.train()
+            if step == steps:
+                break
+            for group in opt.param_groups:
+                group["lr"] = lr * lr_factor(step, steps, schedule, warmup, lr_floor)
+            idx = torch.randint(x.shape[1], (K, batch_size), generator=generator)  # own batches per member
+            rows_k = torch.arange(K)[:, None]
+            logits = _call(model, x[rows_k, idx], last_only=True)
+            loss = last_token_loss(logits if model.ensemble else logits[None], y[rows_k, idx])
+            opt.zero_grad(set_to_none=True)
+            loss.sum().backward()
+            if clip is not None:
+                _clip_per_member(model, clip)
+            opt.step()
+            bar.update(1)
     bar.close()
     return FitHistory(steps=np.asarray(rows["steps"]), loss=np.stack(rows["loss"]),
                       accuracy={name: np.stack(rows[name]) for name in evals},
