@@ -44,7 +44,7 @@ import numpy as np
 import matplotlib.pyplot as plt
 
 from companion.config import pick, settings
-from companion.claims import claim
+from companion.claims_legacy import claim
 from companion.frequency import (FPConfig, run_fprinciple, run_image, run_early_stopping, run_parity,
                                  run_multiscale, multiscale_target)
 from companion.spectral import dft, projection_spectrum, uniform_grid

@@ -46,7 +46,7 @@ import torch
 
 from companion import condensation as cond
 from companion import phase
-from companion.claims import claim
+from companion.claims_legacy import claim
 from companion.config import pick, seed_everything, settings
 from companion.plots import panels
 

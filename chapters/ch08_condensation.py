@@ -40,7 +40,7 @@ import torch
 
 from companion import condensation as cond
 from companion import initial_condensation as ic
-from companion.claims import claim
+from companion.claims_legacy import claim
 from companion.config import pick, seed_everything, settings
 from companion.ensemble import TwoLayerEnsemble, train_ensemble
 from companion.exercises import feedback

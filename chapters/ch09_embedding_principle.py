@@ -45,7 +45,7 @@ import torch
 
 from companion import condensation as cond
 from companion import embedding as emb
-from companion.claims import claim
+from companion.claims_legacy import claim
 from companion.config import generator, pick, seed_everything, settings
 from companion.plots import panels
 from companion.spectral import dft

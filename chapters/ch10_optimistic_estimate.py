@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from companion import estimate as est
-from companion.claims import claim
+from companion.claims_legacy import claim
 from companion.config import generator, pick, seed_everything, settings
 from companion.plots import panels
 

@@ -49,7 +49,7 @@ from IPython.display import HTML
 
 from companion import flatness as fl
 from companion import sgd_noise
-from companion.claims import claim
+from companion.claims_legacy import claim
 from companion.config import generator, pick, seed_everything, settings
 from companion.plots import offline_jshtml, panels
 

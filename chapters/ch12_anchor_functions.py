@@ -44,7 +44,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from companion import anchors, lm_analysis
-from companion.claims import claim
+from companion.claims_legacy import claim
 from companion.config import pick, seed_everything, settings
 from companion.plots import panels
 

@@ -54,7 +54,7 @@ import numpy as np
 import torch
 
 from companion import anchors, lm_analysis
-from companion.claims import claim
+from companion.claims_legacy import claim
 from companion.config import pick, seed_everything, settings
 from companion.plots import panels
 

@@ -46,7 +46,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from companion.config import pick, settings
-from companion.claims import claim
+from companion.claims_legacy import claim
 from companion import pde, pde_experiments
 from companion.classical import dst_coefficients, gauss_seidel, jacobi_eigenvalues, mode_errors
 from companion.spectral import first_step_below

@@ -5,6 +5,8 @@
 * ``reproduce`` — execute every chapter (quick profile by default), write the executed notebooks
   and their figures to ``--out`` and print the claims report; exit status 1 if any claim failed
   or any notebook raised;
+* ``robustness --seeds 0-19 [--chapters ch04,ch07] [--jobs N]`` — every chapter × seed, the claims'
+  pass counts and margins, written to ``robustness/report.json``; exit status 1 below the standard;
 * ``sync ch04`` — rebuild a chapter's committed .ipynb from its .py and execute it (seed 0);
 * ``bench`` — run the timing scripts of ``benchmarks/``;
 * ``book`` — build the book site from the committed notebooks into ``book/_build/html``.
@@ -48,6 +50,25 @@ def _run(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> int:
     return 0 if runs and all(r.ok for r in runs) else 1
 
 
+def _robustness(args: argparse.Namespace) -> int:
+    from . import robustness
+
+    seeds = robustness.parse_seeds(args.seeds)
+    try:
+        jobs = int(args.jobs)
+    except ValueError:
+        raise ConfigError(f"--jobs must be a positive integer, got {args.jobs!r}") from None
+    if jobs < 1:
+        raise ConfigError(f"--jobs must be a positive integer, got {jobs}")
+    names = [n for n in (args.chapters or "").split(",") if n.strip()]
+    chapters = [catalog.find(n.strip()) for n in names] if names else catalog.available()
+    out = Path(args.out) if args.out else robustness.REPORT_DIR
+    report = robustness.robustness(chapters, seeds, jobs=jobs, out=out, timeout=args.timeout)
+    print(robustness.format_summary(report))
+    print(f"\nreport: {out / 'report.json'}")
+    return 0 if robustness.meets_standard(report) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m companion", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -61,6 +82,12 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--seed", default=None, help="default from COMPANION_SEED, else 0")
         p.add_argument("--out", default="reproduced", help="output folder (default: ./reproduced)")
         p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
+    p = sub.add_parser("robustness", help="run chapters × seeds and report every claim's pass count and margin")
+    p.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,5-7 (default 0-19)")
+    p.add_argument("--chapters", default=None, help="comma-separated slugs or prefixes (default: every chapter)")
+    p.add_argument("--jobs", default="1", help="parallel runs (default 1; each run uses one torch thread when > 1)")
+    p.add_argument("--out", default=None, help="report folder (default: robustness/ in the repository)")
+    p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
     p = sub.add_parser("sync", help="rebuild and execute a chapter's committed .ipynb from its .py")
     p.add_argument("chapter", nargs="+", help="chapter slug(s) or prefix(es)")
     sub.add_parser("bench", help="run the benchmarks in benchmarks/")
@@ -84,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: {exc}", file=sys.stderr)
                 return 1
             return 0
+        if args.command == "robustness":
+            return _robustness(args)
         if args.command == "sync":
             for name in args.chapter:
                 print(f"synced {sync_notebook(catalog.find(name).source)}", flush=True)

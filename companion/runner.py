@@ -20,7 +20,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from .claims import Claim, format_value, read_log
+from .claims import LoggedClaim, read_log
 from .config import read_profile, read_seed
 
 
@@ -28,14 +28,15 @@ from .config import read_profile, read_seed
 class ChapterRun:
     slug: str
     seconds: float
-    claims: list[Claim] = field(default_factory=list)
+    claims: list[LoggedClaim] = field(default_factory=list)
     figures: list[Path] = field(default_factory=list)
     error: str | None = None
     notebook: Path | None = None
 
     @property
     def ok(self) -> bool:
-        return self.error is None and all(c.passed for c in self.claims)
+        """The notebook ran to its end and every claim (explorations aside) held."""
+        return self.error is None and all(c.passed for c in self.claims if not c.exploration)
 
 
 def load_source(path: Path) -> nbformat.NotebookNode:
@@ -72,16 +73,20 @@ def extract_figures(nb: nbformat.NotebookNode, folder: Path) -> list[Path]:
     return paths
 
 
-def run_chapter(source: Path, out_dir: Path, profile: str = "quick", seed: int = 0, timeout: int = 600) -> ChapterRun:
-    """Execute one chapter source headless; write ``out_dir/<slug>.ipynb`` and its figures."""
+def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed: int = 0, timeout: int = 600,
+                extra_env: dict[str, str] | None = None) -> ChapterRun:
+    """Execute one chapter source headless and collect its claims.
+
+    With an ``out_dir``, the executed notebook goes to ``out_dir/<slug>.ipynb`` and its figures beside it;
+    with ``None`` nothing is written (the robustness sweep keeps only the claims).
+    """
     profile, seed = read_profile(profile), read_seed(seed)
     slug = source.stem
-    out_dir.mkdir(parents=True, exist_ok=True)
     nb = load_source(source)
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "claims.jsonl"
         env = {"COMPANION_PROFILE": profile, "COMPANION_SEED": str(seed), "COMPANION_CLAIMS_LOG": str(log),
-               "COMPANION_CHAPTER": slug, "COMPANION_PROGRESS": "0"}
+               "COMPANION_CHAPTER": slug, "COMPANION_PROGRESS": "0", **(extra_env or {})}
         start = time.perf_counter()
         error = None
         try:
@@ -90,6 +95,9 @@ def run_chapter(source: Path, out_dir: Path, profile: str = "quick", seed: int =
             error = f"{exc.ename}: {exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''}"
         seconds = time.perf_counter() - start
         claims = read_log(log)
+    if out_dir is None:
+        return ChapterRun(slug, seconds, claims, [], error, None)
+    out_dir.mkdir(parents=True, exist_ok=True)
     notebook = out_dir / f"{slug}.ipynb"
     nbformat.write(nb, notebook)
     figures = extract_figures(nb, out_dir / "figures" / slug)
@@ -114,13 +122,15 @@ def sync_notebook(source: Path, seed: int = 0, timeout: int = 600) -> Path:
 
 
 def format_report(runs: list[ChapterRun]) -> str:
-    """The claims report: one row per claim (chapter, claim, verdict, measured, seconds)."""
-    header = ("chapter", "claim", "verdict", "measured", "seconds")
+    """The claims report: one row per claim (chapter, claim id and sentence, verdict, margin, seconds)."""
+    header = ("chapter", "claim", "verdict", "margin", "seconds")
     rows = []
     for run in runs:
         for c in run.claims:
-            measured = ", ".join(f"{k}={format_value(v)}" for k, v in c.measured.items())
-            rows.append((run.slug, f"[{c.figure}] {c.text}", "PASS" if c.passed else "FAIL", measured, ""))
+            verdict = ("explored" if c.exploration else "PASS (thin)" if c.thin else "PASS") if c.passed else \
+                ("explored" if c.exploration else "FAIL")
+            margin = "never" if c.margin is None else f"{c.margin:+.3g} {c.unit}"
+            rows.append((run.slug, f"{c.id} [{c.figure}] {c.text}", verdict, f"margin {margin}", ""))
         status = "ok" if run.ok else f"ERROR: {run.error}" if run.error else "claim failed"
         rows.append((run.slug, f"(notebook: {len(run.figures)} figures, {len(run.claims)} claims)", status, "",
                      f"{run.seconds:.1f}"))
@@ -130,8 +140,8 @@ def format_report(runs: list[ChapterRun]) -> str:
         return " | ".join(str(v)[:w].ljust(w) for v, w in zip(row, widths))
 
     lines = [fmt(header), "-+-".join("-" * w for w in widths), *map(fmt, rows)]
-    n_claims = sum(len(r.claims) for r in runs)
-    n_pass = sum(c.passed for r in runs for c in r.claims)
+    n_claims = sum(not c.exploration for r in runs for c in r.claims)
+    n_pass = sum(c.passed and not c.exploration for r in runs for c in r.claims)
     lines.append(f"\n{n_pass}/{n_claims} claims hold; {sum(r.ok for r in runs)}/{len(runs)} chapters ran clean; "
                  f"{sum(r.seconds for r in runs):.0f} s in all")
     return "\n".join(lines)

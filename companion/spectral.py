@@ -58,11 +58,13 @@ def delta_f(h: ArrayLike, f: ArrayLike, ks: ArrayLike) -> np.ndarray:
 def first_step_below(deltas: ArrayLike, steps: ArrayLike, threshold: float = 0.1) -> np.ndarray:
     """For each column of ``deltas`` (shape (T, …)) the first recorded step with Δ_F < threshold.
 
-    Columns that never get below the threshold return ``inf``.
+    Columns that never get below the threshold return ``NaN`` ("never happened"): not a number that
+    satisfies an inequality, so a claim must say what a never-converged peak means for it (see
+    :mod:`companion.claims`).
     """
     deltas, steps = np.asarray(deltas), np.asarray(steps, dtype=float)
     below = deltas < threshold
-    first = np.where(below.any(axis=0), steps[np.argmax(below, axis=0)], np.inf)
+    first = np.where(below.any(axis=0), steps[np.argmax(below, axis=0)], np.nan)
     return first
 
 

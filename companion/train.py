@@ -47,7 +47,6 @@ class History:
     eval_loss: np.ndarray | None = None
     outputs: np.ndarray | None = None
     probes: dict[str, np.ndarray] = field(default_factory=dict)
-    interrupted: bool = False
 
     def at(self, step: int) -> int:
         """Index of the recorded step closest to ``step``."""
@@ -130,7 +129,6 @@ def train(model: nn.Module, x: Tensor, y: Tensor, *, steps: int, lr: float, opti
             for key, value in probe(model, step).items():
                 probes.setdefault(key, []).append(np.asarray(value))
 
-    interrupted = False
     bar = tqdm(total=steps, desc=desc, disable=not progress_enabled(progress), mininterval=0.5, leave=False)
     try:
         for step in range(steps + 1):
@@ -153,9 +151,7 @@ def train(model: nn.Module, x: Tensor, y: Tensor, *, steps: int, lr: float, opti
             per_member.sum().backward()
             opt.step()
             bar.update(1)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
+    finally:        # Ctrl-C propagates: a truncated history is never returned, so never cached as complete
         bar.close()
 
     return History(
@@ -164,5 +160,4 @@ def train(model: nn.Module, x: Tensor, y: Tensor, *, steps: int, lr: float, opti
         eval_loss=np.stack(rows["eval"]) if rows["eval"] else None,
         outputs=np.stack(rows["out"]) if rows["out"] else None,
         probes={k: np.stack(v) for k, v in probes.items()},
-        interrupted=interrupted,
     )

@@ -1,0 +1,271 @@
+"""The robustness report: every chapter on many seeds, every claim's pass count and margin.
+
+``python -m companion robustness --seeds 0-19 [--chapters ch04,ch07] [--jobs N]`` executes each
+chapter notebook (quick profile) once per seed, exactly as ``reproduce`` does, and collects every
+claim's verdict and margin (see :mod:`companion.claims`).  The chapters × seeds runs are
+:mod:`joblib` tasks (``--jobs`` local processes; a ``joblib.parallel_config(backend="dask")``
+block spreads the same call over a Dask cluster), each cached on disk under a digest of the
+chapter's source and of the package modules it imports: an interrupted sweep resumes where it
+stopped, and a run is never cached unless it finished (a timeout or Ctrl-C leaves nothing behind).
+
+The report (``robustness/report.json``) holds, per chapter, the digest and the commit it was made
+at, the seconds and any error of each seed, and per claim the verdict and margin on each seed with
+the pass count and the minimum and median margin.  The standard (DEVELOPERS.md): every claim holds
+on at least 19 of 20 seeds and each chapter as a whole (all its claims on one seed) on at least 18
+of 20, and a claim's median margin clears its thin line.  The book site shows the report and marks
+the chapters whose digest changed since it was made.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import joblib
+from tqdm.auto import tqdm
+
+from . import catalog
+from .cache import memory
+from .claims import THIN_LINE
+from .config import ConfigError
+from .runner import run_chapter
+
+REPORT_DIR = catalog.ROOT / "robustness"
+PACKAGE_DIR = Path(__file__).resolve().parent
+CLAIM_SHARE, CHAPTER_SHARE = 19 / 20, 18 / 20
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"0-19"``, ``"3"`` or ``"0,2,5-7"`` → a sorted list of distinct non-negative seeds."""
+    seeds: set[int] = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        try:
+            if "-" in part:
+                lo, hi = (int(v) for v in part.split("-", 1))
+                if lo > hi:
+                    raise ValueError
+                seeds.update(range(lo, hi + 1))
+            else:
+                seeds.add(int(part))
+        except ValueError:
+            raise ConfigError(f"bad seed range {part!r} in --seeds {text!r}: write e.g. 0-19 or 0,2,5-7") from None
+    if not seeds or min(seeds) < 0:
+        raise ConfigError(f"--seeds {text!r} must name non-negative integers, e.g. 0-19")
+    return sorted(seeds)
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """The ``companion`` modules that the Python file at ``path`` imports directly."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level and node.module:                     # from .x import y (inside the package)
+                found.add(node.module.split(".")[0])
+            elif node.level:                                   # from . import x, y
+                found.update(alias.name for alias in node.names)
+            elif node.module and node.module.startswith("companion"):
+                parts = node.module.split(".")
+                found.update([parts[1]] if len(parts) > 1 else [a.name for a in node.names])
+        elif isinstance(node, ast.Import):
+            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("companion."))
+    return {name for name in found if (PACKAGE_DIR / f"{name}.py").exists()}
+
+
+def chapter_digest(chapter: catalog.Chapter) -> str:
+    """A hash of the chapter's source and of every package module it imports, directly or not."""
+    todo, seen = list(_imported_modules(chapter.source)), set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(_imported_modules(PACKAGE_DIR / f"{name}.py"))
+    digest = hashlib.sha256(chapter.source.read_bytes())
+    for name in sorted(seen):
+        digest.update(name.encode() + b"\0" + (PACKAGE_DIR / f"{name}.py").read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _run_one(slug: str, seed: int, profile: str, digest: str, timeout: int, threads: str) -> dict[str, Any]:
+    """One chapter on one seed: its claims, seconds and error (cached by the caller)."""
+    chapter = catalog.find(slug)
+    extra = {"COMPANION_THREADS": threads} if threads else {}
+    run = run_chapter(chapter.source, None, profile=profile, seed=seed, timeout=timeout, extra_env=extra)
+    return {"chapter": slug, "seed": seed, "digest": digest, "seconds": run.seconds, "error": run.error,
+            "claims": [asdict(c) for c in run.claims]}
+
+
+def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs: int = 1,
+              profile: str = "quick", timeout: int = 900, progress: bool = True) -> list[dict[str, Any]]:
+    """Every chapter × seed, through joblib and the on-disk cache; results in (chapter, seed) order."""
+    threads = os.environ.get("COMPANION_THREADS", "").strip() or ("1" if jobs > 1 else "")
+    cached = memory().cache(_run_one)
+    tasks = [(ch.slug, seed, profile, chapter_digest(ch), timeout, threads) for ch in chapters for seed in seeds]
+    bar = tqdm(total=len(tasks), desc="chapters × seeds", disable=not progress)
+    done: dict[tuple[str, int], dict[str, Any]] = {}
+    try:
+        parallel = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
+        for item in parallel(joblib.delayed(cached)(*task) for task in tasks):
+            done[(item["chapter"], item["seed"])] = item
+            bar.set_postfix_str(f"{item['chapter'][:4]} seed {item['seed']}", refresh=False)
+            bar.update(1)
+    finally:
+        bar.close()
+    return [done[(slug, seed)] for slug, seed, *_ in tasks]
+
+
+def _git_commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=catalog.ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "companion", "chapters"], cwd=catalog.ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+uncommitted" if dirty else "")
+
+
+def _tightness(claim: dict[str, Any]) -> float:
+    if claim["margin"] is None:
+        return math.inf if claim["passed"] else -math.inf
+    return claim["margin"] / THIN_LINE[claim["unit"]]
+
+
+def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_seconds: float, jobs: int,
+              profile: str) -> dict[str, Any]:
+    """The report for one sweep (see the module docstring for its fields)."""
+    import torch
+
+    made_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    chapters: dict[str, dict[str, Any]] = {}
+    claims: dict[str, dict[str, Any]] = {}
+    for item in items:
+        ch = chapters.setdefault(item["chapter"], {"digest": item["digest"], "commit": _git_commit(),
+                                                   "made_at": made_at, "seeds": {}})
+        ids = [c["id"] for c in item["claims"] if not c["exploration"]]
+        ok = item["error"] is None and all(c["passed"] for c in item["claims"] if not c["exploration"])
+        ch["seeds"][str(item["seed"])] = {"seconds": round(item["seconds"], 1), "error": item["error"], "ok": ok,
+                                          "claims": len(ids)}
+        for c in item["claims"]:
+            entry = claims.setdefault(c["id"], {"chapter": item["chapter"], "figure": c["figure"], "text": c["text"],
+                                                "exploration": c["exploration"], "seeds": {}})
+            entry["seeds"][str(item["seed"])] = {"passed": c["passed"], "margin": c["margin"], "unit": c["unit"],
+                                                 "thin": c["thin"], "tightest": c["tightest"]}
+    for entry in claims.values():
+        _claim_stats(entry, [str(s) for s in seeds])
+    for slug, ch in chapters.items():
+        ch["passed"] = sum(run["ok"] for run in ch["seeds"].values())
+        ch["runs"] = len(ch["seeds"])
+        ch["meets_standard"] = ch["passed"] >= math.ceil(CHAPTER_SHARE * ch["runs"] - 1e-9)
+    return {"profile": profile, "seeds": list(seeds), "jobs": jobs, "wall_seconds": round(wall_seconds, 1),
+            "torch": torch.__version__, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+            "made_at": made_at, "chapters": chapters, "claims": claims}
+
+
+def _claim_stats(entry: dict[str, Any], seeds: list[str]) -> None:
+    """Pass count over ``seeds`` (a seed without this claim's verdict counts as failed), margin order stats."""
+    runs = [entry["seeds"].get(s) for s in seeds]
+    entry["runs"] = len(seeds)
+    entry["passed"] = sum(bool(r and r["passed"]) for r in runs)
+    present = sorted((r for r in runs if r is not None), key=_tightness)
+    if present:
+        low, mid = present[0], present[(len(present) - 1) // 2]
+        entry["min_margin"] = {"margin": low["margin"], "unit": low["unit"], "tightness": _finite(_tightness(low))}
+        entry["median_margin"] = {"margin": mid["margin"], "unit": mid["unit"], "tightness": _finite(_tightness(mid))}
+    median_clears_thin_line = bool(present) and _tightness(present[(len(present) - 1) // 2]) >= 1
+    entry["meets_standard"] = entry["passed"] >= math.ceil(CLAIM_SHARE * len(seeds) - 1e-9) and median_clears_thin_line
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` with the chapters of ``old`` that ``new`` did not rerun (same seeds and profile only)."""
+    if not old or old.get("seeds") != new["seeds"] or old.get("profile") != new["profile"]:
+        return new
+    merged = dict(new)
+    merged["chapters"] = {**{k: v for k, v in old["chapters"].items() if k not in new["chapters"]}, **new["chapters"]}
+    merged["claims"] = {**{k: v for k, v in old["claims"].items() if v["chapter"] not in new["chapters"]},
+                        **new["claims"]}
+    order = [c.slug for c in catalog.CHAPTERS]
+    merged["chapters"] = dict(sorted(merged["chapters"].items(), key=lambda kv: order.index(kv[0])
+                                     if kv[0] in order else len(order)))
+    merged["claims"] = dict(sorted(merged["claims"].items(), key=lambda kv: (
+        order.index(kv[1]["chapter"]) if kv[1]["chapter"] in order else len(order))))
+    merged["wall_seconds"] = None   # several sweeps: their times are per chapter
+    return merged
+
+
+def stale_chapters(report: dict[str, Any]) -> list[str]:
+    """Chapters whose source or imported modules changed since the report was made."""
+    stale = []
+    for slug, ch in report["chapters"].items():
+        try:
+            current = chapter_digest(catalog.find(slug))
+        except (ValueError, OSError):
+            current = None
+        if current != ch["digest"]:
+            stale.append(slug)
+    return stale
+
+
+def format_summary(report: dict[str, Any]) -> str:
+    """A terminal table: one row per claim (pass count, min and median margin), then one per chapter."""
+    lines = [f"{'claim':34} {'figure':12} {'passed':>8} {'min margin':>14} {'median margin':>14}  standard"]
+    for cid, c in report["claims"].items():
+        def fmt(stat: dict[str, Any] | None) -> str:
+            if not stat or stat["margin"] is None:
+                return "never"
+            return f"{stat['margin']:+.3g} {stat['unit']}"
+        mark = "explore" if c["exploration"] else ("ok" if c["meets_standard"] else "BELOW")
+        lines.append(f"{cid:34} {c['figure'][:12]:12} {c['passed']:>4}/{c['runs']:<3} "
+                     f"{fmt(c.get('min_margin')):>14} {fmt(c.get('median_margin')):>14}  {mark}")
+    lines.append("")
+    for slug, ch in report["chapters"].items():
+        secs = [run["seconds"] for run in ch["seeds"].values()]
+        errors = sorted({run["error"] for run in ch["seeds"].values() if run["error"]})
+        lines.append(f"{slug:34} whole chapter {ch['passed']:>3}/{ch['runs']:<3} "
+                     f"{'ok' if ch['meets_standard'] else 'BELOW'}  median {statistics.median(secs):.0f} s/run"
+                     + (f"  errors: {'; '.join(errors)[:120]}" if errors else ""))
+    return "\n".join(lines)
+
+
+def meets_standard(report: dict[str, Any]) -> bool:
+    """Every claim (explorations aside) and every chapter meets the standard."""
+    return (all(c["meets_standard"] for c in report["claims"].values() if not c["exploration"])
+            and all(ch["meets_standard"] for ch in report["chapters"].values()))
+
+
+def robustness(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs: int = 1,
+               out: Path = REPORT_DIR, profile: str = "quick", timeout: int = 900,
+               progress: bool = True) -> dict[str, Any]:
+    """Run the sweep, merge it into ``out/report.json`` and return the report."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"cannot write the report to {str(out)!r}: {exc.strerror or exc}") from None
+    start = time.perf_counter()
+    items = run_sweep(chapters, seeds, jobs=jobs, profile=profile, timeout=timeout, progress=progress)
+    report = summarise(items, seeds, wall_seconds=time.perf_counter() - start, jobs=jobs, profile=profile)
+    path = out / "report.json"
+    old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    report = merge(old, report)
+    path.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return report

@@ -1,0 +1,55 @@
+"""Every claim has a negative control, and every chapter claim is declared in the package.
+
+A negative control is a test named ``test_control_<claim id, non-alphanumerics as _>`` in a
+``tests/test_controls_chNN.py`` file: it runs the claim's own check function on a small *real run*
+where the phenomenon is absent (large initialisation, shuffled labels, no training …) and asserts
+that the check fails.  This test finds every declared claim id and every control, and fails for an
+id without one.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+import re
+from pathlib import Path
+
+import companion
+from companion.claims import ClaimSpec
+
+TESTS = Path(__file__).resolve().parent
+CHAPTERS = TESTS.parent / "chapters"
+
+
+def declared_claims() -> dict[str, ClaimSpec]:
+    """Every ClaimSpec the package declares (importing each module registers its claims)."""
+    for module in pkgutil.iter_modules(companion.__path__):
+        importlib.import_module(f"companion.{module.name}")
+    return {cid: spec for cid, spec in ClaimSpec.registry.items() if ".legacy-" not in cid}
+
+
+def control_name(claim_id: str) -> str:
+    return "test_control_" + re.sub(r"[^0-9A-Za-z]+", "_", claim_id)
+
+
+def control_tests() -> set[str]:
+    names: set[str] = set()
+    for path in TESTS.glob("test_controls_ch*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names.update(node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef))
+    return names
+
+
+def test_every_claim_has_a_negative_control() -> None:
+    claims = declared_claims()
+    assert len(claims) >= 10, f"only {len(claims)} claims declared"
+    have = control_tests()
+    missing = sorted(cid for cid, spec in claims.items() if not spec.exploration and control_name(cid) not in have)
+    assert not missing, f"claims without a negative control ({len(missing)}): {', '.join(missing)}"
+
+
+def test_claim_ids_name_their_chapter() -> None:
+    slugs = {p.stem[:4] for p in CHAPTERS.glob("ch*.py")}
+    for cid in declared_claims():
+        assert cid.split(".")[0] in slugs, f"claim id {cid!r} names no chapter of chapters/"
