@@ -63,7 +63,10 @@ def _robustness(args: argparse.Namespace) -> int:
     names = [n for n in (args.chapters or "").split(",") if n.strip()]
     chapters = [catalog.find(n.strip()) for n in names] if names else catalog.available()
     out = Path(args.out) if args.out else robustness.REPORT_DIR
-    report = robustness.robustness(chapters, seeds, jobs=jobs, out=out, timeout=args.timeout)
+    if args.merge:
+        report = robustness.merge_reports([Path(p) for p in args.merge], out)
+    else:
+        report = robustness.robustness(chapters, seeds, jobs=jobs, out=out, timeout=args.timeout)
     print(robustness.format_summary(report))
     print(f"\nreport: {out / 'report.json'}")
     return 0 if robustness.meets_standard(report) else 1
@@ -88,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", default="1", help="parallel runs (default 1; each run uses one torch thread when > 1)")
     p.add_argument("--out", default=None, help="report folder (default: robustness/ in the repository)")
     p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
+    p.add_argument("--merge", nargs="+", metavar="REPORT", default=None,
+                   help="run nothing: merge these report folders (e.g. one per machine) into --out")
     p = sub.add_parser("sync", help="rebuild and execute a chapter's committed .ipynb from its .py")
     p.add_argument("chapter", nargs="+", help="chapter slug(s) or prefix(es)")
     sub.add_parser("bench", help="run the benchmarks in benchmarks/")

@@ -98,13 +98,18 @@ def chapter_digest(chapter: catalog.Chapter) -> str:
     return digest.hexdigest()[:16]
 
 
-def _run_one(slug: str, seed: int, profile: str, digest: str, timeout: int, threads: str) -> dict[str, Any]:
-    """One chapter on one seed: its claims, seconds and error (cached by the caller)."""
-    chapter = catalog.find(slug)
+def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, threads: str) -> dict[str, Any]:
+    """One chapter on one seed: its claims, seconds and error (cached by the caller under ``digest``).
+
+    A notebook that raised is a result (its error is recorded and cached: the same code fails the same
+    way); a timeout, a dead kernel or Ctrl-C propagates, so nothing is cached for it.
+    """
     extra = {"COMPANION_THREADS": threads} if threads else {}
-    run = run_chapter(chapter.source, None, profile=profile, seed=seed, timeout=timeout, extra_env=extra)
-    return {"chapter": slug, "seed": seed, "digest": digest, "seconds": run.seconds, "error": run.error,
-            "claims": [asdict(c) for c in run.claims]}
+    run = run_chapter(Path(source), None, profile=profile, seed=seed, timeout=timeout, extra_env=extra)
+    if run.error and run.error.startswith("KeyboardInterrupt"):
+        raise KeyboardInterrupt(f"{Path(source).stem} seed {seed} was interrupted")  # never cached
+    return {"chapter": Path(source).stem, "seed": seed, "digest": digest, "seconds": run.seconds,
+            "error": run.error, "claims": [asdict(c) for c in run.claims]}
 
 
 def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs: int = 1,
@@ -112,7 +117,7 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
     """Every chapter × seed, through joblib and the on-disk cache; results in (chapter, seed) order."""
     threads = os.environ.get("COMPANION_THREADS", "").strip() or ("1" if jobs > 1 else "")
     cached = memory().cache(_run_one)
-    tasks = [(ch.slug, seed, profile, chapter_digest(ch), timeout, threads) for ch in chapters for seed in seeds]
+    tasks = [(str(ch.source), seed, profile, chapter_digest(ch), timeout, threads) for ch in chapters for seed in seeds]
     bar = tqdm(total=len(tasks), desc="chapters × seeds", disable=not progress)
     done: dict[tuple[str, int], dict[str, Any]] = {}
     try:
@@ -123,7 +128,7 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
             bar.update(1)
     finally:
         bar.close()
-    return [done[(slug, seed)] for slug, seed, *_ in tasks]
+    return [done[(Path(source).stem, seed)] for source, seed, *_ in tasks]
 
 
 def _git_commit() -> str:
@@ -197,6 +202,7 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     if not old or old.get("seeds") != new["seeds"] or old.get("profile") != new["profile"]:
         return new
     merged = dict(new)
+    merged["jobs"] = max(old.get("jobs") or 1, new.get("jobs") or 1)
     merged["chapters"] = {**{k: v for k, v in old["chapters"].items() if k not in new["chapters"]}, **new["chapters"]}
     merged["claims"] = {**{k: v for k, v in old["claims"].items() if v["chapter"] not in new["chapters"]},
                         **new["claims"]}
@@ -220,6 +226,37 @@ def stale_chapters(report: dict[str, Any]) -> list[str]:
         if current != ch["digest"]:
             stale.append(slug)
     return stale
+
+
+def merge_reports(paths: Sequence[Path], out: Path = REPORT_DIR) -> dict[str, Any]:
+    """Merge the reports in ``paths`` (folders or files, e.g. one per machine or per chapter) into ``out``.
+
+    Chapters whose digest still matches the code are stamped with the current commit when the
+    package and the chapters have no uncommitted change, so the committed report names the commit
+    at which its numbers hold.
+    """
+    target = Path(out) / "report.json"
+    report = json.loads(target.read_text(encoding="utf-8")) if target.exists() else None
+    for path in paths:
+        path = Path(path)
+        file = path / "report.json" if path.is_dir() else path
+        if not file.exists():
+            raise ConfigError(f"no robustness report at {str(file)!r}")
+        new = json.loads(file.read_text(encoding="utf-8"))
+        if report is not None and (report["seeds"] != new["seeds"] or report["profile"] != new["profile"]):
+            raise ConfigError(f"{str(file)!r} has seeds {new['seeds']} ({new['profile']}), the others "
+                              f"{report['seeds']} ({report['profile']}): merge reports of the same sweep")
+        report = merge(report, new)
+    if report is None:
+        raise ConfigError("nothing to merge: name one or more report folders")
+    commit = _git_commit()
+    stale = set(stale_chapters(report))
+    for slug, ch in report["chapters"].items():
+        if slug not in stale and not commit.endswith("+uncommitted"):
+            ch["commit"] = commit
+    Path(out).mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return report
 
 
 def format_summary(report: dict[str, Any]) -> str:

@@ -10,7 +10,10 @@ three generated files:
 * ``_chapter_map.md`` — the table notebook ↔ book chapter ↔ figures (from :mod:`companion.catalog`),
   included by the landing page;
 * ``claims.md`` — every claim the committed notebooks checked, read from their outputs
-  (the ``✔ CLAIM HOLDS [figure] text`` lines that :func:`companion.claims.claim` prints).
+  (the ``✔ CLAIM HOLDS [figure] text`` lines that :func:`companion.claims.show` prints);
+* ``robustness.md`` — the committed robustness report (``robustness/report.json``): every claim's
+  pass count over seeds and its margins, each chapter's pass count, and a mark on the chapters whose
+  code changed since the report was made (stale).
 
 The notebooks are shown with their committed outputs; nothing is executed at build time::
 
@@ -20,6 +23,7 @@ The notebooks are shown with their committed outputs; nothing is executed at bui
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shutil
 import subprocess
@@ -30,11 +34,11 @@ from pathlib import Path
 import nbformat
 
 from . import catalog
-from .claims import FAIL_MARK, PASS_MARK
+from .claims import EXPLORATION_MARK, FAIL_MARK, PASS_MARK
 
 BOOK_DIR = catalog.ROOT / "book"
-_CLAIM_LINE = re.compile(rf"^(?P<mark>{re.escape(PASS_MARK)}|{re.escape(FAIL_MARK)}) "
-                         r"\[(?P<figure>[^\]]+)\] (?P<text>.+?)\s*$")
+_CLAIM_LINE = re.compile(rf"^(?:\x1b\[\d+m)?(?P<mark>{re.escape(PASS_MARK)}|{re.escape(FAIL_MARK)}|"
+                         rf"{re.escape(EXPLORATION_MARK)}) \[(?P<figure>[^\]]+)\] (?P<text>.+?)(?:\x1b\[0m)?\s*$")
 _NOTEBOOK_NAME = re.compile(r"^ch\d\d_\w+\.ipynb$")
 
 
@@ -46,6 +50,7 @@ class ClaimRecord:
     figure: str
     text: str
     holds: bool
+    exploration: bool = False
 
 
 def chapter_notebooks(chapters_dir: Path | None = None) -> list[Path]:
@@ -77,7 +82,7 @@ def read_claims(notebook: Path) -> list[ClaimRecord]:
                 match = _CLAIM_LINE.match(line)
                 if match:
                     records.append(ClaimRecord(notebook.stem, match["figure"], match["text"],
-                                               match["mark"] == PASS_MARK))
+                                               match["mark"] == PASS_MARK, match["mark"] == EXPLORATION_MARK))
     return records
 
 
@@ -97,7 +102,8 @@ def toc_yaml(chapter_pages: list[str]) -> str:
     lines = ["format: jb-book", "root: intro", "parts:"]
     if chapter_pages:
         lines += ["  - caption: Chapters", "    chapters:"] + [f"      - file: {p}" for p in chapter_pages]
-    lines += ["  - caption: Reference", "    chapters:", "      - file: claims", "      - file: glossary"]
+    lines += ["  - caption: Reference", "    chapters:", "      - file: claims", "      - file: robustness",
+              "      - file: glossary"]
     return "\n".join(lines) + "\n"
 
 
@@ -118,24 +124,84 @@ def chapter_map_markdown(built: list[str]) -> str:
 def claims_markdown(notebooks: list[Path]) -> str:
     """The claims page: one table per chapter listing each claim and the figure it reproduces."""
     claims = {notebook: read_claims(notebook) for notebook in notebooks}
-    total = sum(len(records) for records in claims.values())
+    total = sum(not r.exploration for records in claims.values() for r in records)
+    explorations = sum(r.exploration for records in claims.values() for r in records)
     parts = ["# Claims checked by the notebooks", "",
-             "Every claim below is a sentence of the book turned into a check that fails when the phenomenon "
-             "is absent. The notebooks check them each time they run, in the quick profile and for any seed; "
-             f"this page lists the verdicts printed in the committed notebooks (seed 0): {total} claims in "
-             f"{len(notebooks)} notebooks.", ""]
+             "Every claim below is a sentence of the book turned into measured comparisons that fail when the "
+             "phenomenon is absent (each has a negative control in the tests). The notebooks check them each "
+             "time they run; how often each holds over seeds 0–19 is on the [robustness page](robustness.md). "
+             f"This page lists the verdicts printed in the committed notebooks (seed 0): {total} claims and "
+             f"{explorations} explorations (a phenomenon that does not reproduce robustly at CPU scale, shown "
+             f"with its pass rate instead of a verdict) in {len(notebooks)} notebooks.", ""]
     for notebook, records in claims.items():
         parts += [f"## [{_cell(notebook_title(notebook))}]({notebook.name})", ""]
         if not records:
             parts += ["This notebook checks no claim yet.", ""]
             continue
         parts += ["| Figure | Claim | Verdict |", "| --- | --- | --- |"]
-        parts += [f"| {_cell(r.figure)} | {_cell(r.text)} | {'✔ holds' if r.holds else '✘ fails'} |"
-                  for r in records]
+        parts += [f"| {_cell(r.figure)} | {_cell(r.text)} | "
+                  f"{'◇ exploration' if r.exploration else '✔ holds' if r.holds else '✘ fails'} |" for r in records]
         parts.append("")
     if not notebooks:
         parts += ["No chapter notebook has been committed yet.", ""]
     return "\n".join(parts)
+
+
+def _margin(stat: dict | None) -> str:
+    if not stat or stat.get("margin") is None:
+        return "never"
+    return f"{stat['margin']:+.3g} {stat['unit']}"
+
+
+def robustness_markdown(report: dict | None, stale: list[str]) -> str:
+    """The robustness page: the committed 20-seed report, per claim and per chapter, stale rows marked."""
+    parts = ["# Robustness over seeds", "",
+             "A claim counts as reproduced only if it holds on at least 19 of 20 seeds (0–19) in the quick profile, "
+             "each chapter as a whole (all its claims on one seed) on at least 18 of 20, with a median margin above "
+             "the thin line. The **margin** is how far a claim's tightest condition is from flipping: `rel` is the "
+             "slack as a fraction of the threshold (or of the larger of two compared values), `sd` the slack in "
+             "units of the quantity's measured spread, `count` the distance in counts. A margin below 0.05 rel, "
+             "0.5 sd or 1 count is *thin*. Made with "
+             "`python -m companion robustness --seeds 0-19`.", ""]
+    if not report:
+        return "\n".join(parts + ["No robustness report has been committed yet (`robustness/report.json`).", ""])
+    wall = report.get("wall_seconds")
+    parts += [f"Profile `{report['profile']}`, seeds {report['seeds'][0]}–{report['seeds'][-1]}, torch "
+              f"{report['torch']}, {report['machine']}, made {report['made_at']}"
+              + (f", {wall / 60:.0f} min wall with {report['jobs']} jobs." if wall else "."), ""]
+    if stale:
+        parts += [":::{warning}", "The code of " + ", ".join(f"`{s}`" for s in stale) + " changed since this "
+                  "report was made: its rows below are **stale** until the report is made again.", ":::", ""]
+    parts += ["## Chapters", "", "| Chapter | Whole chapter passes | Median s/run | Commit | Status |",
+              "| --- | --- | --- | --- | --- |"]
+    for slug, ch in report["chapters"].items():
+        secs = sorted(run["seconds"] for run in ch["seeds"].values())
+        status = "stale" if slug in stale else ("✔ meets the standard" if ch["meets_standard"] else "✘ below")
+        parts.append(f"| [{slug}]({slug}.ipynb) | {ch['passed']}/{ch['runs']} | {secs[len(secs) // 2]:.0f} | "
+                     f"`{ch['commit']}` | {status} |")
+    parts += ["", "## Claims", "", "| Claim | Figure | Passes | Min margin | Median margin | Status |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for cid, c in report["claims"].items():
+        if c["chapter"] in stale:
+            status = "stale"
+        elif c["exploration"]:
+            status = "◇ exploration"
+        else:
+            status = "✔" if c["meets_standard"] else "✘ below"
+        parts.append(f"| `{cid}` | {_cell(c['figure'])} | {c['passed']}/{c['runs']} | {_margin(c.get('min_margin'))} "
+                     f"| {_margin(c.get('median_margin'))} | {status} |")
+    return "\n".join(parts) + "\n"
+
+
+def read_robustness(path: Path | None = None) -> tuple[dict | None, list[str]]:
+    """The committed robustness report (or None) and the chapters that changed since it was made."""
+    from . import robustness
+
+    path = robustness.REPORT_DIR / "report.json" if path is None else path
+    if not path.exists():
+        return None, []
+    report = json.loads(path.read_text(encoding="utf-8"))
+    return report, robustness.stale_chapters(report)
 
 
 def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = None) -> list[Path]:
@@ -151,6 +217,7 @@ def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = N
     (source / "_toc.yml").write_text(toc_yaml(pages), encoding="utf-8")
     (source / "_chapter_map.md").write_text(chapter_map_markdown(pages), encoding="utf-8")
     (source / "claims.md").write_text(claims_markdown(notebooks), encoding="utf-8")
+    (source / "robustness.md").write_text(robustness_markdown(*read_robustness()), encoding="utf-8")
     return notebooks
 
 

@@ -13,7 +13,7 @@ import pytest
 from browser_support import built_site, require_jupyter_book
 
 from companion import catalog, site
-from companion.claims import FAIL_MARK, PASS_MARK
+from companion.claims import EXPLORATION_MARK, FAIL_MARK, PASS_MARK
 
 
 def _notebook(path: Path, title: str | None, outputs: list[str]) -> Path:
@@ -37,12 +37,14 @@ def test_read_claims_parses_verdict_lines(tmp_path: Path) -> None:
     nb = _notebook(tmp_path / "ch04_frequency_principle.ipynb", "Chapter 4", [
         f"{PASS_MARK} [图4.7] the k=1 peak converges before k=3\n  measured: t1=3, t3=9\n",
         "training 100 steps\n",
-        f"{FAIL_MARK} [§5 MscaleDNN] the scaled net converges faster\n",
+        f"\x1b[31m{FAIL_MARK} [§5 MscaleDNN] the scaled net converges faster\x1b[0m\n",
+        f"{EXPLORATION_MARK} [图8.16] residual nets condense layer by layer\n",
     ])
     claims = site.read_claims(nb)
-    assert [(c.figure, c.text, c.holds) for c in claims] == [
-        ("图4.7", "the k=1 peak converges before k=3", True),
-        ("§5 MscaleDNN", "the scaled net converges faster", False)]
+    assert [(c.figure, c.text, c.holds, c.exploration) for c in claims] == [
+        ("图4.7", "the k=1 peak converges before k=3", True, False),
+        ("§5 MscaleDNN", "the scaled net converges faster", False, False),
+        ("图8.16", "residual nets condense layer by layer", False, True)]
     assert {c.chapter for c in claims} == {"ch04_frequency_principle"}
 
 
@@ -78,9 +80,39 @@ def test_claims_page_counts_and_lists_every_claim(tmp_path: Path) -> None:
     a = _notebook(tmp_path / "ch04_frequency_principle.ipynb", "Chapter 4", [f"{PASS_MARK} [图4.2] low | then high\n"])
     b = _notebook(tmp_path / "ch07_phase_diagram.ipynb", "Chapter 7", [])
     page = site.claims_markdown([a, b])
-    assert "1 claims in 2 notebooks." in page
+    assert "1 claims and 0 explorations" in page and "in 2 notebooks." in page
     assert "| 图4.2 | low \\| then high | ✔ holds |" in page
     assert "## [Chapter 7](ch07_phase_diagram.ipynb)" in page and "checks no claim yet" in page
+
+
+REPORT = {
+    "profile": "quick", "seeds": list(range(20)), "jobs": 2, "wall_seconds": 600.0, "torch": "2.13.0",
+    "machine": "x86_64, 2 cores", "made_at": "2026-11-23T15:00:00+00:00",
+    "chapters": {"ch04_frequency_principle": {"digest": "0", "commit": "abc", "passed": 19, "runs": 20,
+                                              "meets_standard": True,
+                                              "seeds": {str(s): {"seconds": 30.0} for s in range(20)}},
+                 "ch07_phase_diagram": {"digest": "1", "commit": "abc", "passed": 15, "runs": 20,
+                                        "meets_standard": False,
+                                        "seeds": {str(s): {"seconds": 20.0} for s in range(20)}}},
+    "claims": {"ch04.fp-order": {"chapter": "ch04_frequency_principle", "figure": "图4.7", "exploration": False,
+                                 "passed": 19, "runs": 20, "meets_standard": True,
+                                 "min_margin": {"margin": -0.1, "unit": "rel"},
+                                 "median_margin": {"margin": 0.4, "unit": "rel"}},
+               "ch07.sw-sign": {"chapter": "ch07_phase_diagram", "figure": "图7.4", "exploration": False,
+                                "passed": 15, "runs": 20, "meets_standard": False,
+                                "min_margin": None, "median_margin": {"margin": 2.0, "unit": "sd"}}},
+}
+
+
+def test_robustness_page_lists_pass_counts_margins_and_marks_stale_chapters() -> None:
+    page = site.robustness_markdown(REPORT, stale=["ch07_phase_diagram"])
+    assert "| `ch04.fp-order` | 图4.7 | 19/20 | -0.1 rel | +0.4 rel | ✔ |" in page
+    assert "| `ch07.sw-sign` | 图7.4 | 15/20 | never | +2 sd | stale |" in page
+    assert "| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | 19/20 | 30 | `abc` | ✔ meets" in page
+    assert "`ch07_phase_diagram` changed since this report was made" in page
+    fresh = site.robustness_markdown(REPORT, stale=[])
+    assert "✘ below" in fresh and "changed since" not in fresh
+    assert "No robustness report" in site.robustness_markdown(None, [])
 
 
 def test_stage_writes_a_complete_source_folder(tmp_path: Path) -> None:
@@ -90,7 +122,7 @@ def test_stage_writes_a_complete_source_folder(tmp_path: Path) -> None:
     source = tmp_path / "src"
     notebooks = site.stage(source, chapters_dir=chapters)
     assert [p.name for p in notebooks] == ["ch04_frequency_principle.ipynb"]
-    for name in ("_config.yml", "_toc.yml", "intro.md", "glossary.md", "claims.md", "_chapter_map.md",
+    for name in ("_config.yml", "_toc.yml", "intro.md", "glossary.md", "claims.md", "robustness.md", "_chapter_map.md",
                  "_ext/companion_book.py", "ch04_frequency_principle.ipynb"):
         assert (source / name).is_file(), name
     assert "[图4.2] a claim" not in (source / "claims.md").read_text(encoding="utf-8")  # reformatted as a table

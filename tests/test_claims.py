@@ -1,34 +1,104 @@
+"""Claims: conditions, margins, never-happened values, the verdict and measured lines, the log."""
+
 import json
+import math
 
 import numpy as np
 import pytest
 
-from companion.claims import ClaimFailed, claim, read_log
+from companion.claims import (FAIL_MARK, PASS_MARK, ClaimSpec, compare, count, identity, read_log, show,
+                              threshold)
+
+ORDER = ClaimSpec("ch99.order", "图4.7", "low before high")
+EXPLORE = ClaimSpec("ch99.explore", "图8.16", "an exploration", exploration=True)
 
 
-def test_passing_claim_prints_stable_verdict_and_measured_line(capsys):
-    claim("图4.7", "low before high", passed=np.bool_(True), t1=20, t3=np.float64(800.123456))
+def test_passing_claim_prints_stable_verdict_and_measured_line_with_margin(capsys):
+    show(ORDER.judge(compare("t1", np.int64(20), "<", "t3", np.float64(800.123456)), extra=3))
     out = capsys.readouterr().out.splitlines()
-    assert out == ["✔ CLAIM HOLDS [图4.7] low before high", "  measured: t1=20, t3=800.1"]
+    assert out[0] == f"{PASS_MARK} [图4.7] low before high"
+    assert out[1] == "  measured: t1=20 < t3=800.1; extra=3 | margin +0.975 rel (t1)"
 
 
-def test_false_claim_raises():
-    with pytest.raises(ClaimFailed, match="CLAIM FAILS"):
-        claim("图4.7", "high before low", passed=False, t1=1)
+def test_failing_claim_prints_a_red_verdict_and_does_not_raise(capsys):
+    v = ORDER.judge(compare("t1", 30.0, "<", "t3", 20.0))
+    show(v)                                   # no exception: the notebook goes on
+    out = capsys.readouterr().out
+    assert not v.passed and FAIL_MARK in out and "\033[31m" in out and "✘" in out.splitlines()[1]
 
 
-def test_claim_requires_a_bool():
-    with pytest.raises(TypeError, match="bool"):
-        claim("x", "y", passed=np.array([True, False]))
+@pytest.mark.parametrize("condition, passed, margin, unit", [
+    (threshold("acc", 0.99, ">=", 0.9), True, 0.1, "rel"),              # (v − b)/|b|
+    (threshold("err", 0.5, "<", 0.4), False, -0.25, "rel"),
+    (threshold("S_w", -0.3, "<", 0.0, spread=0.1), True, 3.0, "sd"),      # threshold 0: in spreads
+    (compare("a", 1.0, "<", "b", 4.0), True, 0.75, "rel"),               # of the larger magnitude
+    (compare("a", 1.0, "<", "b", 4.0, spread=0.5), True, 6.0, "sd"),
+    (identity("‖A−B‖/‖B‖", 1e-8, 1e-6), True, 0.99, "rel"),              # 1 − err/tol
+    (count("directions", 3, "<=", 4), True, 1.0, "count"),
+    (count("directions", 5, "<=", 4), False, -1.0, "count"),
+    (threshold("x", 1.0, ">=", 1.0), True, 0.0, "rel"),                  # non-strict at the bound
+    (threshold("x", 1.0, ">", 1.0), False, 0.0, "rel"),                  # strict at the bound
+])
+def test_condition_margins(condition, passed, margin, unit):
+    assert condition.passed is passed
+    assert condition.unit == unit
+    assert condition.margin == pytest.approx(margin)
+
+
+def test_never_happened_is_not_a_number_that_passes():
+    never = float("nan")
+    assert not compare("t3", 100.0, "<", "t5", never).passed                 # default: never fails
+    assert compare("t3", 100.0, "<", "t5", never, never="pass").passed       # only where the book implies it
+    assert math.isinf(compare("t3", 100.0, "<", "t5", never).margin)
+    with pytest.raises(ValueError, match="infinite"):
+        compare("t3", 100.0, "<", "t5", float("inf"))                        # inf is never a measured value
+    v = ORDER.judge(compare("t1", 10.0, "<", "t3", never))
+    assert not v.passed and "t3=never" in v.measured_line() and "margin never" in v.measured_line()
+
+
+def test_the_tightest_condition_sets_the_margin_across_units():
+    v = ORDER.judge(threshold("acc", 0.99, ">=", 0.9),                       # 0.1 rel = 2 thin lines
+                    count("n", 3, "<=", 4),                                  # 1 count = 1 thin line
+                    threshold("S_w", -0.3, "<", 0.0, spread=0.1))            # 3 sd = 6 thin lines
+    assert v.tightest.lhs == "n" and v.margin == 1.0 and not v.thin
+    thin = ORDER.judge(threshold("acc", 0.91, ">=", 0.9))                    # 1.1 % over the threshold
+    assert thin.passed and thin.thin
+
+
+def test_bad_conditions_name_the_bad_value():
+    with pytest.raises(ValueError, match="spread"):
+        threshold("S_w", -0.3, "<", 0.0)                   # a 0 threshold needs the quantity's spread
+    with pytest.raises(ValueError, match="operator"):
+        threshold("x", 1.0, "=>", 0.5)
+    with pytest.raises(TypeError, match="number"):
+        threshold("x", np.array([1.0, 2.0]), "<", 3.0)
+    with pytest.raises(ValueError, match="whole number"):
+        count("n", 2.5, "<=", 3)
+    with pytest.raises(ValueError, match="chNN"):
+        ClaimSpec("order", "图4.7", "no chapter in the id")
+    with pytest.raises(ValueError, match="declared twice"):
+        ClaimSpec("ch99.order", "图4.7", "another sentence under the same id")
+    with pytest.raises(ValueError, match="at least one condition"):
+        ORDER.judge()
+
+
+def test_an_exploration_prints_no_verdict_but_its_outcome(capsys):
+    show(EXPLORE.judge(threshold("share", 0.2, ">=", 0.5)))
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "◇ EXPLORATION (not a claim) [图8.16] an exploration"
+    assert out[1].endswith("this run: does not hold") and "\033[31m" not in out[0]
 
 
 def test_claims_are_logged(tmp_path, monkeypatch):
     log = tmp_path / "claims.jsonl"
     monkeypatch.setenv("COMPANION_CLAIMS_LOG", str(log))
-    monkeypatch.setenv("COMPANION_CHAPTER", "ch04")
-    claim("图4.12", "U-shaped", passed=True, steps=np.array([1, 2]), ratio=float("inf"))
-    with pytest.raises(ClaimFailed):
-        claim("图4.13", "chance", passed=False)
+    monkeypatch.setenv("COMPANION_CHAPTER", "ch99_test")
+    show(ORDER.judge(compare("t1", 1.0, "<", "t3", 2.0), steps=np.array([1, 2]), ratio=float("inf")))
+    show(ORDER.judge(compare("t1", 1.0, "<", "t3", float("nan"))))
     records = read_log(log)
-    assert [(c.figure, c.passed, c.chapter) for c in records] == [("图4.12", True, "ch04"), ("图4.13", False, "ch04")]
-    assert json.loads(log.read_text().splitlines()[0])["measured"] == {"steps": [1, 2], "ratio": "inf"}
+    assert [(c.id, c.passed, c.chapter) for c in records] == [("ch99.order", True, "ch99_test"),
+                                                             ("ch99.order", False, "ch99_test")]
+    assert records[0].margin == pytest.approx(0.5) and records[1].margin is None
+    first = json.loads(log.read_text().splitlines()[0])
+    assert first["measured"] == {"steps": [1, 2], "ratio": "inf"}
+    assert first["conditions"][0]["lhs"] == "t1" and first["tightest"] == "t1"

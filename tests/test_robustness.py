@@ -1,0 +1,103 @@
+"""The robustness sweep on a tiny chapter whose claim holds for some seeds only."""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from companion import catalog, robustness
+from companion.__main__ import main
+from companion.config import ConfigError
+
+TINY = '''# %%
+import os
+from companion.claims import ClaimSpec, threshold, show
+SMALL_SEED = ClaimSpec("ch97.small-seed", "图0.2", "the seed is small")
+SEED = int(os.environ["COMPANION_SEED"])
+# %%
+# NBVAL_CHECK_OUTPUT
+show(SMALL_SEED.judge(threshold("seed", SEED, "<", 3.5)))
+'''
+
+
+@dataclass(frozen=True)
+class TinyChapter:
+    slug: str
+    source: Path
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    monkeypatch.setenv("COMPANION_CACHE", str(tmp_path / "cache"))
+    source = tmp_path / "ch97_tiny.py"
+    source.write_text(TINY)
+    return TinyChapter("ch97_tiny", source)
+
+
+def test_parse_seeds():
+    assert robustness.parse_seeds("0-3") == [0, 1, 2, 3]
+    assert robustness.parse_seeds("5, 0,2-3") == [0, 2, 3, 5]
+    for bad in ("", "a-3", "3-1", "-2", "1.5"):
+        with pytest.raises(ConfigError, match="seed"):
+            robustness.parse_seeds(bad)
+
+
+def test_sweep_counts_passes_and_resumes_from_the_cache(tiny, tmp_path):
+    report = robustness.robustness([tiny], [0, 2, 4, 6], jobs=2, out=tmp_path / "rep", progress=False)
+    claim = report["claims"]["ch97.small-seed"]
+    assert (claim["passed"], claim["runs"]) == (2, 4)
+    assert claim["seeds"]["2"]["passed"] and not claim["seeds"]["4"]["passed"]
+    assert claim["min_margin"]["margin"] == pytest.approx((3.5 - 6) / 3.5)
+    assert not claim["meets_standard"] and not robustness.meets_standard(report)
+    chapter = report["chapters"]["ch97_tiny"]
+    assert (chapter["passed"], chapter["runs"]) == (2, 4) and chapter["digest"] == robustness.chapter_digest(tiny)
+    assert json.loads((tmp_path / "rep" / "report.json").read_text())["claims"]["ch97.small-seed"]["passed"] == 2
+    # every (chapter, seed) is cached: a rerun starts no kernel, so it cannot fail even with a broken runner
+    real = robustness.run_chapter
+    robustness.run_chapter = None
+    try:
+        again = robustness.run_sweep([tiny], [0, 2, 4, 6], progress=False)
+    finally:
+        robustness.run_chapter = real
+    assert [item["seed"] for item in again] == [0, 2, 4, 6]
+
+
+def test_an_edited_chapter_is_stale_and_recomputed(tiny, tmp_path):
+    before = robustness.chapter_digest(tiny)
+    tiny.source.write_text(TINY.replace("3.5", "10.5"))
+    assert robustness.chapter_digest(tiny) != before
+    report = robustness.robustness([tiny], [6], out=tmp_path / "rep", progress=False)
+    assert report["claims"]["ch97.small-seed"]["passed"] == 1
+
+
+def test_the_digest_follows_the_package_modules_a_chapter_imports():
+    ch04 = catalog.find("ch04")
+    modules = robustness._imported_modules(ch04.source)
+    assert {"frequency", "config"} <= modules
+    assert "pde" not in modules
+
+
+def test_an_interrupted_run_is_never_cached(tiny, tmp_path):
+    tiny.source.write_text(TINY + "\n# %%\nraise KeyboardInterrupt\n")
+    with pytest.raises(KeyboardInterrupt):
+        robustness.run_sweep([tiny], [1], progress=False)
+    cached = robustness.memory().cache(robustness._run_one)
+    args = (str(tiny.source), 1, "quick", robustness.chapter_digest(tiny), 900, "")
+    assert not cached.check_call_in_cache(*args)
+
+
+def test_merge_reports_and_bad_input(tiny, tmp_path, capsys):
+    robustness.robustness([tiny], [0, 5], out=tmp_path / "a", progress=False)
+    merged = robustness.merge_reports([tmp_path / "a"], tmp_path / "all")
+    assert merged["claims"]["ch97.small-seed"]["passed"] == 1
+    assert main(["robustness", "--merge", str(tmp_path / "nowhere"), "--out", str(tmp_path / "all")]) == 2
+    assert "no robustness report" in capsys.readouterr().err
+    assert main(["robustness", "--seeds", "x", "--chapters", "ch04"]) == 2
+    assert "bad seed range 'x'" in capsys.readouterr().err
+    assert main(["robustness", "--jobs", "zero", "--chapters", "ch04"]) == 2
+    assert "--jobs must be a positive integer" in capsys.readouterr().err
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    with pytest.raises(ConfigError, match="cannot write the report"):
+        robustness.robustness([tiny], [0], out=blocked / "sub", progress=False)
