@@ -36,7 +36,7 @@
 # step size lr = 0.5/‖∇²R_S‖ re-estimated every 100 steps by power iteration (a fixed step that suits the
 # linear regime diverges in the condensed one).
 #
-# Run time: quick profile ≈ 40 CPU-seconds; full profile (widths up to 16000, a finer grid, more seeds)
+# Run time: quick profile ≈ 50 CPU-seconds; full profile (widths up to 16000, a finer grid, more seeds)
 # tens of minutes on a CPU.
 
 # %%
@@ -46,8 +46,10 @@ import torch
 
 from companion import condensation as cond
 from companion import phase
-from companion.claims_legacy import claim
+from companion.claims import show
 from companion.config import pick, seed_everything, settings
+from companion.phase import (check_condensed_orientations, check_kinks, check_phase_adjacent, check_phase_diagram,
+                             check_sw_signs, check_table_7_1)
 from companion.plots import panels
 
 print(settings().describe())
@@ -60,12 +62,13 @@ seed = seed_everything()
 # With β2 = 1, β1 = m^{−γ′} and α = β1β2 m^γ the energy and dynamics scales (7.9) are κ = m^{−γ} and
 # κ′ = m^{−γ′} exactly. We take γ′ = 0 and γ = 0.5 (linear), 1 (critical), 1.75 (condensed), the
 # paper's three points, at widths m from 250 to 4000 (the book: 1000 … 40000), and train each until
-# R_S < 10⁻⁴ · ½ mean(y²). Float64 throughout.
+# R_S < 10⁻⁴ · ½ mean(y²). Float64 throughout. Every (γ, m) cell is trained from 8 independent
+# initialisations (one batched ensemble per width; the figures show the first).
 
 # %%
 GAMMAS_74 = (0.5, 1.0, 1.75)
 WIDTHS_74 = pick(quick=(250, 500, 1000, 2000, 4000), full=(1000, 2000, 4000, 8000, 16000))
-N_SEEDS_74 = pick(quick=2, full=4)
+N_SEEDS_74 = pick(quick=8, full=8)
 run74 = phase.run_phase(GAMMAS_74, [0.0], WIDTHS_74, seed=seed, n_seeds=N_SEEDS_74)
 print("all members converged:", bool(run74.converged.all()), "| most steps:", int(run74.steps.max()))
 
@@ -77,30 +80,21 @@ print("all members converged:", bool(run74.converged.all()), "| most steps:", in
 
 # %%
 M_FIG = 1000
-grid = torch.linspace(-1.2, 1.2, 2401, dtype=torch.float64).reshape(-1, 1)
-inside = (grid.abs() <= 1).ravel().numpy()
 x4, y4 = phase.four_points()
 labels = {0.5: "linear (γ=0.5)", 1.0: "critical (γ=1)", 1.75: "condensed (γ=1.75)"}
-fits, kinks = {}, {}
-for g in GAMMAS_74:
-    net, k = run74.net(g, 0.0, M_FIG)
-    with torch.no_grad():
-        fits[g] = net(grid)[k].numpy()
-    kinks[g] = cond.count_kinks(grid.numpy().ravel()[inside], fits[g][inside])
+feat = phase.regime_features(run74, M_FIG)
 
 fig, axes = panels(3)
 for ax, g in zip(axes, GAMMAS_74):
-    ax.plot(grid.numpy().ravel(), fits[g], color="#d62728")
+    ax.plot(feat.grid, feat.fits[g], color="#d62728")
     ax.plot(x4.numpy().ravel(), y4.numpy(), "*", color="#1f77b4", ms=10)
-    ax.set_title(f"{labels[g]}: {kinks[g]} kinks")
+    ax.set_title(f"{labels[g]}: {feat.kinks[g]} kinks")
     ax.set_xlabel("x")
 plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-_ = claim("图7.1", "the condensed-regime fit is piecewise linear with at most 4 kinks; the linear-regime fit has over 50",
-          passed=bool(kinks[1.75] <= 4 and kinks[0.5] > 50),
-          kinks_linear=kinks[0.5], kinks_critical=kinks[1.0], kinks_condensed=kinks[1.75])
+show(check_kinks(feat))
 
 # %% [markdown]
 # ### 图7.3 — neurons at initialisation and after training
@@ -112,24 +106,16 @@ _ = claim("图7.1", "the condensed-regime fit is piecewise linear with at most 4
 # occupy (1 = spread over the whole circle).
 
 # %%
-features = {}
 fig, axes = panels(3)
 for ax, g in zip(axes, GAMMAS_74):
     net, k = run74.net(g, 0.0, M_FIG)
-    a, w = net.a.detach()[k].numpy(), net.w.detach()[k].numpy()
-    amp, ang = cond.amplitude(a, w), cond.orientation(w)
-    features[g] = (cond.count_angle_clusters(ang, amp), cond.occupied_fraction(ang, amp))
-    cond.plot_feature_scatter(ax, a, w, a0=net.a0[k].numpy(), w0=net.w0[k].numpy(),
-                              title=f"{labels[g]}: {features[g][0]} clusters")
+    cond.plot_feature_scatter(ax, net.a.detach()[k].numpy(), net.w.detach()[k].numpy(), a0=net.a0[k].numpy(),
+                              w0=net.w0[k].numpy(), title=f"{labels[g]}: {feat.clusters[g]} clusters")
 plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-_ = claim("图7.3", "condensed regime: the amplitude-carrying neurons sit on at most 2 orientations; "
-          "linear regime: they stay spread over the circle",
-          passed=bool(features[1.75][0] <= 2 and features[1.75][1] < 0.2 and features[0.5][1] > 0.8),
-          clusters_condensed=features[1.75][0], occupied_condensed=features[1.75][1],
-          occupied_linear=features[0.5][1])
+show(check_condensed_orientations(feat))
 
 # %% [markdown]
 # ### 图7.4 — RD(θ_w*) against the width
@@ -137,6 +123,14 @@ _ = claim("图7.3", "condensed regime: the amplitude-carrying neurons sit on at 
 # If RD → 0 as m → ∞ the net stays in the neighbourhood where its first-order Taylor expansion (7.2) is
 # accurate: a linear model. The log-log slope is the scaling exponent S_w (7.13). The paper reports
 # −0.506 / 0.007 / 0.372 for the three points.
+#
+# The claim checks S_w < −0.3, |S_w| < 0.1 and S_w > 0.2. RD is averaged (geometrically) over the 8
+# initialisations of each cell before the slope is taken. With the 2 initialisations used before, the
+# linear point's slope measured −0.16 on one seed: at γ = 0.5 the initial output f(·; θ₀) is a random O(1)
+# function, much larger than the targets (≤ 0.13), so how far the weights must move — and RD — depends on
+# the draw; one lucky draw at one width tilts a 5-width slope. Averaging 8 draws per cell (the ensemble
+# trains them in one batch, ≈ 4 CPU-seconds more) leaves the threshold where it was and the slope near
+# the paper's −0.5.
 
 # %%
 sw74 = run74.sw()[:, 0]
@@ -151,8 +145,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-_ = claim("图7.4", "S_w < 0 at γ = 0.5, S_w ≈ 0 at γ = 1 and S_w > 0 at γ = 1.75 (γ′ = 0)",
-          passed=bool(sw74[0] < -0.3 and abs(sw74[1]) < 0.1 and sw74[2] > 0.2), sw=sw74)
+show(check_sw_signs(run74))
 
 # %% [markdown]
 # ## 2. The phase diagram (图7.5(a))
@@ -160,16 +153,18 @@ _ = claim("图7.4", "S_w < 0 at γ = 0.5, S_w ≈ 0 at γ = 1 and S_w > 0 at γ 
 # Scanning S_w over a grid of (γ, γ′) gives the diagram empirically. The theory (Luo et al.; the book
 # draws but does not write it) says the net is **linear iff γ < 1 or γ′ > γ − 1**, **condensed iff γ > 1
 # and γ′ < γ − 1**, critical on {γ = 1, γ′ ≤ 0} ∪ {γ′ = γ − 1, γ′ ≥ 0} (black line). The quick grid has
-# 5 × 4 cells at 4 widths — 80 nets, trained as 4 batched ensembles of 20.
+# 5 × 4 cells at 4 widths, each cell from 3 initialisations (RD averaged geometrically, as in 图7.4) — 240
+# nets, trained as 4 batched ensembles of 60. With one initialisation per cell the far linear cell
+# (γ, γ′) = (0.25, 0) came out with S_w = +0.22 on seed 3: at γ < 1 the initial output is a random function
+# of size m^{1/2−γ} that the weights must undo, so one draw's RD is noisy, as at γ = 0.5 above.
 
 # %%
 GAMMAS = pick(quick=(0.25, 0.75, 1.25, 1.75, 2.25), full=tuple(np.arange(0.25, 2.51, 0.25)))
 GAMMA_PRIMES = pick(quick=(-0.5, 0.0, 0.5, 1.0), full=tuple(np.arange(-0.75, 1.26, 0.25)))
 WIDTHS = pick(quick=(250, 500, 1000, 2000), full=(1000, 2000, 4000, 8000, 16000))
-grid_run = phase.run_phase(GAMMAS, GAMMA_PRIMES, WIDTHS, seed=seed, max_steps=pick(quick=20_000, full=200_000))
-sw = grid_run.sw()
-spacing = GAMMAS[1] - GAMMAS[0]
-far, agrees = phase.sign_agreement(grid_run.gammas, grid_run.gamma_primes, sw, margin=spacing / 2 + 1e-9)
+grid_run = phase.run_phase(GAMMAS, GAMMA_PRIMES, WIDTHS, seed=seed, max_steps=pick(quick=20_000, full=200_000),
+                           n_seeds=pick(quick=3, full=3))
+sw, far, agrees = phase.boundary_cells(grid_run)
 
 fig, ax = plt.subplots(figsize=(5.2, 3.8), layout="constrained")
 lim = np.abs(sw).max()
@@ -185,15 +180,25 @@ ax.set_title("S_w: red < 0 linear, blue > 0 condensed")
 plt.show()
 print("converged:", bool(grid_run.converged.all()), "| far-from-boundary cells:", int(far.sum()))
 
+# %% [markdown]
+# The claim counts the cells farther than half a grid step (in γ) from the theoretical line (black
+# numbers): there must be at least 10, every one with the sign the theory gives, and every net must have
+# fitted the data. The cells adjacent to the line (grey numbers) are **not** part of the claim, and they
+# do not all agree: on this grid the cell (γ, γ′) = (0.75, 0) — on the linear side, a quarter step from
+# the critical point γ = 1 — can come out with **S_w > 0**, the condensed sign (+0.29 on seed 0 with one draw per cell). At
+# m ≤ 2000 the transition is blurred and can sit to the left of its m → ∞ position: RD at γ = 0.75 may
+# still grow over these widths, although the theory says it must decrease as m → ∞ (the book goes to
+# m = 40000). The next cell, an exploration
+# (not a claim), checks the adjacent cells too and lists those with the wrong sign; the robustness report
+# gives its pass rate.
+
 # %%
 # NBVAL_CHECK_OUTPUT
-_ = claim("图7.5", "the sign of the measured S_w agrees with the theoretical boundary on every cell not adjacent to it",
-          passed=bool(far.sum() >= 10 and agrees[far].all() and grid_run.converged.all()),
-          far_cells=int(far.sum()), agreeing=int(agrees[far].sum()))
+show(check_phase_diagram(grid_run))
 
-# %% [markdown]
-# Cells next to the line (grey numbers) are where finite widths blur the transition: at m ≤ 2000 RD
-# follows its asymptotic power law only roughly, which is why the book goes to m = 40000.
+# %%
+# NBVAL_CHECK_OUTPUT
+show(check_phase_adjacent(grid_run))
 #
 # ### 图7.5(b) and 图7.7 on real images: scikit-learn's digits (exploration)
 #
@@ -258,8 +263,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-_ = claim("表7.1", "the (γ, γ′) computed from each initialisation's (α, β1, β2) match the book's table",
-          passed=bool(all(np.allclose(placed[n][:2], phase.BOOK_TABLE[n]) for n in phase.BOOK_TABLE)))
+show(check_table_7_1(placed))
 
 # %% [markdown]
 # LeCun, He and NTK initialisations lie in the linear regime; Xavier and mean-field sit on the critical

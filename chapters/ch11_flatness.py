@@ -28,8 +28,8 @@
 # | 1 | (11.8)–(11.11), 图11.1 | GD on ½λx² converges iff η < 2/λ and oscillates in sign iff η > 1/λ |
 # | 2 | 图11.8, 表11.4 | full-batch GD: the sharpness rises to 2/η and hovers there (two η); a small η stays below; the loss still falls, non-monotonically |
 # | 3 | 表11.1, 图11.3 | smaller batches end at flatter minima (sharpness ordering) |
-# | 4 | (11.4)–(11.7), 图11.4, 图11.5 | SGD noise is aligned with the Hessian, Tr(HΣ) ≫ Tr(H)Tr(Σ)/D; its variance falls with the directional flatness; SGD ends flatter than GD and than isotropic Langevin noise of the same size |
-# | 5 | 图11.6 | dropout finds flatter minima (sharpness and filter-normalised profiles) |
+# | 4 | (11.4)–(11.7), 图11.4, 图11.5 | SGD noise is aligned with the Hessian, Tr(HΣ) ≫ Tr(H)Tr(Σ)/D, and beyond what its low-rank span alone gives; its variance falls with the directional flatness; SGD ends flatter than GD and than isotropic Langevin noise of the same size |
+# | 5 | 图11.6 | dropout finds flatter minima than the plain network at the same training loss (sharpness and filter-normalised profiles) |
 # | 6 | 习题11 | rescaling a ReLU layer leaves the function unchanged but changes λ_max |
 #
 # Then an **explorer** (η, batch size, keep probability, width) and **exercises (习题)**.
@@ -38,7 +38,10 @@
 # Zhu et al. 2018, Feng & Tu 2021 on MNIST, Wu et al. 2018, Cohen et al. 2020); here the *phenomena* are
 # reproduced on sklearn's 8×8 digits with small tanh MLPs, not their numbers.
 #
-# **Run time.** Quick profile (default): about 30–40 CPU-seconds. Full profile (`COMPANION_PROFILE=full`):
+# Each claim prints one ✔/✘ line and a `measured:` line with its conditions and margin; its check lives in
+# `companion.flatness` / `companion.sgd_noise` (ids `ch11.…`), where the negative-control tests run it too.
+#
+# **Run time.** Quick profile (default): about 30 CPU-seconds. Full profile (`COMPANION_PROFILE=full`):
 # more samples and steps, a few minutes.
 
 # %%
@@ -49,7 +52,7 @@ from IPython.display import HTML
 
 from companion import flatness as fl
 from companion import sgd_noise
-from companion.claims_legacy import claim
+from companion.claims import show
 from companion.config import generator, pick, seed_everything, settings
 from companion.plots import offline_jshtml, panels
 
@@ -72,15 +75,7 @@ SEED = seed_everything()
 # %%
 LAMBDAS = (1.0, 2.0, 10.0)
 ETA_LAMBDA = np.array([0.1, 0.5, 0.9, 1.1, 1.5, 1.9, 2.1, 2.5])   # η·λ
-converges, flips = [], []
-for lam in LAMBDAS:
-    for r in ETA_LAMBDA:
-        xs = fl.gd_on_quadratic(lam, r / lam, x0=1.0, steps=400)
-        converges.append(abs(xs[-1]) < 1e-3)
-        flips.append(bool(np.all(xs[1:50] * xs[:49] < 0)))
-converges, flips = np.array(converges), np.array(flips)
-expected_conv = np.tile(ETA_LAMBDA < 2, len(LAMBDAS))
-expected_flip = np.tile(ETA_LAMBDA > 1, len(LAMBDAS))
+sweep = fl.quadratic_sweep(LAMBDAS, ETA_LAMBDA, steps=400)   # converged: |x_400| < 1e-3; flips: first 49 steps
 
 fig, axes = panels(2, width=4.2)
 for r in (0.5, 1.5, 1.9, 2.1):
@@ -94,6 +89,11 @@ axes[1].set(xlabel="eta * lambda", ylabel="|1 - eta*lambda|", title="contraction
 plt.show()
 
 # %% [markdown]
+# The claim runs GD on ½λx² for λ = 1, 2, 10 and eight values of η·λ (24 cases) and counts the cases whose
+# behaviour disagrees with (11.10): converging although η ≥ 2/λ (or not although η < 2/λ), flipping sign
+# although η ≤ 1/λ (or not although η > 1/λ). Both counts must be 0. (The negative control runs the same
+# sweep with heavy-ball momentum, whose limit is 2(1 + β)/λ: there the count is not 0.)
+#
 # An animation of GD on 5x² + y² (η = 0.05, 0.15, 0.19, 0.21; λ_max = 10, so 2/λ_max = 0.2): the path
 # zig-zags along the sharp x-axis once η > 1/λ_max = 0.1 and escapes once η > 0.2.
 
@@ -104,9 +104,7 @@ animation
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("(11.10)", "GD on a quadratic converges exactly when eta < 2/lambda and flips sign exactly when "
-      "eta > 1/lambda", passed=bool(np.array_equal(converges, expected_conv) and np.array_equal(flips, expected_flip)),
-      n_cases=len(converges), n_converged=int(converges.sum()), n_oscillating=int(flips.sum()))
+show(fl.check_quadratic_stability(sweep))
 
 # %% [markdown]
 # ## 2 · The Edge of Stability (图11.8, 表11.4)
@@ -131,14 +129,9 @@ BS_ETA = 0.25            # also the full-batch run of section 3
 SMALL_ETA = 0.1
 TRACK_EVERY = pick(quick=20, full=10)
 data = fl.digits(N_TRAIN, n_test=500)
-
-
-def new_net(keep: float = 1.0) -> fl.DropoutMLP:
-    """The same initialisation for every run of sections 2–4 (paired comparisons)."""
-    return fl.DropoutMLP(WIDTHS, "tanh", keep=keep, generator=generator(1))
-
-
-eos = {eta: fl.train_tracked(new_net(), data.x, data.y, eta=eta, steps=EOS_STEPS, track_every=TRACK_EVERY)
+# every run of sections 2–4 starts from the same initialisation, fl.DropoutMLP(WIDTHS, "tanh", generator=generator(1))
+eos = {eta: fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(1)), data.x, data.y, eta=eta,
+                             steps=EOS_STEPS, track_every=TRACK_EVERY)
        for eta in (SMALL_ETA, BS_ETA, *EOS_ETAS)}
 
 fig, axes = panels(2, width=4.6)
@@ -167,33 +160,24 @@ for eta, run in eos.items():
 # The book (quoting Wu et al. 2018) writes that "the learning rate and 2/λ_max are very close"; it means
 # λ_max ≈ 2/η.
 
-# %%
-def edge_phase(run: fl.Run) -> tuple[int, int, bool]:
-    """First step with λ_max ≥ 0.95·2/η after the initial drop below it, the number of steps from there
-    on at which the full-batch loss increased, and whether the loss still ended lower than it was there."""
-    reached = run.sharpness >= 0.95 * 2 / run.eta
-    reached[: int(np.argmax(~reached))] = False           # skip a start above the limit
-    start = int(run.sharp_steps[np.argmax(reached)]) if reached.any() else int(run.steps[-1])
-    loss = run.loss[run.steps >= start]
-    return start, int((np.diff(loss) > 0).sum()), bool(loss[-1] < loss[0])
-
-
-ratios = [float(np.median(eos[eta].tail(0.5)) * eta / 2) for eta in EOS_ETAS]
-peaks = [float(eos[eta].tail(0.5).max() * eta / 2) for eta in EOS_ETAS]
-starts, spikes, falling = zip(*(edge_phase(eos[eta]) for eta in EOS_ETAS))
-small_peak = float(eos[SMALL_ETA].sharpness.max() * SMALL_ETA / 2)
+#
+# Three claims on these runs. **Settling** (图11.8): for η = 0.3 and 0.4, the median of λ_max·η/2 over the
+# last half of the run lies between 0.9 and 1.1 and its maximum there stays below 1.2. **Non-monotone
+# descent**: from the first measurement at which λ_max ≥ 0.95·2/η (after any initial drop) the loss ends
+# lower than it was there, with at least 5 increases on the way; a run that never reaches its edge fails
+# this claim. **Small η** (表11.4): at η = 0.1 every measurement of λ_max stays below 0.8·2/η.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("图11.8", "for two learning rates the sharpness settles at 2/eta: median over the last half within 10% of "
-      "2/eta and never above 1.2 * 2/eta there", passed=bool(all(abs(r - 1) < 0.1 for r in ratios)
-                                                           and max(peaks) < 1.2),
-      median_over_2_eta=ratios, max_over_2_eta=peaks)
-claim("图11.8", "once the sharpness reaches 2/eta the loss still falls, but not monotonically (at least 5 increases)",
-      passed=bool(all(falling) and min(spikes) >= 5), edge_reached_at=list(starts), increases=list(spikes),
-      falling=list(falling))
-claim("表11.4", "with a small learning rate the sharpness stays below 0.8 * 2/eta throughout",
-      passed=small_peak < 0.8, max_over_2_eta=small_peak)
+show(fl.check_eos_settles([eos[eta] for eta in EOS_ETAS]))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(fl.check_eos_loss_nonmonotone([eos[eta] for eta in EOS_ETAS]))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(fl.check_small_eta_below(eos[SMALL_ETA]))
 
 # %% [markdown]
 # ## 3 · Batch size and flatness (表11.1, 图11.3)
@@ -209,7 +193,7 @@ claim("表11.4", "with a small learning rate the sharpness stays below 0.8 * 2/e
 BATCHES = (8, 32)
 sgd_runs = {}
 for b in BATCHES:
-    sgd_runs[b] = fl.train_tracked(new_net(), data.x, data.y, eta=BS_ETA, steps=EOS_STEPS, batch_size=b,
+    sgd_runs[b] = fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(1)), data.x, data.y, eta=BS_ETA, steps=EOS_STEPS, batch_size=b,
                                    track_every=EOS_STEPS // 8, loss_every=10, generator=generator(2 + b))
 bs_runs = {**sgd_runs, N_TRAIN: eos[BS_ETA]}
 bs_sharp = {b: r.final_sharpness for b, r in bs_runs.items()}
@@ -221,8 +205,9 @@ for b, r in bs_runs.items():
 
 alphas = np.linspace(-1.0, 2.0, 61)
 theta_s, theta_l = bs_runs[8].theta, bs_runs[N_TRAIN].theta
-tr_loss, tr_acc = fl.interpolation_profile(new_net(), theta_s, theta_l, alphas, data.x, data.y, labels=data.labels)
-te_loss, te_acc = fl.interpolation_profile(new_net(), theta_s, theta_l, alphas, data.x_test, data.y_test,
+net = fl.DropoutMLP(WIDTHS, "tanh", generator=generator(1))   # only its architecture is used
+tr_loss, tr_acc = fl.interpolation_profile(net, theta_s, theta_l, alphas, data.x, data.y, labels=data.labels)
+te_loss, te_acc = fl.interpolation_profile(net, theta_s, theta_l, alphas, data.x_test, data.y_test,
                                            labels=data.labels_test)
 
 fig, axes = panels(2, width=4.6)
@@ -247,12 +232,13 @@ plt.show()
 # asserted**: with 128 training images the test accuracies of the three runs differ by a few points at
 # most and their order changes from seed to seed (the digest of this chapter found < 1.5 points with
 # 512 images) — the flatness ordering is robust, its effect on test accuracy at this scale is not.
+#
+# The claim compares the final λ_max of the three runs: λ(B=8) < λ(B=32), and λ(B=8) < 0.7·λ(full batch).
+# (Negative control: the same comparison at a tiny η, where mini-batch noise is too weak to matter.)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("图11.3", "smaller batches end flatter: lambda_max(B=8) < lambda_max(B=32) and lambda_max(B=8) < 0.7 * "
-      "lambda_max(full batch)", passed=bool(bs_sharp[8] < bs_sharp[32] and bs_sharp[8] < 0.7 * bs_sharp[N_TRAIN]),
-      sharpness_b8=bs_sharp[8], sharpness_b32=bs_sharp[32], sharpness_gd=bs_sharp[N_TRAIN])
+show(fl.check_small_batch_flatter(bs_runs[8], bs_runs[32], bs_runs[N_TRAIN]))
 
 # %% [markdown]
 # ## 4 · The structure of SGD noise ((11.4)–(11.7), 图11.4, 图11.5)
@@ -265,19 +251,26 @@ claim("图11.3", "smaller batches end flatter: lambda_max(B=8) < lambda_max(B=32
 # Tr(H)Tr(Σ)/D (D = number of parameters). At the B = 8 solution of section 3 we compute Tr(HΣ) exactly
 # (n Hessian-vector products with the rows of a factor of Σ), Tr(H) by Hutchinson's estimator and
 # Tr(Σ) from per-sample gradients (`torch.func.vmap`).
+#
+# That comparison alone is weak: the per-sample gradients g_i = J_iᵀ(f(x_i) − y_i) lie in the row space
+# of the network's Jacobian, where the Gauss–Newton part of the Hessian lives, so *any* noise built from
+# them sees far more curvature than a random direction (≈ 60× here) whatever its structure. The claim
+# therefore also compares Tr(HΣ) with a real baseline noise of the same total size spread **evenly over
+# the same span** (Π = projector on the span of the centred gradients, rank r ≤ n − 1):
+# Tr(HΠ)·Tr(Σ)/r. SGD noise beats it only if, among its own directions, it puts more variance on the
+# sharper ones. (Negative control: the GLD noise of the same size, whose ratio is ≈ 1.)
 
 # %%
 NOISE_B = 8
 sgd_model = bs_runs[NOISE_B].model
 align = sgd_noise.noise_alignment(sgd_model, data.x, data.y, NOISE_B, generator=generator(3))
-print(f"D = {align.dim}: Tr(H Sigma) = {align.tr_h_sigma:.3e},  Tr(H) Tr(Sigma) / D = {align.isotropic:.3e},  "
-      f"ratio = {align.ratio:.1f}")
+print(f"D = {align.dim}: Tr(H Sigma) = {align.tr_h_sigma:.3e},  Tr(H) Tr(Sigma) / D = {align.isotropic:.3e} "
+      f"(ratio {align.ratio:.1f}),  Tr(H Pi) Tr(Sigma) / r = {align.span_uniform:.3e} (r = {align.rank}, "
+      f"ratio {align.span_ratio:.2f})")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("§11.3.1", "SGD noise is aligned with the Hessian: Tr(H Sigma) exceeds Tr(H) Tr(Sigma) / D more than "
-      "10-fold", passed=bool(align.ratio > 10), ratio=align.ratio, tr_h_sigma=align.tr_h_sigma,
-      isotropic=align.isotropic)
+show(sgd_noise.check_noise_alignment(align))
 
 # %% [markdown]
 # **Directional flatness (Feng & Tu 2021, (11.2)–(11.3), 图11.5).** Along the i-th eigenvector p_i of Σ
@@ -301,18 +294,19 @@ print(f"log-log slope = {ft.slope:.2f} (book: about -4), Spearman rho = {ft.spea
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("(11.6)", "the noise variance falls with the directional flatness: log-log slope below -1 and Spearman "
-      "rho below -0.6", passed=bool(ft.slope < -1 and ft.spearman < -0.6), slope=ft.slope, spearman=ft.spearman)
+show(sgd_noise.check_feng_tu(ft))
 
 # %% [markdown]
 # **SGD vs GD vs GLD (图11.4, 表11.2).** From the same initialisation and with the same η: full-batch GD
 # (section 2), SGD with B = 8 (section 3), and GD plus isotropic noise whose total variance Tr(σ²I)
 # equals Tr(Σ_sgd) of B = 8, re-estimated every 20 steps ("GLD dynamic" in 表11.2). Same noise size, no
 # structure: spread evenly over D ≈ 13 000 directions, almost none of it falls on the few sharp ones.
+# The claim: the final λ_max of SGD is below 0.7 times that of GD and below 0.7 times that of GLD.
+# (Negative control: "SGD" with the full batch, B = n, which has no noise.)
 
 # %%
-gld = fl.train_tracked(new_net(), data.x, data.y, eta=BS_ETA, steps=EOS_STEPS, track_every=EOS_STEPS // 8,
-                       loss_every=10, generator=generator(4),
+gld = fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(1)), data.x, data.y, eta=BS_ETA,
+                       steps=EOS_STEPS, track_every=EOS_STEPS // 8, loss_every=10, generator=generator(4),
                        noise=sgd_noise.isotropic_noise(data.x, data.y, NOISE_B, refresh_every=20,
                                                        generator=generator(5)))
 dyn_sharp = {"GD": bs_sharp[N_TRAIN], "GLD (isotropic)": gld.final_sharpness, f"SGD (B={NOISE_B})": bs_sharp[NOISE_B]}
@@ -342,10 +336,7 @@ for name, model in (("GD", eos[BS_ETA].model), ("GLD (isotropic)", gld.model), (
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("图11.4", "SGD ends flatter than both GD and isotropic Langevin noise of the same size "
-      "(lambda_max below 0.7 times either)",
-      passed=bool(dyn_sharp[f"SGD (B={NOISE_B})"] < 0.7 * min(dyn_sharp["GD"], dyn_sharp["GLD (isotropic)"])),
-      sgd=dyn_sharp[f"SGD (B={NOISE_B})"], gd=dyn_sharp["GD"], gld=dyn_sharp["GLD (isotropic)"])
+show(fl.check_sgd_flatter(sgd_runs[NOISE_B], eos[BS_ETA], gld))
 
 # %% [markdown]
 # ## 5 · Dropout finds flatter minima (图11.6)
@@ -357,25 +348,25 @@ claim("图11.4", "SGD ends flatter than both GD and isotropic Langevin noise of 
 # directions d normalised filter by filter (Li et al. 2017) — each neuron's incoming weights of d get the
 # norm of the network's own, which makes profiles of different networks comparable.
 #
-# The book trains with learning rate 10⁻⁴; to fit the quick profile we use 3·10⁻³ for 1000 steps
-# (full: 10⁻³ for 5000 steps, with p = 0.8 as well).
+# The book trains with learning rate 10⁻⁴; to fit the quick profile we use 3·10⁻³ for 2000 steps
+# (full: 10⁻³ for 5000 steps, with p = 0.8 as well). The dropout network's sharpness keeps falling slowly
+# during training (about 120 → 75 between steps 1000 and 2000, while the plain network's stays near 250):
+# 1000 steps left the ratio at 0.4–0.49 depending on the seed, a hair under the claim's 0.5.
+#
+# **Matched loss.** The dropout network ends at a higher training loss than the plain one, and a sharper
+# minimum can simply be a deeper one. So the claim compares the dropout network with the plain network
+# *at the same training loss*: the plain network is trained again from the same initialisation and stopped
+# at the first step where its loss reaches the dropout network's final loss (`fl.dropout_flatness`).
 
 # %%
 DROP_WIDTH = 1000
-DROP_STEPS = pick(quick=1000, full=5000)
+DROP_STEPS = pick(quick=2000, full=5000)
 DROP_LR = pick(quick=3e-3, full=1e-3)
 KEEPS = pick(quick=(1.0, 0.5), full=(1.0, 0.8, 0.5))
-N_PROFILE_DIRS = 5
 seed_everything()  # dropout masks
-drop = {p: fl.train_dropout_1d(p, width=DROP_WIDTH, steps=DROP_STEPS, lr=DROP_LR, generator=generator(6))
-        for p in KEEPS}
-x1 = torch.linspace(-1, 1, 40)[:, None]
-y1 = fl.dropout_target(x1)
-prof_alphas = np.linspace(-0.3, 0.3, 31)
-profiles = {}
-for p, run in drop.items():
-    dirs = [fl.filter_normalized_direction(run.model, generator(100 + j)) for j in range(N_PROFILE_DIRS)]
-    profiles[p] = np.mean([fl.loss_profile(run.model, d, prof_alphas, x1, y1) for d in dirs], axis=0)
+dropout = fl.dropout_flatness(KEEPS, width=DROP_WIDTH, steps=DROP_STEPS, lr=DROP_LR, n_dirs=5, generator=generator)
+drop, profiles, prof_alphas = dropout.runs, dropout.profiles, dropout.alphas
+x1, y1 = dropout.x, dropout.y
 drop_sharp = {p: r.final_sharpness for p, r in drop.items()}
 
 fig, axes = panels(3, width=3.6)
@@ -392,26 +383,24 @@ axes[1].legend()
 axes[2].bar([f"p={p:g}" for p in drop_sharp], list(drop_sharp.values()), color=[f"C{i}" for i in range(len(drop))])
 axes[2].set(ylabel="lambda_max(H)", title="sharpness")
 plt.show()
-mid = len(prof_alphas) // 2
-near = np.abs(prof_alphas - 0.1).argmin(), np.abs(prof_alphas + 0.1).argmin()
-rise = {p: float(np.mean([profiles[p][i] - profiles[p][mid] for i in near])) for p in KEEPS}
 for p in KEEPS:
     print(f"keep {p:3g}: lambda_max = {drop_sharp[p]:7.1f}, loss = {drop[p].loss[-1]:.1e}, "
-          f"L(+-0.1) - L(0) = {rise[p]:.3f}")
+          f"L(+-0.1) - L(0) = {dropout.rise(profiles[p]):.3f}")
+if dropout.matched is not None:
+    print(f"plain, stopped at step {int(dropout.matched.steps[-1])} (loss {dropout.matched.loss[-1]:.1e}): "
+          f"lambda_max = {dropout.matched.final_sharpness:7.1f}, "
+          f"L(+-0.1) - L(0) = {dropout.rise(dropout.matched_profile):.3f}")
 
 # %% [markdown]
 # The dropout network ends at a somewhat higher training loss (dropout's noise keeps it from fitting the
-# last details), yet its minimum is wider in every direction we probe. The book's 图11.7 and 表11.3 show
+# last details), yet its minimum is wider in every direction we probe — also against the plain network
+# taken at that same loss, which is already about as sharp as at the end of its run. The book's 图11.7 and 表11.3 show
 # the same on MNIST, CIFAR, Multi30k with better test accuracy; the explorer below lets you add dropout
 # to the digits MLP.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("图11.6", "dropout (keep 0.5) halves the sharpness at least and its filter-normalised profile rises less "
-      "than half as much at alpha = +-0.1", passed=bool(drop_sharp[0.5] < 0.5 * drop_sharp[1.0]
-                                                        and rise[0.5] < 0.5 * rise[1.0]),
-      sharpness_dropout=drop_sharp[0.5], sharpness_plain=drop_sharp[1.0], rise_dropout=rise[0.5],
-      rise_plain=rise[1.0])
+show(fl.check_dropout_flatter(dropout))
 
 # %% [markdown]
 # ## 6 · Sharpness is not invariant (习题11)
@@ -427,15 +416,15 @@ cs = (1 / 3, 1.0, 3.0)
 effect = fl.rescaling_effect(relu_net, x1, y1, cs)
 for c, lam, change in zip(effect["c"], effect["sharpness"], effect["output_change"]):
     print(f"c = {c:5.3f}: lambda_max = {lam:9.1f}, max |f_c - f| = {change:.1e}")
-ratio_to_c1 = effect["sharpness"][[0, 2]] / effect["sharpness"][1]
-rescaled_factor = np.maximum(ratio_to_c1, 1 / ratio_to_c1)   # change by a factor, up or down
+
+# %% [markdown]
+# The claim: the largest output change over c = 1/3 and 3 is at most 10⁻⁴ (rounding), and λ_max moves by
+# more than a factor 2, up or down, at each c. (Negative control: the same rescaling of a *tanh* network,
+# which is not positively homogeneous, changes the outputs.)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("习题11", "rescaling a ReLU layer by c = 3 or 1/3 leaves the outputs unchanged (to 1e-4) but changes "
-      "lambda_max by more than a factor 2", passed=bool(effect["output_change"].max() < 1e-4
-                                                        and min(rescaled_factor) > 2),
-      sharpness=effect["sharpness"], factor=rescaled_factor, max_output_change=float(effect["output_change"].max()))
+show(fl.check_rescaling_invariance(effect))
 
 # %% [markdown]
 # Move the slider: the curve is λ_max(c), the dot the current c; the title reports how much the function

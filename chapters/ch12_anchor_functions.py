@@ -36,15 +36,14 @@
 # (d_model 32, learned positions, causal mask, `companion.transformer`), each member on its own task,
 # with AdamW and the book's warm-up + cosine learning rate, cross-entropy on the last token (§12.8.2).
 #
-# Run time: quick profile ≈ 30 CPU-seconds (results are cached on disk); full profile (d_model 64,
-# 4 layers, more steps) a few minutes on a CPU.
+# Run time: quick profile ≈ 20 CPU-seconds of training, under a minute in all (results are cached on
+# disk); full profile (d_model 64, 4 layers, more steps) a few minutes on a CPU.
 
 # %%
 import matplotlib.pyplot as plt
-import torch
 
 from companion import anchors, lm_analysis
-from companion.claims_legacy import claim
+from companion.claims import show
 from companion.config import pick, seed_everything, settings
 from companion.plots import panels
 
@@ -76,12 +75,12 @@ print("test keys mod 9 = key position:", (example.tests["test"].y % 9).numpy(), 
 # Member 1: identity with the mod-residue split; member 2: identity with the key-range split;
 # member 3: reading comprehension (a1, x1, a2, x2, a3, x3, a4, x4, a) ↦ x_k with a_k = a (anchors 1–8,
 # mod-residue split on the position of x_k); member 4: statistical output, type 1 (every sequence five
-# times, one copy labelled x + 1). 2000 training sequences each (the book: 1000–30000).
+# times, one copy labelled x + 1). 4000 training sequences each (the book: 1000–30000), 1000 steps.
 
 # %%
-CFG12 = dict(n_train=2000, n_test=500,
+CFG12 = dict(n_train=4000, n_test=500,
              d_model=pick(quick=32, full=64), n_layers=pick(quick=2, full=4), n_heads=pick(quick=1, full=4),
-             steps=pick(quick=600, full=3000), lr=2e-3, weight_decay=0.01, batch_size=100, gamma=0.5,
+             steps=pick(quick=1000, full=3000), lr=2e-3, weight_decay=0.01, batch_size=100, gamma=0.5,
              record_every=50)
 run = anchors.run_anchor_tasks(anchors.TASKS, seed=seed, **CFG12)
 model = run.model()
@@ -107,18 +106,28 @@ plt.show()
 
 # %% [markdown]
 # ### The mod-residue split generalises; the key-range split does not (图12.4)
+#
+# The first claim: the identity member's test accuracy is ≥ 0.99, stated as its test error ≤ 0.01 (the
+# same condition; the error shows how far it is from the line). With 2000 training sequences it fell
+# short on some seeds (0.972 after 600 steps; 0.984 and 0.988 after 1000 steps): the model had seen too
+# few (position, key) combinations. With 4000 sequences — the same training cost, since mini-batches are
+# drawn at random — and 1000 steps it reached 0.998–1.0 on those seeds.
+#
+# That the key-range model answers the unseen keys wrongly is almost built into the data: the numbers
+# 80–99 are never a training *target*, so nothing pushes their output logits up. What the model itself
+# does is the interesting part, and the claim checks it: it fits its training set (≥ 0.99) and it still
+# **finds** the unseen key — the last position's layer-2 attention goes to the key with weight ≥ 0.8 on
+# the test sequences, as on the trained ones — yet it answers ≤ 0.1 of them. The mechanism that locates
+# the key (anchor + shift + broadcast) generalises to every key; what fails is the map from an unseen
+# key's embedding to its output, which only ever received "noise" gradients.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("§12.5.1", "with the mod-residue split the identity task reaches test accuracy ≥ 0.99",
-      passed=bool(final["identity"]["test"] >= 0.99), test_accuracy=final["identity"]["test"])
+show(anchors.check_mod_residue(run))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("图12.4", "with the naive key-range split the model fits its training set (≥ 0.99) "
-      "but stays ≤ 0.1 on the unseen keys",
-      passed=bool(final["identity_key_range"]["train"] >= 0.99 and final["identity_key_range"]["test"] <= 0.1),
-      train_accuracy=final["identity_key_range"]["train"], test_accuracy=final["identity_key_range"]["test"])
+show(anchors.check_key_range(run))
 
 # %% [markdown]
 # ## 3. The mechanism: shift, then broadcast (图12.15, 图12.16)
@@ -158,18 +167,19 @@ print(f"layer 1: anchor most attended at {anchor_top:.0%} of key positions, key�
       f"{anchor_weight:.2f}, shift contrast {shift:.1f}; "
       f"layer 2: last→key weight {broadcast:.2f} (layer 1: {broadcast_l1:.2f})")
 
-# %%
-# NBVAL_CHECK_OUTPUT
-claim("图12.15", "layer 1 shifts: at every key position the anchor right before the key is its most attended "
-      "earlier token, with at least twice the weight of an average other one",
-      passed=bool(anchor_top == 1.0 and shift >= 2.0), anchor_top_share=anchor_top, shift_contrast=shift,
-      key_to_anchor=anchor_weight)
+# %% [markdown]
+# The shift claim states "the anchor is the most attended earlier token at every key position" as a number
+# with a margin: at the worst key position, the anchor's mean weight divided by the largest mean weight of
+# any other earlier token (best head) must exceed 1 (`lm_analysis.anchor_top_ratio`); and the shift
+# contrast must be ≥ 2. The broadcast claim: layer-2 weight last position → key ≥ 0.8, layer-1 < 0.5.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("图12.15", "layer 2 broadcasts: the last position attends to the key with weight ≥ 0.8 (layer 1 does not)",
-      passed=bool(broadcast >= 0.8 and broadcast_l1 < 0.5), last_to_key_layer2=broadcast,
-      last_to_key_layer1=broadcast_l1)
+show(anchors.check_shift(run))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(anchors.check_broadcast(run))
 
 # %% [markdown]
 # At this small scale the layer-1 shift is **soft**: the anchor gets the largest share of the key's
@@ -190,32 +200,29 @@ claim("图12.15", "layer 2 broadcasts: the last position attends to the key with
 # **Statistical output, type 1**: each training sequence appears five times and one copy is labelled x + 1.
 # The same input has two labels, so no model can exceed 80% training accuracy (图12.13(a)), and
 # cross-entropy is minimised by the softmax (0.8, 0.2) on (x, x + 1) (图12.13(c)). We read the softmax on
-# the training inputs, as in 图12.13(c); with only 400 distinct sequences this member memorises rather
-# than generalises (its accuracy on fresh test sequences stays low), which the claim does not need.
+# the training inputs, as in 图12.13(c), over the 800 distinct sequences (its accuracy on fresh test
+# sequences, labelled x, is in the table of section 2; the claim does not need it).
 
 # %%
-stat = run.data("statistical")
-distinct = stat.train.subset(torch.arange(len(stat.train)) % 5 == 0)  # one copy of each sequence
-key = distinct.x[torch.arange(len(distinct)), distinct.key_pos]
-probs = torch.softmax(torch.as_tensor(lm_analysis.masked_last_outputs(model, distinct, None))[k_of["statistical"]], -1)
-p_x = float(probs[torch.arange(len(distinct)), key].mean())
-p_x1 = float(probs[torch.arange(len(distinct)), key + 1].mean())
+p_x, p_x1 = anchors.statistical_softmax(run)  # mean softmax on x and x+1 over the 800 distinct training inputs
 print(f"reading comprehension: test accuracy {final['reading']['test']:.3f}")
 print(f"statistical output: train accuracy {final['statistical']['train']:.3f}; "
       f"softmax p(x) = {p_x:.2f}, p(x+1) = {p_x1:.2f}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("§12.6.2", "reading comprehension generalises under the mod-residue split (test accuracy ≥ 0.9)",
-      passed=bool(final["reading"]["test"] >= 0.9), test_accuracy=final["reading"]["test"])
+show(anchors.check_reading(run))
+
+# %% [markdown]
+# The statistical-output claim checks what the model learns: it fits its training set up to near the cap
+# (training accuracy ≥ 0.7), its softmax ratio p(x)/p(x+1) lies between 2.5 and 8 (the optimum is 4), and
+# p(x) + p(x+1) ≥ 0.8. The cap itself (training accuracy ≤ 0.8) holds by construction of the data — the
+# same input carries two labels — so it is stated, not checked (an earlier version checked ≤ 0.82, a
+# condition no model can fail).
 
 # %%
 # NBVAL_CHECK_OUTPUT
-claim("图12.13", "statistical output: training accuracy is capped near 0.8 and the softmax puts about four "
-      "times more mass on x than on x+1 (ratio between 2.5 and 8), nearly all mass on the two",
-      passed=bool(0.7 <= final["statistical"]["train"] <= 0.82 and 2.5 <= p_x / p_x1 <= 8.0
-                  and p_x + p_x1 >= 0.8),
-      train_accuracy=final["statistical"]["train"], p_x=p_x, p_x_plus_1=p_x1, ratio=p_x / p_x1)
+show(anchors.check_statistical(run))
 
 # %% [markdown]
 # The composite task (复合任务, §12.6.4: two anchors, 15 of 16 pairs trained, one held out — data vs task

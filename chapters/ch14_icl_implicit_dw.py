@@ -33,8 +33,8 @@
 # 3. **The ΔW sequence** as tokens are consumed, with an untrained control, and the comparison with
 #    explicit fine-tuning.
 #
-# Run time: quick profile ≈ 40 CPU-seconds (most of it training the small transformer); full profile
-# (longer training, more tasks) a few minutes on a CPU.
+# Run time: quick profile ≈ 80 CPU-seconds (most of it training the small transformer and the explorer's
+# learner); full profile (longer training, more tasks) a few minutes on a CPU.
 
 # %%
 import copy
@@ -44,7 +44,10 @@ import numpy as np
 import torch
 
 from companion import icl, icl_tasks
-from companion.claims_legacy import claim
+from companion.claims import show
+from companion.icl import check_identity_random, check_identity_trained
+from companion.icl_tasks import (check_beats_gd1, check_closer_to_gd1, check_dw_decay, check_dw_learns,
+                                 check_error_falls, check_finetune, check_pattern_attention)
 from companion.config import generator, pick, seed_everything, settings
 from companion.plots import PALETTE, panels
 
@@ -68,7 +71,9 @@ seed = seed_everything()
 # random block (2 heads, causal softmax attention, D = 8, hidden 32, GELU) is checked for the whole
 # context (Y = C), for half of it (Y ⊂ C: the rest stays in the prompt), in the bias form
 # T_W(C, x) = T_{W, b+WΔA}(x), along the implicit GD over every prefix, and for a 2-block stack whose
-# every block is patched (the query then runs alone through the stack).
+# every block is patched (the query then runs alone through the stack). The claim below checks every
+# relative error against 1e-12 and, for "rank 1", every ΔW's ratio σ₂/σ₁ of its two largest singular values
+# against 1000 machine epsilons (a measured number, so the claim has a margin; a rank is only a count).
 
 # %%
 gen = generator(0)
@@ -84,11 +89,7 @@ for kind, v in random_checks.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-worst = max(v.worst() for v in random_checks.values())
-max_rank = max(max(v.ranks.values()) for v in random_checks.values())
-_ = claim("§14.3 Thm 2.2", "on random plain / skip / pre-LN blocks every ΔW identity holds to float64 precision "
-          "(relative error < 1e-12) and every ΔW has rank 1",
-          passed=bool(worst < 1e-12 and max_rank == 1), worst_error=worst, max_rank=max_rank)
+show(check_identity_random(random_checks))
 
 # %% [markdown]
 # **Implicit gradient descent, token by token.** With prefixes C_i = [c₁ … c_i] the updates
@@ -157,12 +158,7 @@ for dtype in (torch.float32, torch.float64):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-err32, err64 = trained_checks["torch.float32"].worst(), trained_checks["torch.float64"].worst()
-rank_trained = max(max(v.ranks.values()) for v in trained_checks.values())
-_ = claim("§14.3 Thm 2.2", "on the trained transformer the prompt equals a rank-1 patch of every block: relative "
-          "error < 1e-5 in float32 and < 1e-12 in float64",
-          passed=bool(err32 < 1e-5 and err64 < 1e-12 and rank_trained == 1),
-          float32=err32, float64=err64, max_rank=rank_trained)
+show(check_identity_trained(trained_checks))
 
 # %% [markdown]
 # ## 3. Which algorithm does the learner implement? (Akyürek et al.)
@@ -198,33 +194,39 @@ for k in (2, config.d, 8, config.k_max):
 # single GD step for short prompts, beats it for long ones and keeps improving with k, but stays far from
 # exact least squares, which is perfect from k = d on. Its predictions are closest to one-step GD for short
 # prompts (smallest SPD), as Akyürek et al. find for shallow, narrow learners; the paper reports the move
-# towards ridge/OLS with depth and width (try the explorer's depth slider, and the full profile). How much
-# closer varies between trainings: the ratio SPD(ICL, GD1) / SPD(ICL, OLS) at k = d was 0.26–0.52 over
-# seeds 0–4, so the claim below checks only that it is below 1 (a factor-2 version, proposed in the
-# digest, failed for seed 3 at 0.52).
+# towards ridge/OLS with depth and width (try the explorer's depth slider, and the full profile).
+#
+# **How the claims measure.** The figure's comparison uses 512 tasks per k; the three claims below are
+# judged on a separate, larger evaluation — 8192 fresh tasks at k = 2, 4, 8, 16, MSE and SPD only. SPD is a
+# mean of heavy-tailed squares: on 512 tasks the ratio SPD(ICL, GD1) / SPD(ICL, OLS) at k = d moved by
+# ±0.1 between evaluation draws of the *same* trained model (0.26–0.52 over seeds 0–4 in an earlier
+# version, which is why its threshold had been widened to 1); on 8192 tasks that noise is 4× smaller.
+#
+# **What the SPD claim checks, and why two conditions.** In the noiseless case OLS is exact from k = d on,
+# so SPD(ICL, OLS) at k = d is simply the learner's own test error: "closer to GD than to OLS" alone would
+# hold for any learner that barely moves — the zero predictor itself has SPD(0, GD1) ≈ 0.4 × SPD(0, OLS).
+# The claim therefore asks, at k = d, for SPD(ICL, GD1) < 0.5 × SPD(ICL, OLS) (the factor 2 of the
+# digest's first version) **and** SPD(ICL, GD1) < SPD(ICL, 0): the learner's predictions follow one GD
+# step more closely than they sit at zero, which an untrained network (the negative control in
+# `tests/test_controls_ch14.py`) does not do. The error-falls claim likewise asks that the error at k = 16
+# ends below the zero predictor's: softmax averaging alone shrinks an untrained network's outputs as the
+# prompt grows, so a falling error is evidence of learning only when the learner also predicts.
+
+# %%
+evaluation = icl_tasks.compare(model, config, ks=[2, config.d, 8, config.k_max], n_tasks=8192, n_probes=0,
+                               seed=seed + 3)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-ks = list(comparison.ks)
-mse_icl, mse_gd = comparison.mse["icl"], comparison.mse["gd1"]
-at_k, at_d = ks.index(config.k_max), ks.index(config.d)
-coarse = [mse_icl[ks.index(k)] for k in (2, 4, 8, 16)]
-_ = claim("Akyürek et al.", "with 16 examples in context the learner beats the best single GD step (MSE < 0.75×) "
-          "and is far below the zero predictor (MSE < 0.2·d)",
-          passed=bool(mse_icl[at_k] < 0.75 * mse_gd[at_k] and mse_icl[at_k] < 0.2 * config.d),
-          mse_icl=mse_icl[at_k], mse_gd1=mse_gd[at_k], mse_ridge=comparison.mse["ridge"][at_k])
+show(check_beats_gd1(evaluation, config.d, k=config.k_max))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-_ = claim("Akyürek et al.", "the learner's error falls as the prompt grows (k = 2, 4, 8, 16)",
-          passed=bool(np.all(np.diff(coarse) < 0)), mse=np.asarray(coarse))
+show(check_error_falls(evaluation))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-spd_gd, spd_ols = comparison.spd["gd1"][at_d], comparison.spd["ols"][at_d]
-_ = claim("Akyürek et al.", "at k = d the learner's predictions are closer to one GD step than to OLS "
-          "(SPD(ICL, GD1) < SPD(ICL, OLS))", passed=bool(spd_gd < spd_ols), ratio=spd_gd / spd_ols, spd_gd1=spd_gd,
-          spd_ridge=comparison.spd["ridge"][at_d], spd_ols=spd_ols)
+show(check_closer_to_gd1(evaluation, config.d))
 
 # %% [markdown]
 # ## 4. The ΔW sequence as the context is consumed (Dherin et al. §4.2–4.3)
@@ -247,15 +249,14 @@ ax[0].plot(i, incr_random, "s--", ms=3, label="random init (control)")
 ax[0].set(xlabel="token i", ylabel="mean ‖ΔW_i − ΔW_{i−1}‖_F", yscale="log", title="ΔW increments, block 0")
 ax[0].legend()
 ax[1].plot(finetune.i, finetune.delta_w, "o-", ms=3, label="ΔW(C_i) (= in context)")
-ax[1].plot(finetune.i, finetune.finetune, "s-", ms=3, label="fine-tuning W₁, SGD lr 0.01")
+ax[1].plot(finetune.i, finetune.finetune, "s-", ms=3, label="fine-tuning W₁, normalised SGD")
 ax[1].plot(untrained.i, untrained.delta_w, "^--", ms=3, color="0.5", label="ΔW(C_i), untrained (control)")
 ax[1].axhline(untrained.zero, color="0.5", ls=":", label="zero predictor")
 ax[1].set_yscale("log")
 ax[1].set(xlabel="examples used i", ylabel="test MSE", title="implicit vs explicit learning")
 ax[1].legend()
 plt.show()
-decay_trained = incr_trained[-3:].mean() / incr_trained[:3].mean()
-decay_random = incr_random[-3:].mean() / incr_random[:3].mean()
+decay_trained, decay_random = icl_tasks.increment_decay(incr_trained), icl_tasks.increment_decay(incr_random)
 print(f"increment decay (last 3 / first 3): trained {decay_trained:.2f}, random init {decay_random:.2f}")
 
 # %% [markdown]
@@ -268,34 +269,28 @@ print(f"increment decay (last 3 / first 3): trained {decay_trained:.2f}, random 
 # stays above the zero predictor's (dotted) at every i — its outputs move with the context but are
 # unrelated to the task.
 #
-# **Fine-tuning comparison.** Starting from the trained weights, explicit SGD on the first MLP matrices
-# W₁ (learning rate 0.01, one example (x_i; 0) → y_i at a time, the query seen alone) also lowers the test
-# error as examples come in, as the paper reports, though noisily (a single example with a large error can
-# kick the weights); at this scale the implicit update uses the examples
-# far more efficiently than 16 small SGD steps.
+# **Fine-tuning comparison** (微调). Starting from the trained weights, explicit SGD on the first MLP
+# matrices W₁ of both blocks (one example (x_i; 0) → y_i at a time, the query seen alone) also lowers the
+# test error as examples come in, as the paper reports; at this scale the implicit update uses the examples
+# more efficiently than 16 SGD steps. The step is *normalised* like the implicit one (whose step size is
+# h = 1/‖A(x)‖²): W₁ ← W₁ − 0.5 · e_i ∇f / ‖∇f‖², which halves each example's error to first order. The
+# paper's fixed rate 0.01 is past the stability limit for this model — its effective step 0.01 · ‖∇f‖²
+# reaches 5–10 on some examples, the error then changes sign and grows, and because two blocks are tuned
+# together the curvature grows with the weights — so the curve used to run away to inf and NaN on some
+# seeds. The claims below check (i) the decay of the increments in both networks, (ii) that only the
+# trained network's ΔW(C_i) predicts, (iii) that both fine-tuning and ΔW lower the test error.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-_ = claim("Dherin et al. §4.2", "the ΔW increments of the trained block shrink as tokens are consumed (last 3 < 0.3 × "
-          "first 3) — and so do those of the untrained control, so the decay alone is not learning",
-          passed=bool(decay_trained < 0.3 and decay_random < 0.3),
-          decay_trained=decay_trained, decay_random=decay_random)
+show(check_dw_decay(incr_trained, incr_random))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-_ = claim("Dherin et al. §4.2", "the untrained control's ΔW(C_i) never beats the zero predictor on new queries, "
-          "while the trained one's halves the test error",
-          passed=bool(untrained.delta_w.min() > untrained.zero and finetune.delta_w[-1] < 0.5 * finetune.delta_w[0]),
-          untrained_best=untrained.delta_w.min(), zero_predictor=untrained.zero,
-          trained_start=finetune.delta_w[0], trained_end=finetune.delta_w[-1])
+show(check_dw_learns(finetune, untrained))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-late_ft, late_dw = finetune.finetune[-4:].mean(), finetune.delta_w[-4:].mean()
-_ = claim("Dherin et al. §4.3", "both fine-tuning W₁ example by example and the implicit ΔW(C_i) lower the test "
-          "error on new queries (mean over the last 4 i < 0.8 × the error with no example)",
-          passed=bool(late_ft < 0.8 * finetune.finetune[0] and late_dw < 0.8 * finetune.delta_w[0]),
-          start=finetune.finetune[0], finetune_late=late_ft, delta_w_late=late_dw)
+show(check_finetune(finetune))
 
 # %% [markdown]
 # ## 5. Where a nonlinear transformer looks (Li et al., ICML 2024; optional)
@@ -307,7 +302,8 @@ _ = claim("Dherin et al. §4.3", "both fine-tuning W₁ example by example and t
 # task labels each μ_j with a random ±1 (so only same-pattern examples are informative — the paper's
 # tasks use two patterns with opposite labels, where a small model can equally read the other pattern's
 # examples), 16 examples, hinge loss. Uniform attention would put about 1/4 of its mass on same-pattern
-# examples.
+# examples. The claim asks for an error rate ≤ 0.05 (accuracy ≥ 0.95; stated as an error rate so that its
+# margin is measured against the room left to 0 errors) and ≥ 80% of the query's attention on those examples.
 #
 # *Not reproduced:* the paper's magnitude-pruning result (pruning small MLP neurons is harmless, large
 # ones is not). The companion's transformer keeps a residual connection around the MLP, through which
@@ -330,9 +326,7 @@ print(f"accuracy {accuracy:.3f}; attention mass on same-pattern examples {mass:.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-_ = claim("Li et al. 2024", "the trained one-block transformer classifies new tasks in context (accuracy ≥ 0.95) "
-          "with ≥ 80% of the query's attention on examples sharing its relevant pattern",
-          passed=bool(accuracy >= 0.95 and mass >= 0.8), accuracy=accuracy, mass=mass, uniform=uniform)
+show(check_pattern_attention(accuracy, mass, uniform))
 
 # %% [markdown]
 # ## 6. Explorer
@@ -381,7 +375,7 @@ icl.check_min_norm_update(my_delta_w)
 #   ridge/OLS** at CPU scale, closest to GD for short prompts (Akyürek et al.).
 # - ΔW's increments shrink as tokens are consumed — **also in an untrained network**, so that decay is
 #   softmax averaging; the learning shows in the falling test error of ΔW(C_i), which explicit
-#   fine-tuning reproduces more slowly.
+#   fine-tuning (with a normalised, stable step) reproduces more slowly.
 # - A one-block nonlinear transformer classifying in context puts most of its attention on the examples
 #   that share the query's relevant pattern (Li et al., ICML 2024). Not reproduced: their pruning result
 #   (our blocks have a residual around the MLP). The ΔW identities cover the first generated token only,

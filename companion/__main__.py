@@ -66,7 +66,8 @@ def _robustness(args: argparse.Namespace) -> int:
     if args.merge:
         report = robustness.merge_reports([Path(p) for p in args.merge], out)
     else:
-        report = robustness.robustness(chapters, seeds, jobs=jobs, out=out, timeout=args.timeout)
+        report = robustness.robustness(chapters, seeds, jobs=jobs, out=out, timeout=args.timeout,
+                                       cached_only=args.cached_only)
     print(robustness.format_summary(report))
     print(f"\nreport: {out / 'report.json'}")
     return 0 if robustness.meets_standard(report) else 1
@@ -93,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
     p.add_argument("--merge", nargs="+", metavar="REPORT", default=None,
                    help="run nothing: merge these report folders (e.g. one per machine) into --out")
+    p.add_argument("--cached-only", action="store_true",
+                   help="run nothing: report the runs the cache holds for the current code (a stopped sweep)")
     p = sub.add_parser("sync", help="rebuild and execute a chapter's committed .ipynb from its .py")
     p.add_argument("chapter", nargs="+", help="chapter slug(s) or prefix(es)")
     sub.add_parser("bench", help="run the benchmarks in benchmarks/")

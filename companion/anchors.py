@@ -34,6 +34,7 @@ import torch
 from torch import Tensor
 
 from .cache import cached
+from .claims import ClaimSpec, Verdict, compare, threshold
 from .transformer import Transformer, TransformerConfig, fit_last_token
 
 SPLITS = ("mod_residue", "key_range")
@@ -322,6 +323,112 @@ def run_anchor_tasks(tasks: Sequence[str] = TASKS, *, n_train: int = 2000, n_tes
                                      weight_decay, batch_size, gamma, record_every, seed)
 
 
+# ------------------------------------------------------------------------------ claims (ch. 12)
+MOD_RESIDUE = ClaimSpec("ch12.mod-residue", "§12.5.1",
+                        "with the mod-residue split the identity task reaches test accuracy ≥ 0.99")
+KEY_RANGE = ClaimSpec("ch12.key-range", "图12.4",
+                      "with the naive key-range split the model fits its training set (≥ 0.99) and still finds the "
+                      "unseen keys (the last position attends to them with weight ≥ 0.8), yet answers ≤ 0.1 of them")
+SHIFT = ClaimSpec("ch12.shift", "图12.15",
+                  "layer 1 shifts: at every key position the anchor right before the key is its most attended earlier "
+                  "token, with at least twice the weight of an average other one")
+BROADCAST = ClaimSpec("ch12.broadcast", "图12.15",
+                      "layer 2 broadcasts: the last position attends to the key with weight ≥ 0.8 (layer 1 does not)")
+READING = ClaimSpec("ch12.reading", "§12.6.2",
+                    "reading comprehension generalises under the mod-residue split (test accuracy ≥ 0.9)")
+STATISTICAL = ClaimSpec("ch12.statistical", "图12.13",
+                        "statistical output: the model fits its ambiguous training set up to near its 0.8 cap (≥ 0.7) "
+                        "and its softmax puts about four times more mass on x than on x+1 (ratio between 2.5 and 8), "
+                        "nearly all mass (≥ 0.8) on the two")
+
+
+def _member(run: TaskRun, task: str) -> int:
+    if task not in run.tasks:
+        raise ValueError(f"the run has no member for task {task!r}; its tasks are {run.tasks}")
+    return run.tasks.index(task)
+
+
+def final_accuracy(run: TaskRun, task: str, split: str) -> float:
+    """Final accuracy of the member that learned ``task`` on ``split`` ("train" or "test")."""
+    return float(run.accuracy[split][-1, _member(run, task)])
+
+
+def attention_on_test(run: TaskRun, task: str) -> tuple[AnchorData, list[np.ndarray]]:
+    """The test set of ``task`` and the attention maps of its member, one (N, H, T, T) array per layer."""
+    from .lm_analysis import attention_maps
+    test = run.data(task).tests["test"]
+    k = _member(run, task)
+    return test, [m[k] for m in attention_maps(run.model(), test.x)]
+
+
+def statistical_softmax(run: TaskRun, task: str = "statistical") -> tuple[float, float]:
+    """Mean softmax mass on x and on x+1 over the distinct training sequences of the statistical task."""
+    from .lm_analysis import masked_last_outputs
+    stat = run.data(task)
+    copies = 5 if task == "statistical" else 1
+    distinct = stat.train.subset(torch.arange(len(stat.train)) % copies == 0)  # one copy of each sequence
+    key = distinct.x[torch.arange(len(distinct)), distinct.key_pos]
+    logits = torch.as_tensor(masked_last_outputs(run.model(), distinct, None))[_member(run, task)]
+    probs = torch.softmax(logits, -1)
+    rows = torch.arange(len(distinct))
+    return float(probs[rows, key].mean()), float(probs[rows, key + 1].mean())
+
+
+def check_mod_residue(run: TaskRun, task: str = "identity") -> Verdict:
+    """§12.5.1: the identity member's test accuracy ≥ 0.99, stated as its test error ≤ 0.01."""
+    acc = final_accuracy(run, task, "test")
+    return MOD_RESIDUE.judge(threshold("test error", 1 - acc, "<=", 0.01), test_accuracy=acc)
+
+
+def check_key_range(run: TaskRun, task: str = "identity_key_range") -> Verdict:
+    """图12.4: the key-range member fits training and attends to the unseen keys, but does not answer them."""
+    from .lm_analysis import broadcast_score
+    train, test_acc = final_accuracy(run, task, "train"), final_accuracy(run, task, "test")
+    test, maps = attention_on_test(run, task)
+    found = float(broadcast_score(maps[-1], test.key_pos))
+    return KEY_RANGE.judge(threshold("train error", 1 - train, "<=", 0.01),
+                           threshold("last→key weight on unseen keys", found, ">=", 0.8),
+                           threshold("test accuracy", test_acc, "<=", 0.1),
+                           train_accuracy=train)
+
+
+def check_shift(run: TaskRun, task: str = "identity") -> Verdict:
+    """图12.15 (layer 1): the anchor beats every other earlier token at every key position, contrast ≥ 2."""
+    from .lm_analysis import anchor_top_ratio, shift_contrast, shift_score
+    test, maps = attention_on_test(run, task)
+    top = float(anchor_top_ratio(maps[0], test.key_pos))
+    contrast = float(shift_contrast(maps[0], test.key_pos))
+    return SHIFT.judge(threshold("min over positions of anchor weight / largest other earlier weight", top, ">", 1.0),
+                       threshold("shift contrast", contrast, ">=", 2.0),
+                       key_to_anchor=float(shift_score(maps[0], test.key_pos)))
+
+
+def check_broadcast(run: TaskRun, task: str = "identity") -> Verdict:
+    """图12.15 (layer 2): the last position attends to the key in layer 2 (≥ 0.8), not in layer 1 (< 0.5)."""
+    from .lm_analysis import broadcast_score
+    test, maps = attention_on_test(run, task)
+    l2, l1 = (float(broadcast_score(maps[i], test.key_pos)) for i in (-1, 0))
+    return BROADCAST.judge(threshold("last→key weight, layer 2", l2, ">=", 0.8),
+                           threshold("last→key weight, layer 1", l1, "<", 0.5))
+
+
+def check_reading(run: TaskRun, task: str = "reading") -> Verdict:
+    """§12.6.2: reading comprehension's test accuracy ≥ 0.9."""
+    return READING.judge(threshold("test accuracy", final_accuracy(run, task, "test"), ">=", 0.9))
+
+
+def check_statistical(run: TaskRun, task: str = "statistical") -> Verdict:
+    """图12.13: training accuracy near its cap of 0.8 (≥ 0.7), p(x)/p(x+1) in [2.5, 8], p(x) + p(x+1) ≥ 0.8."""
+    train = final_accuracy(run, task, "train")
+    p_x, p_x1 = statistical_softmax(run, task)
+    ratio = p_x / max(p_x1, 1e-12)
+    return STATISTICAL.judge(threshold("train accuracy", train, ">=", 0.7),
+                             threshold("p(x)/p(x+1)", ratio, ">=", 2.5),
+                             threshold("p(x)/p(x+1)", ratio, "<=", 8.0),
+                             threshold("p(x)+p(x+1)", p_x + p_x1, ">=", 0.8),
+                             p_x=p_x, p_x_plus_1=p_x1)
+
+
 def check_overlap(train_pairs: set, test_pairs: set) -> float | None:
     """Exercise 4 (§12.9): the share of test (position, key) pairs that also occur in training.
 
@@ -462,6 +569,127 @@ def run_composition(settings: Sequence[tuple[float, float, int]], *, n_train: in
     settings = tuple((float(g), float(l), int(s)) for g, l, s in settings)
     return cached(_run_composition)(settings, n_train, n_test, d_model, n_layers, steps, lr, batch_size,
                                     record_every)
+
+
+# ------------------------------------------------------------------------------ claims (ch. 13)
+WEAK_CONTROL, STRONG_CONTROL = (0.8, 0.01), (1.4, 0.1)  # (γ, λ) of weak / strong complexity control
+PHASE_ONE = ClaimSpec("ch13.phase-one", "图13.5",
+                      "phase 1, at this scale slow fitting: with a large initialisation (γ = 0.2, λ = 0.01) the model "
+                      "has fit neither its training set nor the ID test (both < 0.7) within 1000 steps, and it lags "
+                      "behind γ = 0.8 on its training set")
+COMPLEXITY_CONTROL = ClaimSpec("ch13.complexity-control", "图13.5/13.6",
+                               "complexity control decides the solution: with weak control (γ = 0.8, λ = 0.01) the "
+                               "model fits ID (≥ 0.95) but not the unseen pairs, and strong control (γ = 1.4, λ = 0.1) "
+                               "raises the OOD accuracy by at least 0.3 (means over the data seeds)")
+REASONING_LEVEL = ClaimSpec("ch13.reasoning-level", "图13.5/13.6",
+                            "strong complexity control (γ = 1.4, λ = 0.1) solves most unseen pairs: mean OOD accuracy "
+                            "≥ 0.5 over the data seeds", exploration=True)
+COMMUTATIVITY = ClaimSpec("ch13.commutativity", "§13.3",
+                          "with weak control (γ = 0.8, λ = 0.01) the model fits ID (≥ 0.95) and answers (c, d) and "
+                          "(d, c) alike on ≥ 80% of the unseen sequences, far more often (by ≥ 0.5) than it answers "
+                          "them correctly (means over the data seeds)")
+WQ_CONDENSATION = ClaimSpec("ch13.wq-condensation", "图13.10",
+                            "condensation of the first-layer query neurons grows with γ: rank correlation ≥ 0.7 over "
+                            "the γ × λ grid, and γ = 1.4 at least twice as condensed as γ = 0.2 (both λ)")
+EMBEDDING_ORDER = ClaimSpec("ch13.embedding-order", "图13.12",
+                            "the number embeddings become low-dimensional as γ grows: the rank correlation between γ "
+                            "and the top-2 PCA variance is ≥ 0.7 over the γ × λ grid")
+EMBEDDING_CONTRAST = ClaimSpec("ch13.embedding-contrast", "图13.12",
+                               "the top-2 PCA variance of the number embeddings at γ = 1.4 is at least twice that at "
+                               "γ = 0.5 (mean over both λ)", exploration=True)
+
+
+def rank_correlation(a: Sequence[float], b: Sequence[float]) -> float:
+    """Spearman's ρ with tied values given their average rank (γ repeats once per λ in the grid)."""
+    from scipy.stats import spearmanr
+    return float(spearmanr(np.asarray(a, dtype=float), np.asarray(b, dtype=float)).statistic)
+
+
+def grid_measure(run: CompositionRun, measure: str) -> dict[tuple[float, float], float]:
+    """Per (γ, λ) cell of ``run``, the mean over its members of ``measure``:
+
+    ``"wq_condensation"`` — mean |cos| between the first-layer query neurons (图13.10);
+    ``"embedding_variance"`` — the top-2 PCA variance share of the number-token embeddings 20–99 (图13.12).
+    """
+    from .lm_analysis import condensation, explained_variance
+    model = run.model()
+    fns = {"wq_condensation": lambda k: condensation(model.member_weight("w_q", k, layer=0).numpy()),
+           "embedding_variance": lambda k: explained_variance(model.member_weight("w_em", k)[20:100].numpy())}
+    if measure not in fns:
+        raise ValueError(f"unknown measure {measure!r}; choose one of {', '.join(fns)}")
+    cells = list(dict.fromkeys((g, l) for g, l, _ in run.settings))
+    return {c: float(np.mean([fns[measure](k) for k in run.members(*c)])) for c in cells}
+
+
+def _over_lambda(values: dict[tuple[float, float], float], gamma: float) -> float:
+    found = [v for (g, _), v in values.items() if abs(g - gamma) < 1e-9]
+    if not found:
+        raise ValueError(f"no cell with gamma={gamma}; cells are {sorted(values)}")
+    return float(np.mean(found))
+
+
+def check_phase_one(run: CompositionRun, large: tuple[float, float] = (0.2, 0.01),
+                    reference: tuple[float, float] = (0.8, 0.01)) -> Verdict:
+    """图13.5, phase 1 as it appears at CPU scale: the large-initialisation model has not fit its training
+    set within the budget (train and ID < 0.7), and fits it more slowly than γ = 0.8."""
+    train, id_acc, ref = run.final("train", *large), run.final("ID", *large), run.final("train", *reference)
+    return PHASE_ONE.judge(threshold("train accuracy, γ=0.2", train, "<", 0.7),
+                           threshold("ID accuracy, γ=0.2", id_acc, "<", 0.7),
+                           compare("train accuracy, γ=0.2", train, "<", "train accuracy, γ=0.8", ref),
+                           OOD_accuracy=run.final("OOD", *large))
+
+
+def check_complexity_control(contrast: CompositionRun, weak: tuple[float, float] = WEAK_CONTROL,
+                             strong: tuple[float, float] = STRONG_CONTROL) -> Verdict:
+    """图13.5/13.6: weak control fits ID (error ≤ 0.05); strong control's mean OOD exceeds weak's by ≥ 0.3."""
+    id_weak, ood_weak = contrast.final("ID", *weak), contrast.final("OOD", *weak)
+    ood_strong = contrast.final("OOD", *strong)
+    return COMPLEXITY_CONTROL.judge(threshold("ID error, weak", 1 - id_weak, "<=", 0.05),
+                                    threshold("OOD strong − OOD weak", ood_strong - ood_weak, ">=", 0.3),
+                                    ood_weak=ood_weak, ood_strong=ood_strong, id_strong=contrast.final("ID", *strong))
+
+
+def check_reasoning_level(contrast: CompositionRun, strong: tuple[float, float] = STRONG_CONTROL) -> Verdict:
+    """Exploration: the level strong control reaches, mean OOD ≥ 0.5 (single runs vary 0.2–0.9)."""
+    ood = contrast.accuracy["OOD"][-1, contrast.members(*strong)]
+    return REASONING_LEVEL.judge(threshold("mean OOD accuracy, strong", float(ood.mean()), ">=", 0.5),
+                                 single_runs=np.round(ood, 2))
+
+
+def check_commutativity(contrast: CompositionRun, weak: tuple[float, float] = WEAK_CONTROL) -> Verdict:
+    """§13.3: weak control fits ID and answers (c, d), (d, c) alike (≥ 0.8), by ≥ 0.5 more often than right."""
+    id_weak, ood_weak = contrast.final("ID", *weak), contrast.final("OOD", *weak)
+    comm = float(contrast.commutativity[contrast.members(*weak)].mean())
+    return COMMUTATIVITY.judge(threshold("ID error, weak", 1 - id_weak, "<=", 0.05),
+                               threshold("commutativity", comm, ">=", 0.8),
+                               threshold("commutativity − OOD accuracy", comm - ood_weak, ">=", 0.5),
+                               ood_accuracy=ood_weak)
+
+
+def check_wq_condensation(run: CompositionRun) -> Verdict:
+    """图13.10: Spearman ρ(γ, mean |cos| of W_Q(1) neurons) ≥ 0.7 over the grid; γ = 1.4 ≥ 2 × γ = 0.2."""
+    cond = grid_measure(run, "wq_condensation")
+    rho = rank_correlation([g for g, _ in cond], list(cond.values()))
+    low, high = _over_lambda(cond, 0.2), _over_lambda(cond, 1.4)
+    return WQ_CONDENSATION.judge(threshold("Spearman ρ(γ, |cos|)", rho, ">=", 0.7),
+                                 threshold("|cos|(γ=1.4) / |cos|(γ=0.2)", high / low, ">=", 2.0),
+                                 cos_02=low, cos_14=high)
+
+
+def check_embedding_order(run: CompositionRun) -> Verdict:
+    """图13.12: Spearman ρ(γ, top-2 PCA variance of the number embeddings) ≥ 0.7 over the grid."""
+    var = grid_measure(run, "embedding_variance")
+    rho = rank_correlation([g for g, _ in var], list(var.values()))
+    return EMBEDDING_ORDER.judge(threshold("Spearman ρ(γ, top-2 variance)", rho, ">=", 0.7),
+                                 variance_05=_over_lambda(var, 0.5), variance_14=_over_lambda(var, 1.4))
+
+
+def check_embedding_contrast(run: CompositionRun) -> Verdict:
+    """Exploration (图13.12): top-2 PCA variance at γ = 1.4 ≥ 2 × that at γ = 0.5 (mean over λ)."""
+    var = grid_measure(run, "embedding_variance")
+    low, high = _over_lambda(var, 0.5), _over_lambda(var, 1.4)
+    return EMBEDDING_CONTRAST.judge(threshold("variance(γ=1.4) / variance(γ=0.5)", high / low, ">=", 2.0),
+                                    variance_05=low, variance_14=high)
 
 
 def _explore_composition(gamma: float, lam: float, depth: int, steps: int, seed: int) -> dict:

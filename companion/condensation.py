@@ -27,6 +27,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .claims import ClaimSpec, Verdict, compare, count, identity, threshold
+
 ArrayLike = np.ndarray | Tensor
 
 
@@ -144,15 +146,66 @@ def carrying_mask(amp: ArrayLike, mass: float = 0.9) -> np.ndarray:
     return mask
 
 
+#: The widest run of orientations that counts as one cluster (a quarter turn): a run of neighbours
+#: closer than ``gap`` that spreads wider than this is not one direction, and counts as the number of
+#: ``gap``-wide arcs it covers (a ring round the whole circle, or a uniform spread with one gap, gives many).
+MAX_CLUSTER_WIDTH = math.pi / 2
+
+
+def angle_gaps(angles: ArrayLike, amp: ArrayLike | None = None, *, mass: float = 0.9) -> np.ndarray:
+    """Gaps (radians, largest first) between neighbouring orientations on the circle, the wrap-around
+    from π to −π included, among the neurons carrying ``mass`` of the amplitude (all if ``amp`` is None).
+
+    They sum to 2π.  With the split rule of :func:`count_angle_clusters` "at most k clusters" is
+    ``gaps[k] <= gap`` (every cluster no wider than :data:`MAX_CLUSTER_WIDTH`): a condition with a
+    continuous margin.  One neuron gives ``[2π]``.
+    """
+    angles = np.mod(_np(angles).astype(float).ravel(), 2 * math.pi)
+    if amp is not None:
+        angles = angles[carrying_mask(_np(amp).ravel(), mass)]
+    if angles.size == 0:
+        return np.zeros(0)
+    s = np.sort(angles)
+    return np.sort(np.diff(np.concatenate([s, s[:1] + 2 * math.pi])))[::-1]
+
+
+def _runs(angles: np.ndarray, gap: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted angles, the run (cluster) label of each and each run's extent: runs are split at gaps > gap;
+    with no such gap every angle is in one run, a ring whose extent is 2π minus its largest gap."""
+    s = np.sort(angles)
+    gaps = np.diff(np.concatenate([s, s[:1] + 2 * math.pi]))  # gaps[i]: from s[i] to the next one
+    cuts = np.flatnonzero(gaps > gap)
+    if len(cuts) == 0:
+        return s, np.zeros(len(s), dtype=int), np.array([2 * math.pi - gaps.max()])
+    # run j runs from cuts[j-1] + 1 to cuts[j]; the one that wraps around joins both ends
+    label = np.searchsorted(cuts, np.arange(len(s))) % len(cuts)
+    first = np.roll(cuts, 1) + 1  # index of each run's first angle (mod len(s))
+    extent = np.mod(s[cuts] - s[first % len(s)], 2 * math.pi)
+    return s, label, extent
+
+
+def cluster_widths(angles: ArrayLike, amp: ArrayLike | None = None, *, mass: float = 0.9,
+                   gap: float = 0.1) -> np.ndarray:
+    """Angular extent (radians) of each run of neighbouring orientations closer than ``gap`` among the
+    neurons carrying ``mass`` of the amplitude, widest first (a ring round the circle: ≈ 2π)."""
+    angles = np.mod(_np(angles).astype(float).ravel(), 2 * math.pi)
+    if amp is not None:
+        angles = angles[carrying_mask(_np(amp).ravel(), mass)]
+    if angles.size == 0:
+        return np.zeros(0)
+    return np.sort(_runs(angles, gap)[2])[::-1]
+
+
 def count_angle_clusters(angles: ArrayLike, amp: ArrayLike | None = None, *, mass: float = 0.9,
                          gap: float = 0.1, min_share: float = 0.0) -> int:
     """Number of orientation clusters among the neurons carrying ``mass`` of the amplitude.
 
     Angles (radians, on the circle) of those neurons are sorted and split wherever two
-    neighbours are more than ``gap`` apart (the wrap-around from π to −π included).  Uniformly
-    spread neurons give many clusters; a condensed net gives a few.  With ``min_share`` > 0 (and
-    ``amp`` given) a cluster counts only if it holds at least that share of the total amplitude
-    Σ A_k, so that a few stragglers still on their way to a direction are not a direction.
+    neighbours are more than ``gap`` apart (the wrap-around from π to −π included).  A condensed
+    net gives a few clusters.  A run wider than :data:`MAX_CLUSTER_WIDTH` is not one direction: it
+    counts as the ``gap``-wide arcs it occupies, so neurons spread round the circle (with no gap, or
+    with one) give many clusters, never one.  With ``min_share`` > 0 (and ``amp`` given) a cluster
+    (or arc) counts only if it holds at least that share of the total amplitude Σ A_k.
     """
     angles = np.mod(_np(angles).astype(float).ravel(), 2 * math.pi)
     if not gap > 0:
@@ -166,16 +219,15 @@ def count_angle_clusters(angles: ArrayLike, amp: ArrayLike | None = None, *, mas
         angles, weights = angles[carrying], amp[carrying] / max(amp.sum(), 1e-300)
     if angles.size == 0:
         return 0
-    order = np.argsort(angles)
-    s, weights = angles[order], weights[order]
-    gaps = np.diff(np.concatenate([s, s[:1] + 2 * math.pi]))  # gaps[i]: from s[i] to the next one
-    cuts = np.flatnonzero(gaps > gap)
-    if len(cuts) == 0:  # no gap anywhere: one cluster round the whole circle
-        cuts = np.array([len(s) - 1])
-    # cluster j runs from cuts[j-1] + 1 to cuts[j]; the one that wraps around joins both ends
-    label = np.searchsorted(cuts, np.arange(len(s))) % len(cuts)
-    shares = np.bincount(label, weights=weights, minlength=len(cuts))
-    return int((shares >= min_share).sum()) if amp is not None else len(cuts)
+    weights = weights[np.argsort(angles)]
+    s, label, extent = _runs(angles, gap)
+    n_arcs = int(math.ceil(2 * math.pi / gap))
+    wide = extent[label] > MAX_CLUSTER_WIDTH
+    arc = np.minimum((s // gap).astype(int), n_arcs - 1)
+    key = np.where(wide, len(extent) + arc, label)  # narrow runs keep their label, wide ones split in arcs
+    _, index = np.unique(key, return_inverse=True)
+    shares = np.bincount(index, weights=weights)
+    return int((shares >= min_share).sum()) if amp is not None else len(shares)
 
 
 def occupied_fraction(angles: ArrayLike, amp: ArrayLike | None = None, *, mass: float = 0.9,
@@ -445,6 +497,196 @@ def run_dropout_sample_size(sizes: tuple[int, ...], *, keeps: tuple[float, ...] 
         err = 0.5 * ((fit["outputs"] - truth) ** 2).mean(axis=1)  # (K,)
         errors[i] = err.reshape(trials, len(keeps)).mean(axis=0)
     return errors
+
+
+#: Angular gap (radians) that splits orientation clusters in the 图8.3 claim (count_angle_clusters' default).
+PROCESS_GAP = 0.1
+
+
+def snapshot_index(proc: dict, step: int) -> int:
+    """Index of the snapshot of :func:`run_condensation` nearest to ``step``."""
+    return int(np.argmin(np.abs(np.asarray(proc["snap_steps"]) - step)))
+
+
+def gaps_at(proc: dict, step: int, *, mass: float = 0.9) -> np.ndarray:
+    """:func:`angle_gaps` of the amplitude-carrying neurons at the snapshot nearest to ``step``."""
+    i = snapshot_index(proc, step)
+    return angle_gaps(orientation(proc["w"][i]), amplitude(proc["a"][i], proc["w"][i]), mass=mass)
+
+
+def clusters_at(proc: dict, step: int, *, gap: float = PROCESS_GAP) -> int:
+    """:func:`count_angle_clusters` of the amplitude-carrying neurons at the snapshot nearest to ``step``."""
+    i = snapshot_index(proc, step)
+    return count_angle_clusters(orientation(proc["w"][i]), amplitude(proc["a"][i], proc["w"][i]), gap=gap)
+
+
+def _gap(gaps: np.ndarray, k: int) -> float:
+    """The (k+1)-th largest gap, 0 if there are not that many neurons."""
+    return float(gaps[k]) if len(gaps) > k else 0.0
+
+
+PLATEAU_CONDENSATION = ClaimSpec(
+    "ch08.plateau-one-orientation", "图8.3",
+    "one orientation cluster in the middle of the first plateau, at least 3 at the end of training")
+
+
+def check_plateau_condensation(proc: dict, *, gap: float = PROCESS_GAP) -> Verdict:
+    """图8.3 on a :func:`run_condensation` result, in terms of the gaps between the orientations of the
+    neurons carrying 90% of the amplitude (split at ``gap``, as :func:`count_angle_clusters` does).
+
+    Mid-plateau one cluster ⇔ the second-largest gap ≤ ``gap`` (nothing splits the neurons) and their
+    run is at most :data:`MAX_CLUSTER_WIDTH` wide (not a ring or an arc spread round the circle); at
+    the end ≥ 3 clusters ⇔ the third-largest gap > ``gap``.  No first plateau (e.g. a large
+    initialisation) is a "never": the claim fails.
+    """
+    try:
+        start, end = first_plateau(proc["steps"], proc["loss"])
+    except ValueError:
+        start = end = None
+    final = int(proc["snap_steps"][-1])
+    g_end = gaps_at(proc, final)
+    if start is None:
+        width = g2 = float("nan")
+        mid_clusters = "no plateau"
+    else:
+        mid = (start + end) // 2
+        g2 = _gap(gaps_at(proc, mid), 1)
+        i = snapshot_index(proc, mid)
+        width = float(cluster_widths(orientation(proc["w"][i]), amplitude(proc["a"][i], proc["w"][i]), gap=gap)[0])
+        mid_clusters = clusters_at(proc, mid, gap=gap)
+    return PLATEAU_CONDENSATION.judge(
+        threshold("2nd-largest orientation gap mid-plateau [rad]", g2, "<=", gap),
+        threshold("widest cluster mid-plateau [rad]", width, "<=", MAX_CLUSTER_WIDTH),
+        threshold("3rd-largest orientation gap at the end [rad]", _gap(g_end, 2), ">", gap),
+        plateau="none" if start is None else (start, end), clusters_mid_plateau=mid_clusters,
+        clusters_final=clusters_at(proc, final, gap=gap))
+
+
+DEAD_NEURONS = ClaimSpec("ch08.dead-neurons-still", "图8.3", "dead ReLU neurons never move while the live ones do")
+
+
+def neuron_moves(proc: dict) -> np.ndarray:
+    """How far each neuron travelled from the first to the last snapshot: max |Δw| over (w, b) + |Δa|, (m,)."""
+    return np.abs(proc["w"][-1] - proc["w"][0]).max(axis=1) + np.abs(proc["a"][-1] - proc["a"][0])
+
+
+def check_dead_neurons(proc: dict) -> Verdict:
+    """习题19 / 图8.3: the neurons whose pre-activation w_k x_i + b_k is ≤ 0 at every training input at
+    initialisation (:func:`dead_neurons`) have not moved at all by the last snapshot (relative to a live
+    neuron's typical move: ≤ 10⁻⁶), and every other neuron has moved farther than any of them."""
+    dead = dead_neurons(proc["w"][0], proc["x"])
+    moves = neuron_moves(proc)
+    live = moves[~dead]
+    typical = float(np.median(live)) if live.size else float("nan")
+    worst_dead = float(moves[dead].max()) if dead.any() else float("nan")
+    ratio = worst_dead / typical if dead.any() and typical > 0 else float("nan")
+    return DEAD_NEURONS.judge(
+        count("dead neurons", int(dead.sum()), ">=", 1),
+        threshold("largest move of a dead neuron / median move of a live one", ratio, "<=", 1e-6),
+        compare("smallest move of a live neuron", float(live.min()) if live.size else float("nan"), ">",
+                "largest move of a dead neuron", worst_dead),
+        live_neurons=int(live.size))
+
+
+def run_dropout_relu(*, width: int = 500, keep: float = 0.9, steps: int = 20_000, lr: float = 1e-3,
+                     n_masks: int = 40_000, seed: int = 0) -> dict:
+    """图8.12 and (8.5): the target ½ReLU(−x − ⅓) + ½ReLU(x − ⅓) on 8 points of [−1, 1], two-layer ReLU
+    nets in the linear regime (a, w ~ N(0, 1), α = √m), Adam; member 0 without dropout (p = 1), member 1
+    with keep probability ``keep``, trained side by side as one ensemble.
+
+    Returns the ensemble ``net`` and its history ``hist``, the data, RD (7.3) per member, the cluster
+    count and occupied fraction of the neurons carrying half the amplitude per member, and for the
+    dropout member (in float64) R_S, R₁ (8.5) and the Monte-Carlo mean and standard error of R_S^drop
+    over ``n_masks`` masks.
+    """
+    from .ensemble import TwoLayerEnsemble, train_ensemble
+
+    if not 0 < keep <= 1 or steps < 1 or not 1 <= width <= 5000:
+        raise ValueError(f"need 0 < keep ≤ 1, steps ≥ 1, 1 ≤ width ≤ 5000; got keep={keep}, steps={steps}, "
+                         f"width={width}")
+    x = torch.linspace(-1, 1, 8).reshape(-1, 1)
+    y = (0.5 * torch.relu(-x - 1 / 3) + 0.5 * torch.relu(x - 1 / 3)).ravel()
+    net = TwoLayerEnsemble(1, width, beta1=1.0, beta2=1.0, alpha=width ** 0.5, n_members=2, seed=seed)
+    hist = train_ensemble(net, x, y, steps=steps, lr=lr, optimizer="adam", keep=[1.0, keep],
+                          record_every=max(1, steps // 40), seed=seed)
+    a, w = net.a.detach().numpy(), net.w.detach().numpy()
+    clusters, occupied = [], []
+    for k in range(2):
+        amp, ang = amplitude(a[k], w[k]), orientation(w[k])
+        clusters.append(count_angle_clusters(ang, amp, mass=0.5))
+        occupied.append(occupied_fraction(ang, amp, mass=0.5))
+    a_eff = (net.a.detach()[1] / net.alpha[1]).double().numpy()
+    hidden = net.hidden(x)[1].detach().double().numpy()  # (n, m)
+    r_s = 0.5 * float(np.mean((hidden @ a_eff - y.double().numpy()) ** 2))
+    r_1 = dropout_regulariser(a_eff, hidden, keep)
+    mc_mean, mc_se = dropout_risk_monte_carlo(a_eff, hidden, y.numpy(), keep, n_masks=n_masks, seed=seed)
+    return {"net": net, "hist": hist, "x": x, "y": y, "keep": keep, "rd": net.relative_distance(),
+            "clusters": np.array(clusters), "occupied": np.array(occupied), "a_eff": a_eff, "hidden": hidden,
+            "r_s": r_s, "r_1": r_1, "mc_mean": mc_mean, "mc_se": mc_se}
+
+
+DROPOUT_RISK = ClaimSpec("ch08.dropout-risk-identity", "(8.5)",
+                         "the Monte-Carlo mean of the dropout risk equals R_S + R_1 within 3 standard errors")
+
+
+def check_dropout_risk(result: dict) -> Verdict:
+    """(8.5) on a :func:`run_dropout_relu` result: |mean R_S^drop − (R_S + R₁)| ≤ 3 standard errors."""
+    err = abs(result["mc_mean"] - (result["r_s"] + result["r_1"]))
+    return DROPOUT_RISK.judge(identity("|MC mean − (R_S + R_1)|", err, 3 * result["mc_se"]),
+                              z=(result["mc_mean"] - result["r_s"] - result["r_1"]) / result["mc_se"],
+                              r_s=result["r_s"], r_1=result["r_1"])
+
+
+DROPOUT_CONDENSES = ClaimSpec(
+    "ch08.dropout-condenses", "图8.12",
+    "from a linear-regime initialisation, dropout moves the input weights at least 5 times farther (RD) "
+    "and gathers the largest neurons on a few orientations, while without dropout they stay spread")
+
+
+def check_dropout_condenses(result: dict) -> Verdict:
+    """图8.12 on a :func:`run_dropout_relu` result: RD(p) > 5·RD(1); the neurons carrying half the
+    amplitude occupy < 50% of 36 angular bins with dropout and > 80% without."""
+    rd, occ = result["rd"], result["occupied"]
+    return DROPOUT_CONDENSES.judge(
+        compare("RD with dropout", float(rd[1]), ">", "5 × RD without", 5 * float(rd[0])),
+        threshold("occupied fraction with dropout", float(occ[1]), "<", 0.5),
+        threshold("occupied fraction without dropout", float(occ[0]), ">", 0.8),
+        clusters_dropout=int(result["clusters"][1]), clusters_no_dropout=int(result["clusters"][0]))
+
+
+def run_tanh_dropout(*, keep: float = 0.9, trials: int = 3, width: int = 500, steps: int = 5_000,
+                     seed: int = 0) -> dict:
+    """图8.13: f(x) = tanh(x − 6) + tanh(x + 6) on 10 evenly spaced points of [−10, 10], two-layer tanh nets
+    in the linear regime, p = 1 and p = ``keep`` for ``trials`` initialisations, one ensemble
+    (:func:`run_dropout_fit`).  Returns that fit plus the total variation of each member's output on
+    2001 grid points (trials, 2), the target's, the mean final R_S per p (2,) and R_S of the zero function."""
+    x = torch.linspace(-10, 10, 10).reshape(-1, 1)
+    y = target_8_13(x).ravel()
+    grid = torch.linspace(-10, 10, 2001).reshape(-1, 1)
+    fit = run_dropout_fit(x, y, keeps=(1.0, keep), trials=trials, width=width, steps=steps, grid=grid, seed=seed)
+    return {**fit, "x": x, "y": y, "grid": grid, "trials": trials,
+            "tv": total_variation(fit["outputs"]).reshape(trials, 2),
+            "tv_target": total_variation(target_8_13(grid).ravel()),
+            "final_risk": fit["risk"][-1].reshape(trials, 2).mean(axis=0),
+            "zero_risk": 0.5 * float((y ** 2).mean())}
+
+
+DROPOUT_SIMPLER_FIT = ClaimSpec(
+    "ch08.dropout-simpler-fit", "图8.13",
+    "with dropout the tanh nets' mean output total variation is at least twice as close to the target's "
+    "as without, while both fit the data (mean R_S below 2% of the zero function's)")
+
+
+def check_dropout_simpler_fit(result: dict) -> Verdict:
+    """图8.13 on a :func:`run_tanh_dropout` result: |TV̄(p) − TV*| < ½|TV̄(1) − TV*| (means over the
+    initialisations), and the larger mean final R_S < 2% of the zero function's."""
+    tv = result["tv"].mean(axis=0)
+    excess = np.abs(tv - result["tv_target"])
+    risk = result["final_risk"] / result["zero_risk"]
+    return DROPOUT_SIMPLER_FIT.judge(
+        compare("|TV − TV*| with dropout", float(excess[1]), "<", "½|TV − TV*| without", 0.5 * float(excess[0])),
+        threshold("larger mean R_S / R_S(zero function)", float(risk.max()), "<", 0.02),
+        tv_target=result["tv_target"], tv_no_dropout=tv[0], tv_dropout=tv[1])
 
 
 def make_explorer(seed: int = 0, steps: int = 8_000):

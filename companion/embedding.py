@@ -15,7 +15,11 @@ input weights ``w`` of shape (m, d+1) — the convention of :mod:`companion.cond
   widest with a neuron mask), for 图9.1/9.2/9.5, and :func:`loss_spectrum` (图9.5).
 * :func:`best_fits` — many-restart L-BFGS (+ Newton polish) for critical points of narrow nets.
 * :func:`group_neurons` / :func:`merge_groups` — compress a condensed wide net into a narrow
-  one (图9.8), the inverse of splitting.
+  one (图9.8), the inverse of splitting; :func:`compress` runs the chapter's experiment and
+  measures what merging contributes beyond pruning, for a condensed run and a control run.
+* The chapter's claims (:class:`companion.claims.ClaimSpec`) and their checks: :func:`check_width_plateau`,
+  :func:`check_loss_spectrum`, :func:`check_split_identities`, :func:`check_split_hessian`,
+  :func:`check_merge`.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from scipy.optimize import minimize
 from torch import Tensor
 
 from . import condensation, landscape
+from .claims import ClaimSpec, Verdict, compare, count, identity, threshold
 from .nets import MLP
 
 ACTS = ("tanh", "relu")
@@ -446,12 +451,18 @@ def plateau_match(run: BatchRun, loss_star: float, out_star: np.ndarray, x_aug: 
 
 
 def gradient_identity_error(a: Tensor, w: Tensor, x_aug: Tensor, y: Tensor, s: int, alpha: float,
-                            act: str = "tanh") -> tuple[float, float]:
+                            act: str = "tanh", jitter: float = 0.0) -> tuple[float, float]:
     """Check T^α_s at any θ: returns (max |f_{θ′} − f_θ|, max deviation from the gradient identities
     ∂_{a′_s}R = ∂_{a′_{m+1}}R = ∂_{a_s}R, ∇_{w′_s}R = α∇_{w_s}R, ∇_{w′_{m+1}}R = (1−α)∇_{w_s}R and
-    unchanged gradients of the other neurons)."""
+    unchanged gradients of the other neurons).
+
+    ``jitter`` > 0 adds that much to the copy's input weights: a near-split that is **not** an
+    embedding (a negative control: the identities then fail at the size of the jitter)."""
     m, c, d1 = a.shape[0], a.shape[1], w.shape[1]
     a2, w2 = split_neuron(a, w, s, alpha)
+    if jitter:
+        w2 = w2.clone()
+        w2[-1] += jitter
     out_err = float((two_layer(a2, w2, x_aug, act) - two_layer(a, w, x_aug, act)).abs().max())
     ga, gw = unpack(torch.func.grad(half_mse_loss(x_aug, y, m, act))(pack(a, w)), m, c, d1)
     ga2, gw2 = unpack(torch.func.grad(half_mse_loss(x_aug, y, m + 1, act))(pack(a2, w2)), m + 1, c, d1)
@@ -520,6 +531,227 @@ def sine_task() -> tuple[Tensor, Tensor, Tensor]:
     return x, augment(x), (torch.sin(3 * x) + 0.5 * torch.cos(7 * x))[:, None]
 
 
+def plateau_sharpness(fit: Fit, x_aug: Tensor, y: Tensor, widths: Sequence[int], act: str = "tanh") -> np.ndarray:
+    """λ_max of the Hessian at the width-m image of a critical point (its largest-amplitude neuron split into
+    equal shares), for each m in ``widths``.  Gradient descent with learning rate η can only settle on that
+    plateau when λ_max < 2/η (the linear stability of GD): this decides the learning rate of 图9.1/9.2."""
+    a, w = torch.as_tensor(fit.a, dtype=torch.float64), torch.as_tensor(fit.w, dtype=torch.float64)
+    x_aug, y = x_aug.double(), y.double()
+    s = int(np.argmax(condensation.amplitude(np.linalg.norm(fit.a, axis=1), fit.w)))
+    out = []
+    for m in widths:
+        if m < len(a):
+            raise ValueError(f"width {m} is narrower than the critical point's {len(a)} neurons")
+        a2, w2 = split_k(a, w, s, m - len(a) + 1)
+        out.append(float(landscape.hessian_spectrum(half_mse_loss(x_aug, y, m, act), pack(a2, w2)).max()))
+    return np.asarray(out)
+
+
+def split_identity_errors(x_aug: Tensor, y: Tensor, generator: torch.Generator, *,
+                          alphas: Sequence[float] = (-0.5, 0.3, 1.7), width: int = 3, s: int = 1,
+                          act: str = "tanh", jitter: float = 0.0) -> np.ndarray:
+    """图9.3: :func:`gradient_identity_error` at a random point N(0, 1) of a width-``width`` net for each α;
+    returns (len(alphas), 2): max output error and max gradient-identity error."""
+    rows = []
+    for alpha in alphas:
+        a0 = torch.randn(width, y.shape[1], generator=generator, dtype=torch.float64)
+        w0 = torch.randn(width, x_aug.shape[1], generator=generator, dtype=torch.float64)
+        rows.append(gradient_identity_error(a0, w0, x_aug.double(), y.double(), s, alpha, act, jitter))
+    return np.asarray(rows)
+
+
+def predict(a: np.ndarray, w: np.ndarray, x_aug: Tensor, act: str = "relu") -> np.ndarray:
+    """Outputs (N, c) of the two-layer net (a, w) on x̃ as a NumPy array."""
+    return two_layer(torch.as_tensor(a), torch.as_tensor(w).to(torch.as_tensor(a).dtype), x_aug.to(torch.as_tensor(a).dtype),
+                     act).numpy()
+
+
+def half_mse(out: np.ndarray, y: Tensor | np.ndarray) -> float:
+    """R = (1/2N) Σ_i ‖f(x_i) − y_i‖²."""
+    return float(0.5 * ((out - np.asarray(y)) ** 2).sum(1).mean())
+
+
+@dataclass
+class Compression:
+    """One run of 图9.8: the wide net (a, w) after training, its neuron groups (``labels``, −1 = pruned as
+    insignificant) and the merged net; training losses of the wide, merged and *pruned-to-the-same-width*
+    net (the ``n_groups`` largest-amplitude neurons kept unchanged, the others dropped: what the width
+    reduction gives without merging); test-prediction agreement of merged and pruned nets with the wide one."""
+
+    init_std: float
+    steps: int
+    a: np.ndarray
+    w: np.ndarray
+    labels: np.ndarray
+    a_merged: np.ndarray
+    w_merged: np.ndarray
+    loss_wide: float
+    loss_merged: float
+    loss_pruned: float
+    agreement: float
+    agreement_pruned: float
+    accuracy_wide: float
+    accuracy_merged: float
+
+    @property
+    def width(self) -> int:
+        return len(self.a)
+
+    @property
+    def n_significant(self) -> int:
+        """Neurons kept by the amplitude cutoff (pruning)."""
+        return int((self.labels >= 0).sum())
+
+    @property
+    def n_groups(self) -> int:
+        """Width of the merged net."""
+        return len(self.a_merged)
+
+    @property
+    def merge_factor(self) -> float:
+        """What merging alone removes: significant neurons per merged neuron (1 = nothing merged)."""
+        return self.n_significant / self.n_groups
+
+    @property
+    def loss_change(self) -> float:
+        return abs(self.loss_merged / self.loss_wide - 1)
+
+    @property
+    def loss_change_pruned(self) -> float:
+        return abs(self.loss_pruned / self.loss_wide - 1)
+
+
+def compress(x_aug: Tensor, y: Tensor, x_test: Tensor, labels_test: np.ndarray, *, width: int, init_std: float,
+             steps: int, lr: float, generator: torch.Generator, cos_threshold: float = 0.95, amp_cutoff: float = 0.02,
+             act: str = "relu") -> Compression:
+    """图9.8: train a width-``width`` two-layer net by full-batch GD from N(0, init_std²) (``steps`` = 0: untrained),
+    prune neurons below ``amp_cutoff`` of the largest amplitude, merge groups of cosine ≥ ``cos_threshold``
+    (:func:`group_neurons`, :func:`merge_groups`) and measure what merging keeps against pruning alone."""
+    a, w, mask, per = init_batch([width], 1, x_aug.shape[1], y.shape[1], init_std, generator, dtype=x_aug.dtype)
+    if steps > 0:
+        run = train_batch(x_aug, y, a, w, mask, per, lr=lr, steps=steps, act=act, snap_every=steps)
+        a_w, w_w = run.a[-1, 0], run.w[-1, 0]
+    else:
+        a_w, w_w = a[0].numpy(), w[0].numpy()
+    labels = group_neurons(a_w, w_w, cos_threshold=cos_threshold, amp_cutoff=amp_cutoff)
+    a_m, w_m = merge_groups(a_w, w_w, labels, act=act)
+    top = np.argsort(-condensation.amplitude(np.linalg.norm(a_w, axis=1), w_w), kind="stable")[:len(a_m)]
+    out_wide, out_merged, out_pruned = (predict(a_, w_, x_aug, act) for a_, w_ in ((a_w, w_w), (a_m, w_m), (a_w[top], w_w[top])))
+    test_wide, test_merged, test_pruned = (predict(a_, w_, x_test, act).argmax(1)
+                                           for a_, w_ in ((a_w, w_w), (a_m, w_m), (a_w[top], w_w[top])))
+    return Compression(init_std, steps, a_w, w_w, labels, a_m, w_m, half_mse(out_wide, y), half_mse(out_merged, y),
+                       half_mse(out_pruned, y), float((test_merged == test_wide).mean()),
+                       float((test_pruned == test_wide).mean()), float((test_wide == labels_test).mean()),
+                       float((test_merged == labels_test).mean()))
+
+
+# --- the chapter's claims ---------------------------------------------------------------------
+
+WIDTH_PLATEAU = ClaimSpec(
+    "ch09.width-plateau", "图9.1/9.2",
+    "every net of width ≥ 3 stalls within 1% of the width-1 optimum's loss, with the same output "
+    "(‖f − f1*‖∞ < 0.02) and all significant neurons on one line (|cos| > 0.99)")
+LOSS_SPECTRUM = ClaimSpec(
+    "ch09.loss-spectrum", "图9.5", "for every width ≥ 3 the brightest line of the loss spectrum is the width-1 critical loss")
+SPLIT_IDENTITIES = ClaimSpec(
+    "ch09.split-identities", "图9.3",
+    "splitting keeps the output and obeys the gradient identities exactly, also for α outside [0, 1]")
+SPLIT_HESSIAN = ClaimSpec(
+    "ch09.split-hessian", "图9.7",
+    "splitting a strict minimum keeps output and criticality; negative and zero counts never decrease "
+    "and every split adds zero eigenvalues")
+MERGE = ClaimSpec(
+    "ch09.merge-compression", "图9.8",
+    "merging condensed neurons keeps the wide net's test predictions (≥ 97% agree) and training loss (within 10%); "
+    "it removes more neurons than the same merge on a non-condensed control run and changes the loss less than "
+    "dropping those neurons; with the pruning of low-amplitude neurons the width shrinks ≥ 4×")
+
+
+def check_width_plateau(matches: dict[int, PlateauMatch], min_width: int = 3) -> Verdict:
+    """图9.1/9.2 on :func:`plateau_match` results per width: every member of every width ≥ ``min_width``
+    has, at its snapshot closest to L1*, a relative loss gap < 1%, ‖f − f1*‖∞ < 0.02 and its significant
+    neurons on one line: 1 − min |cos| < 0.01 (the same as |cos| > 0.99, with a readable margin)."""
+    sel = [matches[m] for m in sorted(matches) if m >= min_width]
+    if not sel:
+        raise ValueError(f"no width ≥ {min_width} among {sorted(matches)}")
+    gap = max(float(p.gap.max()) for p in sel)
+    sup = max(float(p.sup_diff.max()) for p in sel)
+    cos_min = min(float(p.min_abs_cos.min()) for p in sel)
+    return WIDTH_PLATEAU.judge(
+        threshold("max |L/L1* − 1|", gap, "<", 0.01),
+        threshold("max ‖f − f1*‖∞", sup, "<", 0.02),
+        threshold("max 1 − |cos|", 1 - cos_min, "<", 0.01),
+        widths=[m for m in sorted(matches) if m >= min_width], members=sum(len(p.gap) for p in sel))
+
+
+def spectrum_of(runs: dict[int, BatchRun]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`loss_spectrum` of all members of all runs (widths, bin edges, fractions)."""
+    losses = np.concatenate([runs[m].losses for m in sorted(runs)], axis=1)
+    return loss_spectrum(losses, np.concatenate([runs[m].widths for m in sorted(runs)]))
+
+
+def star_bin(edges: np.ndarray, loss_star: float) -> int:
+    """The loss-spectrum bin holding log₁₀ L*."""
+    return int(np.searchsorted(edges, np.log10(loss_star)) - 1)
+
+
+def check_loss_spectrum(runs: dict[int, BatchRun], loss_star: float, min_width: int = 3) -> Verdict:
+    """图9.5: for each width ≥ ``min_width``, the fraction of (step, seed) pairs in the bin of L1* exceeds the
+    fraction in every other bin."""
+    uniq, edges, frac = spectrum_of(runs)
+    star = star_bin(edges, loss_star)
+    conds = []
+    for i, m in enumerate(uniq):
+        if m >= min_width:
+            conds.append(compare(f"fraction at L1* (m={m})", frac[i, star], ">",
+                                 f"brightest other line (m={m})", np.delete(frac[i], star).max()))
+    if not conds:
+        raise ValueError(f"no width ≥ {min_width} among {uniq.tolist()}")
+    return LOSS_SPECTRUM.judge(*conds, star_bin=star)
+
+
+def check_split_identities(errors: np.ndarray) -> Verdict:
+    """图9.3 on :func:`split_identity_errors` (rows: α; columns: output error, gradient-identity error)."""
+    out_err, grad_err = np.max(np.asarray(errors), axis=0)
+    return SPLIT_IDENTITIES.judge(identity("max |f′ − f|", out_err, 1e-12),
+                                  identity("max gradient-identity error", grad_err, 1e-12),
+                                  alphas=len(errors))
+
+
+def check_split_hessian(chains: dict[float, list[SplitSpectrum]]) -> Verdict:
+    """图9.7 on :func:`split_spectra` chains (one per α, each starting with the unsplit point): the point is a
+    strict minimum (smallest eigenvalue above the zero threshold), every split keeps the output (1e-12) and
+    criticality (‖∇R‖ ≤ 1e-11), no split lowers the negative count, and every split adds a zero eigenvalue:
+    after it, the (z+1)-th smallest |λ| (z = the zero count before) lies below the zero threshold."""
+    base = next(iter(chains.values()))[0]
+    steps = [(c1, c2) for chain in chains.values() for c1, c2 in zip(chain, chain[1:])]
+    if not steps:
+        raise ValueError("need chains of at least two widths")
+    d_neg = min(c2.counts.negative - c1.counts.negative for c1, c2 in steps)
+    zero_ratio = max(float(np.sort(np.abs(c2.eigenvalues))[c1.counts.zero] / c2.counts.threshold) for c1, c2 in steps)
+    return SPLIT_HESSIAN.judge(
+        threshold("λ_min/zero threshold at the minimum", float(base.eigenvalues.min() / base.counts.threshold), ">", 1.0),
+        count("least change of the negative count in a split", d_neg, ">=", 0),
+        threshold("max |λ|_(z+1)/zero threshold after a split", zero_ratio, "<", 1.0),
+        identity("max |f_split − f|", max(c.out_diff for chain in chains.values() for c in chain), 1e-12),
+        identity("max ‖∇R‖ after splitting", max(c.grad_norm for chain in chains.values() for c in chain), 1e-11),
+        counts={f"{alpha:g}": [c.counts.as_tuple() for c in chain] for alpha, chain in chains.items()})
+
+
+def check_merge(run: Compression, control: Compression) -> Verdict:
+    """图9.8 on a condensed :func:`compress` run and a control run (same procedure, non-condensing init)."""
+    return MERGE.judge(
+        threshold("test disagreement merged vs wide", 1 - run.agreement, "<=", 0.03),
+        threshold("|ΔL/L| merged", run.loss_change, "<", 0.1),
+        compare("merge factor significant/groups", run.merge_factor, ">", "control run's merge factor",
+                control.merge_factor),
+        compare("|ΔL/L| merged", run.loss_change, "<", "|ΔL/L| dropped to the same width", run.loss_change_pruned),
+        threshold("width / merged width", run.width / run.n_groups, ">=", 4.0),
+        significant=run.n_significant, groups=run.n_groups, control_significant=control.n_significant,
+        control_groups=control.n_groups, loss_wide=run.loss_wide, loss_merged=run.loss_merged,
+        loss_pruned=run.loss_pruned)
+
+
 def make_explorer(seed: int = 0, steps: int = 3000, narrow: Fit | None = None, critical: Fit | None = None):
     """Sliders: init std and width (a plateau run on the three-tanh task), split α and k and the
     zero-eigenvalue factor (Hessian counts of a split width-2 critical point of 图9.7 on
@@ -535,7 +767,7 @@ def make_explorer(seed: int = 0, steps: int = 3000, narrow: Fit | None = None, c
 
     def compute(init_std: float, width: int, alpha: float, k: int, zero_factor: float) -> dict:
         gen = torch.Generator().manual_seed(seed)
-        run = run_widths(xa, y, [width], 1, init_std=init_std, lr=0.2, steps=steps, snap_every=steps // 10,
+        run = run_widths(xa, y, [width], 1, init_std=init_std, lr=0.1, steps=steps, snap_every=steps // 10,
                          generator=gen)[width]
         spectra = split_spectra(critical, xsa, ys, ks=range(1, k + 1), alpha=alpha, factor=zero_factor)
         return {"losses": run.losses[:, 0], "loss_star": narrow.loss, "a": run.a[-1, 0], "w": run.w[-1, 0],

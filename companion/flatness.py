@@ -32,6 +32,7 @@ from torch import Tensor, nn
 from torch.func import vmap
 
 from . import landscape
+from .claims import ClaimSpec, Verdict, compare, count, identity, threshold
 from .nets import MLP
 
 LOSSES = ("mse", "ce")
@@ -40,14 +41,67 @@ NoiseHook = Callable[[nn.Module, int], Tensor]
 
 
 # --------------------------------------------------------------------------- quadratic (11.8)–(11.11)
-def gd_on_quadratic(lam: float, eta: float, x0: float = 1.0, steps: int = 20) -> np.ndarray:
-    """Iterates of GD on f(x) = ½λx² (11.8): x_{t+1} = (1 − ηλ)x_t (11.9); shape (steps + 1,)."""
-    if not lam > 0 or not eta > 0 or steps < 1:
-        raise ValueError(f"need λ > 0, η > 0 and steps ≥ 1; got lam={lam}, eta={eta}, steps={steps}")
+def gd_on_quadratic(lam: float, eta: float, x0: float = 1.0, steps: int = 20, momentum: float = 0.0) -> np.ndarray:
+    """Iterates of GD on f(x) = ½λx² (11.8): x_{t+1} = (1 − ηλ)x_t (11.9); shape (steps + 1,).
+
+    ``momentum`` β > 0 gives heavy-ball GD, x_{t+1} = x_t − ηλx_t + β(x_t − x_{t−1}), whose stability
+    limit is η < 2(1 + β)/λ instead of 2/λ (the negative control of (11.10))."""
+    if not lam > 0 or not eta > 0 or steps < 1 or not 0 <= momentum < 1:
+        raise ValueError(f"need λ > 0, η > 0, steps ≥ 1 and 0 ≤ momentum < 1; got lam={lam}, eta={eta}, "
+                         f"steps={steps}, momentum={momentum}")
     xs = [float(x0)]
+    prev = float(x0)
     for _ in range(steps):
-        xs.append(xs[-1] - eta * lam * xs[-1])
+        new = xs[-1] - eta * lam * xs[-1] + momentum * (xs[-1] - prev)
+        prev = xs[-1]
+        xs.append(new)
     return np.asarray(xs)
+
+
+QUADRATIC_STABILITY = ClaimSpec("ch11.quadratic-stability", "(11.10)",
+                                "GD on a quadratic converges exactly when eta < 2/lambda and flips sign exactly when "
+                                "eta > 1/lambda")
+
+
+@dataclass
+class QuadraticSweep:
+    """GD on ½λx² for every (λ, η) pair: whether |x| fell below ``tol`` within the run and whether the
+    iterate flipped sign at each of its first 49 steps (all of them in a shorter run)."""
+
+    lam: np.ndarray
+    eta: np.ndarray
+    converged: np.ndarray
+    flipped: np.ndarray
+    momentum: float
+
+    @property
+    def eta_lambda(self) -> np.ndarray:
+        return self.eta * self.lam
+
+
+def quadratic_sweep(lambdas: Sequence[float], eta_lambdas: Sequence[float], *, steps: int = 400,
+                    tol: float = 1e-3, momentum: float = 0.0) -> QuadraticSweep:
+    """Run GD (heavy-ball GD for ``momentum`` > 0) on ½λx² from x₀ = 1 for each λ and each η·λ; sign flips
+    are checked over the first min(49, ``steps``) steps."""
+    lam = np.repeat(np.asarray(lambdas, dtype=float), len(eta_lambdas))
+    eta = np.tile(np.asarray(eta_lambdas, dtype=float), len(lambdas)) / lam
+    conv, flip = [], []
+    for l_, e_ in zip(lam, eta):
+        xs = gd_on_quadratic(l_, e_, x0=1.0, steps=steps, momentum=momentum)
+        conv.append(bool(abs(xs[-1]) < tol))
+        head = xs[: min(50, len(xs))]
+        flip.append(bool(np.all(head[1:] * head[:-1] < 0)))
+    return QuadraticSweep(lam, eta, np.array(conv), np.array(flip), momentum)
+
+
+def check_quadratic_stability(sweep: QuadraticSweep) -> Verdict:
+    """(11.10): the cases that converged are exactly those with ηλ < 2, those flipping sign exactly ηλ > 1."""
+    wrong_conv = int((sweep.converged != (sweep.eta_lambda < 2)).sum())
+    wrong_flip = int((sweep.flipped != (sweep.eta_lambda > 1)).sum())
+    return QUADRATIC_STABILITY.judge(count("cases where convergence disagrees with eta < 2/lambda", wrong_conv, "<", 1),
+                                     count("cases where sign flips disagree with eta > 1/lambda", wrong_flip, "<", 1),
+                                     n_cases=len(sweep.lam), n_converged=int(sweep.converged.sum()),
+                                     n_oscillating=int(sweep.flipped.sum()))
 
 
 def gd_regime(lam: float, eta: float) -> str:
@@ -193,14 +247,17 @@ def add_flat_(model: nn.Module, delta: Tensor) -> None:
 def train_tracked(model: nn.Module, x: Tensor, y: Tensor, *, eta: float, steps: int,
                   batch_size: int | None = None, loss: str = "mse", optimizer: str = "sgd",
                   track_every: int = 10, loss_every: int = 1, power_iters: int = 20,
-                  noise: NoiseHook | None = None, generator: torch.Generator | None = None) -> Run:
+                  noise: NoiseHook | None = None, generator: torch.Generator | None = None,
+                  stop_at_loss: float | None = None) -> Run:
     """Train ``model`` in place and track its loss and sharpness.
 
     The update is θ ← θ − η ∇L̂(θ) (+ η ε_t when ``noise`` returns ε_t, (11.4)–(11.5)), with L̂ the
     loss on a mini-batch of ``batch_size`` samples drawn without replacement (``None``: full
     batch), or Adam with learning rate η.  Dropout acts if the model has ``keep < 1``.
     λ_max is computed every ``track_every`` steps on the full training loss without dropout, by
-    power iteration warm-started from the previous eigenvector.
+    power iteration warm-started from the previous eigenvector.  With ``stop_at_loss``, training stops
+    at the first recorded step whose full-batch loss is at most that value (λ_max is measured there):
+    a run stopped at a matched loss (图11.6).
     """
     n = x.shape[0]
     if not eta > 0 or steps < 1 or track_every < 1 or loss_every < 1:
@@ -216,18 +273,20 @@ def train_tracked(model: nn.Module, x: Tensor, y: Tensor, *, eta: float, steps: 
     steps_rec, losses, sharp_steps, sharps = [], [], [], []
     v: Tensor | None = None
     for step in range(steps + 1):
-        if step % track_every == 0 or step == steps:
+        stop = step == steps
+        if step % loss_every == 0 or stop:
+            model.eval()
+            with torch.no_grad():
+                steps_rec.append(step)
+                losses.append(float(fn(model(x), y)))
+            stop = stop or (stop_at_loss is not None and losses[-1] <= stop_at_loss)
+        if step % track_every == 0 or stop:
             model.eval()
             theta, _ = landscape.flatten_params(model)
             lam, v = landscape.top_eigenvalue(f_full, theta, v, iters=power_iters, tol=1e-4, generator=generator)
             sharp_steps.append(step)
             sharps.append(lam)
-        if step % loss_every == 0 or step == steps:
-            model.eval()
-            with torch.no_grad():
-                steps_rec.append(step)
-                losses.append(float(fn(model(x), y)))
-        if step == steps:
+        if stop:
             break
         model.train()
         if batch_size is None:
@@ -252,6 +311,100 @@ def accuracy(model: nn.Module, x: Tensor, labels: Tensor) -> float:
     model.eval()
     with torch.no_grad():
         return float((model(x).argmax(-1) == labels).float().mean())
+
+
+# ------------------------------------------------------------------ claims on runs (图11.8, 表11.4, 图11.3, 图11.4)
+EOS_SETTLES = ClaimSpec("ch11.eos-settles", "图11.8",
+                        "for two learning rates the sharpness settles at 2/eta: median over the last half within 10% "
+                        "of 2/eta and never above 1.2 * 2/eta there")
+EOS_LOSS_NONMONOTONE = ClaimSpec("ch11.eos-loss-nonmonotone", "图11.8",
+                                 "once the sharpness reaches 2/eta the loss still falls, but not monotonically "
+                                 "(at least 5 increases)")
+SMALL_ETA_BELOW = ClaimSpec("ch11.small-eta-below-edge", "表11.4",
+                            "with a small learning rate the sharpness stays below 0.8 * 2/eta throughout")
+SMALL_BATCH_FLATTER = ClaimSpec("ch11.small-batch-flatter", "图11.3",
+                                "smaller batches end flatter: lambda_max(B=8) < lambda_max(B=32) and lambda_max(B=8) "
+                                "< 0.7 * lambda_max(full batch)")
+SGD_FLATTER = ClaimSpec("ch11.sgd-flatter-than-gd-gld", "图11.4",
+                        "SGD ends flatter than both GD and isotropic Langevin noise of the same size "
+                        "(lambda_max below 0.7 times either)")
+
+
+@dataclass
+class EdgePhase:
+    """The Edge-of-Stability phase of a full-batch run: ``start`` the first step with λ_max ≥ 0.95·2/η after
+    the initial drop below it (NaN: never reached), the number of loss increases from there on, and the
+    loss at that step and at the end (NaN when the edge was never reached)."""
+
+    start: float
+    increases: int
+    loss_start: float
+    loss_end: float
+
+
+def edge_phase(run: Run, level: float = 0.95) -> EdgePhase:
+    """Where ``run`` reaches its edge 2/η (a start already above it is skipped) and how its loss moves after."""
+    reached = run.sharpness >= level * 2 / run.eta
+    reached[: int(np.argmax(~reached))] = False   # skip a start above the edge (all above: the edge from step 0)
+    if not reached.any():
+        return EdgePhase(float("nan"), 0, float("nan"), float("nan"))
+    start = int(run.sharp_steps[np.argmax(reached)])
+    loss = run.loss[run.steps >= start]
+    return EdgePhase(float(start), int((np.diff(loss) > 0).sum()), float(loss[0]), float(loss[-1]))
+
+
+def edge_ratios(run: Run, fraction: float = 0.5) -> tuple[float, float]:
+    """Median and maximum of λ_max / (2/η) over the last ``fraction`` of the run."""
+    tail = run.tail(fraction) * run.eta / 2
+    return float(np.median(tail)), float(tail.max())
+
+
+def check_eos_settles(runs: Sequence[Run]) -> Verdict:
+    """图11.8: for each full-batch run, median λ_max·η/2 over the last half in (0.9, 1.1), its maximum < 1.2."""
+    conds = []
+    for run in runs:
+        med, peak = edge_ratios(run)
+        conds += [threshold(f"median lambda*eta/2 (eta={run.eta:g})", med, ">", 0.9),
+                  threshold(f"median lambda*eta/2 (eta={run.eta:g})", med, "<", 1.1),
+                  threshold(f"max lambda*eta/2 (eta={run.eta:g})", peak, "<", 1.2)]
+    return EOS_SETTLES.judge(*conds, etas=[run.eta for run in runs])
+
+
+def check_eos_loss_nonmonotone(runs: Sequence[Run]) -> Verdict:
+    """图11.8: after the edge is reached the loss ends lower than it was there, with ≥ 5 increases on the way."""
+    conds, starts = [], []
+    for run in runs:
+        phase = edge_phase(run)
+        starts.append(phase.start)
+        conds += [count(f"loss increases after the edge (eta={run.eta:g})", phase.increases, ">=", 5),
+                  compare(f"final loss (eta={run.eta:g})", phase.loss_end, "<", "loss at the edge", phase.loss_start)]
+    return EOS_LOSS_NONMONOTONE.judge(*conds, edge_reached_at=starts)
+
+
+def check_small_eta_below(run: Run) -> Verdict:
+    """表11.4: with a small η the sharpness stays below 0.8·2/η at every measurement of the run."""
+    peak = float(run.sharpness.max() * run.eta / 2)
+    return SMALL_ETA_BELOW.judge(threshold(f"max lambda*eta/2 over the run (eta={run.eta:g})", peak, "<", 0.8),
+                                 final_sharpness=run.final_sharpness)
+
+
+def check_small_batch_flatter(small: Run, medium: Run, full: Run) -> Verdict:
+    """图11.3: λ_max at the end of the smallest-batch run below the medium batch's and < 0.7 × full batch's."""
+    def name(run: Run) -> str:
+        return f"lambda(B={run.batch_size})" if run.batch_size else "lambda(full batch)"
+
+    return SMALL_BATCH_FLATTER.judge(
+        compare(name(small), small.final_sharpness, "<", name(medium), medium.final_sharpness),
+        threshold(f"{name(small)}/{name(full)}", small.final_sharpness / full.final_sharpness, "<", 0.7),
+        sharpness_full=full.final_sharpness)
+
+
+def check_sgd_flatter(sgd: Run, gd: Run, gld: Run) -> Verdict:
+    """图11.4: the SGD solution's λ_max below 0.7 × that of GD and of GLD (isotropic noise of equal size)."""
+    s = sgd.final_sharpness
+    return SGD_FLATTER.judge(threshold("lambda(SGD)/lambda(GD)", s / gd.final_sharpness, "<", 0.7),
+                             threshold("lambda(SGD)/lambda(GLD)", s / gld.final_sharpness, "<", 0.7),
+                             sgd=s, gd=gd.final_sharpness, gld=gld.final_sharpness)
 
 
 # --------------------------------------------------------------------------- loss along lines (图11.3, 11.6)
@@ -318,15 +471,93 @@ def dropout_target(x: Tensor) -> Tensor:
 
 
 def train_dropout_1d(keep: float, *, width: int = 1000, n: int = 40, steps: int = 5000, lr: float = 1e-3,
-                     track_every: int | None = None, generator: torch.Generator | None = None) -> Run:
+                     track_every: int | None = None, generator: torch.Generator | None = None,
+                     stop_at_loss: float | None = None) -> Run:
     """A width-``width`` two-layer ReLU net fitting :func:`dropout_target` on n points of [−1, 1] with
-    Adam, every parameter ~ N(0, 1/m^0.2) (the book's large initialisation), dropout keep ``keep``."""
+    Adam, every parameter ~ N(0, 1/m^0.2) (the book's large initialisation), dropout keep ``keep``;
+    ``stop_at_loss``: stop at the first step whose loss is at most that (the loss is then recorded every step)."""
     if width < 1 or n < 2:
         raise ValueError(f"need width ≥ 1 and n ≥ 2; got width={width}, n={n}")
     x = torch.linspace(-1, 1, n)[:, None]  # (n, 1)
     model = DropoutMLP([1, width, 1], "relu", keep=keep, init_std=width ** -0.1, generator=generator)
+    loss_every = 1 if stop_at_loss is not None else max(1, steps // 200)
     return train_tracked(model, x, dropout_target(x), eta=lr, steps=steps, optimizer="adam",
-                         track_every=track_every or steps, loss_every=max(1, steps // 200), generator=generator)
+                         track_every=track_every or steps, loss_every=loss_every, generator=generator,
+                         stop_at_loss=stop_at_loss)
+
+
+DROPOUT_FLATTER = ClaimSpec("ch11.dropout-flatter", "图11.6",
+                            "at the same training loss, dropout (keep 0.5) has at most half the sharpness of the plain "
+                            "network and its filter-normalised profile rises less than half as much at alpha = +-0.1")
+
+
+@dataclass
+class DropoutFlatness:
+    """The 1-D dropout experiment (图11.6): a run per keep probability, and the plain network stopped where
+    its training loss first reaches the final loss of the network with the smallest keep (``matched``;
+    ``None`` if it never does).  Profiles are the mean of L(θ + αd) over filter-normalised directions d."""
+
+    runs: dict[float, Run]
+    matched: Run | None
+    alphas: np.ndarray
+    profiles: dict[float, np.ndarray]
+    matched_profile: np.ndarray | None
+    x: Tensor
+    y: Tensor
+
+    @property
+    def dropout_keep(self) -> float:
+        return min(self.runs)
+
+    def rise(self, profile: np.ndarray | None, at: float = 0.1) -> float:
+        """Mean of L(±at) − L(0) on a profile (NaN for a missing one)."""
+        if profile is None:
+            return float("nan")
+        mid = int(np.abs(self.alphas).argmin())
+        near = (int(np.abs(self.alphas - at).argmin()), int(np.abs(self.alphas + at).argmin()))
+        return float(np.mean([profile[i] - profile[mid] for i in near]))
+
+
+def dropout_flatness(keeps: Sequence[float] = (1.0, 0.5), *, width: int = 1000, n: int = 40, steps: int = 2000,
+                     lr: float = 3e-3, n_dirs: int = 5, alphas: np.ndarray | None = None,
+                     generator: Callable[[int], torch.Generator] | None = None) -> DropoutFlatness:
+    """Train the 1-D ReLU net of 图11.6 for each keep probability (``keeps`` must contain 1.0), then the plain
+    net again from the same initialisation until its loss matches the dropout net's final loss, and take
+    filter-normalised profiles.  ``generator(k)`` gives stream k (training: 6, directions: 100 + j);
+    dropout masks come from torch's global generator."""
+    if 1.0 not in keeps or len(keeps) < 2:
+        raise ValueError(f"keeps must contain 1.0 (the plain network) and a keep < 1; got {tuple(keeps)}")
+    gen = generator or (lambda k: torch.Generator().manual_seed(k))
+    alphas = np.linspace(-0.3, 0.3, 31) if alphas is None else np.asarray(alphas)
+    runs = {p: train_dropout_1d(p, width=width, n=n, steps=steps, lr=lr, generator=gen(6)) for p in keeps}
+    target = float(runs[min(keeps)].loss[-1])
+    matched = train_dropout_1d(1.0, width=width, n=n, steps=steps, lr=lr, generator=gen(6), stop_at_loss=target)
+    if matched.loss[-1] > target:
+        matched = None
+    x = torch.linspace(-1, 1, n)[:, None]
+    y = dropout_target(x)
+
+    def profile(model: nn.Module) -> np.ndarray:
+        dirs = [filter_normalized_direction(model, gen(100 + j)) for j in range(n_dirs)]
+        return np.mean([loss_profile(model, d, alphas, x, y) for d in dirs], axis=0)
+
+    profiles = {p: profile(r.model) for p, r in runs.items()}
+    return DropoutFlatness(runs, matched, alphas, profiles, None if matched is None else profile(matched.model), x, y)
+
+
+def check_dropout_flatter(result: DropoutFlatness) -> Verdict:
+    """图11.6 at matched training loss: λ_max(dropout) < 0.5·λ_max(plain) and rise(dropout) < 0.5·rise(plain),
+    the plain network taken where its loss first reached the dropout network's final loss."""
+    drop = result.runs[result.dropout_keep]
+    plain_lam = float("nan") if result.matched is None else result.matched.final_sharpness
+    drop_rise = result.rise(result.profiles[result.dropout_keep])
+    plain_rise = result.rise(result.matched_profile)
+    return DROPOUT_FLATTER.judge(
+        threshold("lambda(dropout)/lambda(plain, same loss)", drop.final_sharpness / plain_lam, "<", 0.5),
+        threshold("rise(dropout)/rise(plain, same loss)", drop_rise / plain_rise, "<", 0.5),
+        keep=result.dropout_keep, loss_dropout=float(drop.loss[-1]),
+        matched_at_step=float("nan") if result.matched is None else int(result.matched.steps[-1]),
+        sharpness_plain_final=result.runs[1.0].final_sharpness)
 
 
 # --------------------------------------------------------------------------- ReLU rescaling (习题11)
@@ -359,6 +590,26 @@ def rescaling_effect(model: DropoutMLP, x: Tensor, y: Tensor, cs: Sequence[float
         with torch.no_grad():
             changes.append(float((other(x) - base).abs().max()))
     return {"c": np.asarray(cs, dtype=float), "sharpness": np.asarray(lams), "output_change": np.asarray(changes)}
+
+
+RESCALING = ClaimSpec("ch11.rescaling-changes-sharpness", "习题11",
+                      "rescaling a ReLU layer by c = 3 or 1/3 leaves the outputs unchanged (to 1e-4) but changes "
+                      "lambda_max by more than a factor 2")
+
+
+def check_rescaling_invariance(effect: dict[str, np.ndarray], tol: float = 1e-4) -> Verdict:
+    """习题11 on :func:`rescaling_effect` (whose ``c`` must include 1): every output change ≤ ``tol`` and
+    λ_max changed, up or down, by more than a factor 2 at each c ≠ 1."""
+    c = np.asarray(effect["c"])
+    if not np.any(np.isclose(c, 1.0)):
+        raise ValueError(f"the rescaling factors must include c = 1 (the reference), got {c.tolist()}")
+    ref = float(effect["sharpness"][np.isclose(c, 1.0)][0])
+    conds = [identity("max |f_c - f|", float(np.max(effect["output_change"])), tol)]
+    for ci, lam in zip(c, effect["sharpness"]):
+        if not np.isclose(ci, 1.0):
+            ratio = float(lam) / ref
+            conds.append(threshold(f"lambda_max change factor (c={ci:.3g})", max(ratio, 1 / ratio), ">", 2.0))
+    return RESCALING.judge(*conds, sharpness=effect["sharpness"])
 
 
 # --------------------------------------------------------------------------- figures and explorers

@@ -24,6 +24,7 @@ import torch
 from torch import Tensor, nn
 
 from .cache import cached
+from .claims import ClaimSpec, Condition, Verdict, compare, threshold
 from .nets import ACTIVATIONS, BatchedMLP, activation
 from .spectral import delta_f, dft, first_step_below, psnr, uniform_grid
 from .train import LOSSES, train
@@ -373,3 +374,179 @@ def run_multiscale(kind: str, width: int, steps: int, lr: float, n_train: int, r
     return MultiscaleResult(kind, tuple(ks), hist.steps, deltas, first_step_below(deltas, hist.steps),
                             x_test, f_test, out_test, float(hist.train_loss[-1]),
                             float(((out_test - f_test) ** 2).mean()))
+
+
+# ----------------------------------------------------------------------------------------------
+# Claims of chapters 4–6: each a sentence of the book as measured conditions (companion.claims)
+# ----------------------------------------------------------------------------------------------
+def median_step(first: np.ndarray) -> np.ndarray:
+    """Median over members (axis 0) of first-convergence steps, a peak that never converged (NaN) counting as
+    later than every step: the median is NaN ("never") only when at least half of the members never converged.
+    """
+    first = np.atleast_2d(np.asarray(first, dtype=float))
+    ordered = np.sort(np.where(np.isnan(first), np.inf, first), axis=0)   # never → last
+    n = len(ordered)
+    median = ordered[(n - 1) // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return np.where(np.isinf(median), np.nan, median)
+
+
+def midway_step(result: FPResult, peak: int = 1) -> int:
+    """Half the earliest step at which ``peak`` converged in any member (half the run if it never did)."""
+    column = result.first[:, peak]
+    done = column[~np.isnan(column)]
+    return int(done.min()) // 2 if done.size else int(result.steps[-1]) // 2
+
+
+def nearest_index(steps: np.ndarray, step: float) -> int:
+    """Index of the recorded step closest to ``step``."""
+    return int(np.argmin(np.abs(np.asarray(steps) - step)))
+
+
+def _order_conditions(t: np.ndarray, label: str = "") -> list[Condition]:
+    """t1 < t3 < t5 for three first-convergence steps; a peak that never converged fails the order."""
+    t1, t3, t5 = (float(v) for v in t)
+    return [compare(f"t1{label}", t1, "<", f"t3{label}", t3), compare(f"t3{label}", t3, "<", f"t5{label}", t5)]
+
+
+def _spread_ratio(t: np.ndarray) -> float:
+    """max/min of first-convergence steps (NaN, "never", when any peak never converged)."""
+    t = np.asarray(t, dtype=float)
+    if np.isnan(t).any():
+        return float("nan")
+    return float(t.max() / max(t.min(), 1.0))
+
+
+FP_ORDER = ClaimSpec("ch04.fp-order", "图4.7",
+                     "equal-amplitude frequencies converge in the order k=1, then 3, then 5, with k=5 at least five "
+                     "times later than k=1 (median over members)")
+RICKER_ORDER = ClaimSpec("ch04.ricker-order", "图6.3", "with Ricker a=0.3 the frequencies converge in the order 1, 3, 5")
+RICKER_NO_ORDER = ClaimSpec("ch04.ricker-no-order", "图4.9",
+                            "with Ricker a=0.1 there is no frequency order (all peaks converge within a factor 2 of "
+                            "each other) and the test error is more than twice that of a=0.3")
+SMALL_INIT_ORDER = ClaimSpec("ch04.small-init-order", "图6.2", "small initialisation keeps the order 1, 3, 5")
+LARGE_INIT_NO_ORDER = ClaimSpec("ch04.large-init-no-order", "图6.2",
+                                "large initialisation breaks the order: all three peaks converge within a factor 2 "
+                                "of each other")
+LARGE_INIT_HIGH_FREQ = ClaimSpec("ch04.large-init-high-freq", "图6.2",
+                                 "large initialisation leaves over 10 times more of the output's energy above the "
+                                 "data's Nyquist frequency and a test error over 10 times larger")
+GRAD_LOSS = ClaimSpec("ch04.grad-loss-speedup", "图6.4",
+                      "with the derivative term the k=5 component converges in less than half the steps "
+                      "(median over members)")
+IMAGE_SMALL = ClaimSpec("ch04.image-small-init", "图4.4",
+                        "small initialisation learns the picture and generalises to the unseen columns (PSNR there "
+                        "at least 2 dB above the constant-grey baseline, and within 3 dB of the training columns)")
+IMAGE_LARGE = ClaimSpec("ch04.image-large-init", "图4.11",
+                        "large initialisation does not (PSNR on the unseen columns over 10 dB below the training "
+                        "columns)")
+EARLY_STOP = ClaimSpec("ch04.early-stopping", "图4.12",
+                       "the test loss is U-shaped: its minimum comes in the first half of training and the final test "
+                       "loss is at least 1.5 times the minimum (test loss averaged over members)")
+PARITY = ClaimSpec("ch04.parity-chance", "图4.13(b)",
+                   "the network fits every training point of parity (every training error below 1, so every sign "
+                   "right) but does no better than chance on unseen points (test accuracy at most 0.6)")
+MSCALE = ClaimSpec("ch04.mscale-k10", "§5.2",
+                   "the MscaleDNN fits the k=10 component (Δ_F < 0.1), which the plain network of the same width "
+                   "never does, and ends closer at k=25 too")
+FOURIER = ClaimSpec("ch04.fourier-overfit", "§5.3", "Fourier features with σ=100 overfit: test error over 100 times "
+                                                     "that of σ=10")
+
+
+def check_fp_order(fp: FPResult) -> Verdict:
+    """图4.7 on a fit of sin x + sin 3x + sin 5x: median first-convergence steps t1 < t3 < t5 and t5/t1 ≥ 5.
+
+    t1 is floored at the first recorded step after 0 (the resolution of the measurement).
+    """
+    t1, t3, t5 = median_step(fp.first)
+    ratio = t5 / max(t1, float(fp.steps[1])) if not (np.isnan(t1) or np.isnan(t5)) else float("nan")
+    return FP_ORDER.judge(*_order_conditions((t1, t3, t5)), threshold("t5/t1", ratio, ">=", 5.0),
+                          first_per_member=fp.first)
+
+
+def check_ricker_order(ricker: FPResult) -> Verdict:
+    """图6.3: member 0 (Ricker a = 0.3, ASI) converges in the order 1, 3, 5."""
+    return RICKER_ORDER.judge(*_order_conditions(ricker.first[0], "(a=0.3)"))
+
+
+def check_ricker_no_order(ricker: FPResult) -> Verdict:
+    """图4.9: member 1 (Ricker a = 0.1) has max/min of its first steps ≤ 2 and over twice member 0's test MSE."""
+    mse = ricker.test_mse
+    return RICKER_NO_ORDER.judge(threshold("max/min t(a=0.1)", _spread_ratio(ricker.first[1]), "<=", 2.0),
+                                 compare("test MSE(a=0.1)", mse[1], ">", "2×test MSE(a=0.3)", 2 * mse[0]),
+                                 t_a01=ricker.first[1])
+
+
+def check_small_init_order(init: FPResult) -> Verdict:
+    """图6.2: member 0 (small init std) converges in the order 1, 3, 5."""
+    return SMALL_INIT_ORDER.judge(*_order_conditions(init.first[0], "(small)"))
+
+
+def check_large_init_no_order(init: FPResult) -> Verdict:
+    """图6.2: member 1 (large init std) converges with max/min of its first steps ≤ 2 (never converged: fails)."""
+    return LARGE_INIT_NO_ORDER.judge(threshold("max/min t(large)", _spread_ratio(init.first[1]), "<=", 2.0),
+                                     t_large=init.first[1], t_small=init.first[0])
+
+
+def check_large_init_high_freq(init: FPResult) -> Verdict:
+    """图6.2: member 1 (large init) has > 10× member 0's energy above the training Nyquist and > 10× its test MSE."""
+    energy, mse = init.high_frequency_energy(), init.test_mse
+    return LARGE_INIT_HIGH_FREQ.judge(
+        compare("energy above Nyquist(large)", energy[1], ">", "10×(small)", 10 * energy[0]),
+        compare("test MSE(large)", mse[1], ">", "10×(small)", 10 * mse[0]))
+
+
+def check_grad_loss(grad: FPResult, plain: FPResult) -> Verdict:
+    """图6.4: median first step of k=5 (last frequency) with L_grad is below half of that with L_nongrad."""
+    t5_grad, t5_plain = median_step(grad.first)[-1], median_step(plain.first)[-1]
+    return GRAD_LOSS.judge(compare("t5(L_grad)", t5_grad, "<", "t5(L_nongrad)/2", t5_plain / 2))
+
+
+def check_image_small(img: ImageResult) -> Verdict:
+    """图4.4: member 0 (small init) is ≥ 2 dB above the constant-grey baseline on unseen columns and its
+    train/unseen PSNR gap is below 3 dB."""
+    gain = img.psnr_test[-1, 0] - img.baseline_psnr
+    gap = img.psnr_train[-1, 0] - img.psnr_test[-1, 0]
+    return IMAGE_SMALL.judge(threshold("PSNR unseen(small) − baseline dB", gain, ">", 2.0),
+                             threshold("PSNR gap(small) dB", gap, "<", 3.0),
+                             psnr_unseen_small=img.psnr_test[-1, 0], baseline=img.baseline_psnr)
+
+
+def check_image_large(img: ImageResult) -> Verdict:
+    """图4.11: member 1 (large init) has a train/unseen PSNR gap above 10 dB."""
+    gap = img.psnr_train[-1, 1] - img.psnr_test[-1, 1]
+    return IMAGE_LARGE.judge(threshold("PSNR gap(large) dB", gap, ">", 10.0), psnr_unseen_large=img.psnr_test[-1, 1])
+
+
+def check_early_stopping(es: EarlyStopResult) -> Verdict:
+    """图4.12: the member-averaged test-loss curve (the book's one curve) has its minimum in the first half of
+    training, and its final value exceeds 1.5 times that minimum.  Each member's own numbers are reported."""
+    curve = es.test_loss.mean(axis=1)                                   # (T,)
+    best = float(es.steps[curve.argmin()])
+    ratio = float(curve[-1] / curve.min())
+    return EARLY_STOP.judge(threshold("test-minimum step", best, "<", float(es.steps[-1]) / 2),
+                            threshold("final/min test loss", ratio, ">", 1.5),
+                            member_best_steps=es.steps[es.test_loss.argmin(axis=0)],
+                            member_final_over_min=es.test_loss[-1] / es.test_loss.min(axis=0))
+
+
+def check_parity(par: ParityResult) -> Verdict:
+    """图4.13(b): the largest training error |f(x) − y| over members is below 1 (so every training sign is right)
+    and the best member's test accuracy is at most 0.6."""
+    train_error = float(np.abs(par.output[:, par.train_idx] - par.y[par.train_idx]).max())
+    return PARITY.judge(threshold("max training |f−y|", train_error, "<", 1.0),
+                        threshold("max test accuracy", float(par.test_acc.max()), "<=", 0.6),
+                        train_acc=par.train_acc, test_acc=par.test_acc)
+
+
+def check_mscale(plain: MultiscaleResult, mscale: MultiscaleResult) -> Verdict:
+    """§5.2: the MscaleDNN's Δ_F(10) falls below 0.1 at some recorded step, the plain net's never does, and the
+    MscaleDNN's final Δ_F(25) is below the plain net's."""
+    return MSCALE.judge(threshold("min Δ_F(10) MscaleDNN", float(mscale.deltas[:, 1].min()), "<", 0.1),
+                        threshold("min Δ_F(10) plain", float(plain.deltas[:, 1].min()), ">=", 0.1),
+                        compare("final Δ_F(25) MscaleDNN", mscale.deltas[-1, 2], "<", "plain", plain.deltas[-1, 2]))
+
+
+def check_fourier(sigma10: MultiscaleResult, sigma100: MultiscaleResult) -> Verdict:
+    """§5.3: the off-grid test MSE of Fourier features with σ = 100 exceeds 100× that with σ = 10."""
+    return FOURIER.judge(compare("test MSE(σ=100)", sigma100.test_mse, ">", "100×test MSE(σ=10)",
+                                 100 * sigma10.test_mse))

@@ -1,7 +1,7 @@
 """Looking inside a trained :class:`~companion.transformer.Transformer` (§12.7, §13.4).
 
 * Attention operations of 图12.15: :func:`shift_score` (a position attends to its predecessor —
-  移位, the key absorbs the anchor) and :func:`broadcast_score` (the last position attends to the
+  移位, the key absorbs the anchor; :func:`anchor_top_ratio` says by how much the anchor wins) and :func:`broadcast_score` (the last position attends to the
   key — 广播, the answer travels to the output position).
 * Masking after the softmax (图13.7): :func:`position_keep_mask` removes the attention paid to
   chosen positions in every layer; :func:`masked_last_outputs` returns the outputs of the last
@@ -97,6 +97,29 @@ def anchor_is_top(attn: np.ndarray, key_pos: Tensor | np.ndarray) -> np.ndarray:
     tops = np.stack([(r.argmax(-1) == p - 1).any(-1) for r, p in zip(rows, positions)])  # (P, K)
     share = tops.mean(0)  # (K,)
     return share if attn.ndim == 5 else share[0]
+
+
+def anchor_top_ratio(attn: np.ndarray, key_pos: Tensor | np.ndarray) -> np.ndarray:
+    """How clearly the anchor is the key's most attended earlier token, at the worst key position.
+
+    For each key position i ≥ 2 and head: the mean weight key → anchor (i−1) divided by the largest mean
+    weight key → j over the other earlier tokens j < i−1; best head; the minimum over positions.  It
+    exceeds 1 exactly when :func:`anchor_is_top` is 1 (the anchor wins at every position), and says by how
+    much.  ([K],)
+    """
+    key_pos = np.asarray(key_pos)
+    _check_positions(attn, key_pos, key_pos - 1)
+    a = attn if attn.ndim == 5 else attn[None]
+    positions = [p for p in np.unique(key_pos) if p >= 2]
+    if not positions:
+        raise ValueError("anchor_top_ratio needs sequences whose key is at position ≥ 2")
+    ratios = []
+    for p in positions:
+        rows = a[:, key_pos == p][:, :, :, p, :p].mean(1)  # (K, H, p) mean weights of the key's row
+        best = rows[..., p - 1] / np.maximum(rows[..., :p - 1].max(-1), 1e-12)  # (K, H)
+        ratios.append(best.max(-1))
+    worst = np.stack(ratios).min(0)  # (K,)
+    return worst if attn.ndim == 5 else worst[0]
 
 
 def broadcast_score(attn: np.ndarray, key_pos: Tensor | np.ndarray) -> np.ndarray:

@@ -4,6 +4,8 @@
 * the ``run_*`` functions, cached on disk: the Newton toy of §15.1 (polynomial vs network), PINN vs
   Deep Ritz, the frequency contrast of a network and Jacobi (图15.1) with the hybrid network → Jacobi
   solver, and the multiscale DNN of §15.5.1;
+* the chapter's claims (:mod:`companion.claims`): each ``ClaimSpec`` beside its ``check_*`` function,
+  which the notebook, the robustness run and the negative controls (``tests/test_controls_ch15.py``) call;
 * :func:`make_explorer`, the chapter's instructor panel.
 """
 
@@ -19,11 +21,13 @@ import torch
 from torch import Tensor, nn
 
 from .cache import cached
-from .classical import fd_solution, jacobi, mode_errors
+from .claims import ClaimSpec, Verdict, compare, identity, is_never, threshold
+from .classical import fd_solution, iterate, jacobi, jacobi_eigenvalues, mode_errors
 from .frequency import MscaleDNN
 from .nets import MLP
 from .pde import (NEG_LAPLACIAN, Field, Points, Problem, fit, grid_points, manufactured_poisson, newton_operator,
-                  pinn_loss, ritz_loss, sample_points, values)
+                  pinn_loss, ritz_loss, sample_points, values, wan_loss)
+from .spectral import first_step_below
 from .train import History
 
 METHODS = ("pinn", "ritz")
@@ -175,6 +179,17 @@ def run_newton(method: str, m: float = 1.0, horizon: float = 2.0, n_points: int 
     return SolveResult(method, x.numpy(), exact, solution, history, extra)
 
 
+NEWTON = ClaimSpec("ch15.newton-least-squares", "§15.1",
+                   "the polynomial ansatz and the small network both solve Newton's law with max error below 1e-2 "
+                   "on [0, 2]")
+
+
+def check_newton(polynomial: SolveResult, network: SolveResult) -> Verdict:
+    """§15.1: both least-squares solutions of (15.1) have max error < 1e-2 on the evaluation grid."""
+    return NEWTON.judge(threshold("polynomial max error", polynomial.max_error, "<", 1e-2),
+                        threshold("network max error", network.max_error, "<", 1e-2))
+
+
 # ----------------------------------------------------------------------------------------------
 # PINN and Deep Ritz on a Poisson problem
 # ----------------------------------------------------------------------------------------------
@@ -220,9 +235,106 @@ def run_poisson(method: str, dim: int = 1, freqs: tuple[float, ...] = (1.0, 4.0)
     return SolveResult(method, x.numpy(), exact, solution, history)
 
 
+POISSON = ClaimSpec("ch15.pinn-ritz-poisson", "(15.4), (15.12)",
+                    "a PINN and a Deep Ritz network both reach max error below 0.08 (under 7% of max|u|)")
+
+
+def check_pinn_ritz(pinn: SolveResult, ritz: SolveResult) -> Verdict:
+    """(15.4), (15.12): the PINN and the Deep Ritz solutions both have max error < 0.08."""
+    return POISSON.judge(threshold("PINN max error", pinn.max_error, "<", 0.08),
+                         threshold("Deep Ritz max error", ritz.max_error, "<", 0.08))
+
+
+# ----------------------------------------------------------------------------------------------
+# (15.13)–(15.16): the book's WAN loss is unbounded in the test function
+# ----------------------------------------------------------------------------------------------
+class ScaledField(nn.Module):
+    """A network's output times a constant c — or, with ``squash``, tanh(c·φ): a test function bounded by 1."""
+
+    def __init__(self, net: nn.Module, c: float, squash: bool = False) -> None:
+        super().__init__()
+        self.net, self.c, self.squash = net, float(c), squash
+
+    def forward(self, x: Tensor) -> Tensor:
+        y = self.c * self.net(x)
+        return torch.tanh(y) if self.squash else y
+
+
+@dataclass
+class WanScaling:
+    """The WAN loss of one (u_θ, φ_η) pair with φ scaled by each c: the book's (15.15) and the normalised one."""
+
+    scales: np.ndarray       # (C,) the factors c
+    book: np.ndarray         # (C,) r(cφ)², the book's loss (15.15)
+    normalised: np.ndarray   # (C,) r(cφ)² / ‖cφ‖², the companion's loss
+    squash: bool             # the test functions were tanh(cφ) instead of cφ
+
+
+def wan_scaling(scales: Sequence[float] = (1.0, 10.0, 100.0), width: int = 20, depth: int = 2, n_grid: int = 128,
+                squash: bool = False, seed: int = 0) -> WanScaling:
+    """Evaluate both WAN losses of a random u_θ against cφ_η (or tanh(cφ_η) with ``squash``) for each c.
+
+    The problem is −u″ = π² sin πx on (−1, 1) (exact u = sin πx); u_θ and φ_η are random tanh nets of
+    the given size (seeded), so u_θ has a residual for the test function to detect.
+    """
+    if not scales or min(scales) <= 0:
+        raise ValueError(f"scales must be positive factors, got {tuple(scales)}")
+    problem = sine_poisson(1, freqs=(1.0,), amps=(1.0,))
+    points = grid_points(problem, n_grid)
+    gen = torch.Generator().manual_seed(seed)
+    u_net, phi_net = tanh_net(1, width, depth, generator=gen), tanh_net(1, width, depth, generator=gen)
+    book, normalised = [], []
+    for c in scales:
+        phi = ScaledField(phi_net, c, squash)
+        book.append(float(wan_loss(u_net, phi, problem, points, normalise=False)))
+        normalised.append(float(wan_loss(u_net, phi, problem, points, normalise=True)))
+    return WanScaling(np.asarray(scales, dtype=float), np.asarray(book), np.asarray(normalised), squash)
+
+
+WAN_SCALING = ClaimSpec("ch15.wan-loss-scaling", "(15.15)",
+                        "the book's WAN loss grows like c² when the test function is scaled by c (unbounded max "
+                        "over η); the normalised loss is unchanged")
+
+
+def check_wan_scaling(result: WanScaling) -> Verdict:
+    """(15.15): L_book(cφ) = c² L_book(φ) and L_norm(cφ) = L_norm(φ) for every c, to a relative 1e-3.
+
+    A zero loss at c = 1 (no residual to detect) gives NaN deviations: the condition fails.
+    """
+    c = result.scales / result.scales[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        book_dev = float(np.max(np.abs(result.book / (c ** 2 * result.book[0]) - 1)))
+        norm_dev = float(np.max(np.abs(result.normalised / result.normalised[0] - 1)))
+    book_dev = math.nan if not math.isfinite(book_dev) else book_dev
+    norm_dev = math.nan if not math.isfinite(norm_dev) else norm_dev
+    return WAN_SCALING.judge(identity("book: max|L(cφ)/(c²L(φ)) − 1|", book_dev, 1e-3),
+                             identity("normalised: max|L(cφ)/L(φ) − 1|", norm_dev, 1e-3),
+                             book=result.book, normalised=result.normalised)
+
+
 # ----------------------------------------------------------------------------------------------
 # 图15.1: the network fits low modes first, Jacobi high modes first; the hybrid solver
 # ----------------------------------------------------------------------------------------------
+@dataclass
+class ModeTrajectory:
+    """A solver's per-mode error Δ_F(j) along its run on (15.18): what 图15.1(b, c) plot.
+
+    ``counts`` (T,) are training steps or sweeps, ``errors`` (T, len(modes)) the DST-I errors of the
+    iterates against ``reference``: ``"exact"`` (u_ref) or ``"fd"`` (the finite-difference solution).
+    """
+
+    solver: str
+    counts: np.ndarray
+    errors: np.ndarray
+    modes: tuple[int, ...]
+    n: int
+    reference: str = "exact"
+
+    def first_below(self, level: float) -> np.ndarray:
+        """The first recorded count with Δ_F(j) < level, per mode; NaN where it never happened."""
+        return first_step_below(self.errors, self.counts, level)
+
+
 @dataclass
 class ContrastResult:
     """Everything 图15.1 plots.  Grid x_i = −1 + i·h, i = 0 … n; modes j of the DST-I basis."""
@@ -247,6 +359,18 @@ class ContrastResult:
     @property
     def n(self) -> int:
         return len(self.x) - 1
+
+    @property
+    def net_trajectory(self) -> ModeTrajectory:
+        return ModeTrajectory("network (Deep Ritz)", self.net_steps, self.net_mode_errors, self.modes, self.n)
+
+    @property
+    def jacobi_trajectory(self) -> ModeTrajectory:
+        return ModeTrajectory("Jacobi", self.jacobi_iterations, self.jacobi_mode_errors, self.modes, self.n)
+
+    @property
+    def jacobi_fd_trajectory(self) -> ModeTrajectory:
+        return ModeTrajectory("Jacobi", self.jacobi_iterations, self.jacobi_fd_mode_errors, self.modes, self.n, "fd")
 
 
 def _log_counts(last: int, count: int) -> np.ndarray:
@@ -292,7 +416,8 @@ def run_frequency_contrast(k_high: float = 24.0, n: int = 1000, width: int = 100
     outputs = history.probes["u"]                                         # (T, n+1)
 
     start = time.process_time()
-    counts = _log_counts(jacobi_iterations, 80)
+    counts = np.union1d(_log_counts(jacobi_iterations, 80),   # the hybrid's sweep count and ten times it too
+                        [r for r in (hybrid_iterations, 10 * hybrid_iterations) if r <= jacobi_iterations])
     run = jacobi(np.zeros(n + 1), g, h, jacobi_iterations, record_at=counts)
     hybrid_counts = _log_counts(hybrid_iterations, 40)
     hybrid = {}
@@ -308,6 +433,106 @@ def run_frequency_contrast(k_high: float = 24.0, n: int = 1000, width: int = 100
         np.abs(outputs - exact).max(axis=1), run.iterations, mode_errors(run.values, exact, modes),
         mode_errors(run.values, fd, modes), np.abs(run.values - exact).max(axis=1), hybrid_counts, hybrid,
         seconds_net, seconds_jacobi)
+
+
+def classical_run(method: str = "jacobi", k_high: float = 24.0, n: int = 1000, iterations: int = 1000,
+                  reference: str = "exact", points: int = 40) -> ModeTrajectory:
+    """Jacobi or Gauss–Seidel sweeps on (15.18) from zero: Δ_F(j) of the book's modes at log-spaced counts.
+
+    ``reference`` = ``"exact"`` (against u_ref, as 图15.1(c)) or ``"fd"`` (against the finite-difference
+    solution the iteration converges to, where Jacobi's error in mode j is exactly |cos(jπ/n)|^t).
+    """
+    if reference not in ("exact", "fd"):
+        raise ValueError(f"unknown reference {reference!r}; choose 'exact' or 'fd'")
+    problem, modes = book_poisson(k_high), book_modes(k_high)
+    x = np.linspace(-1.0, 1.0, n + 1)[:, None]
+    g = field_on_grid(problem.source, x)
+    target = field_on_grid(problem.exact, x) if reference == "exact" else fd_solution(g, 2.0 / n)
+    run = iterate(np.zeros(n + 1), g, 2.0 / n, iterations, method=method, record_at=_log_counts(iterations, points))
+    name = {"jacobi": "Jacobi", "gauss-seidel": "Gauss–Seidel"}[method]
+    return ModeTrajectory(name, run.iterations, mode_errors(run.values, target, modes), modes, n, reference)
+
+
+NET_LOW_FIRST = ClaimSpec("ch15.net-low-first", "图15.1(b)",
+                          "the network fits the low mode j=2 (Delta_F < 0.1) while the high mode j=16 is still "
+                          "unfitted (Delta_F > 0.9)")
+
+
+def check_net_low_first(trajectory: ModeTrajectory) -> Verdict:
+    """图15.1(b): at the first recorded step with Δ_F(lowest mode) < 0.1, Δ_F(highest mode) is still > 0.9.
+
+    A low mode that is never fitted within the run fails (the book's network does fit it).
+    """
+    lo, hi = trajectory.modes[0], trajectory.modes[-1]
+    t_low = float(trajectory.first_below(0.1)[0])
+    high_then = math.nan if is_never(t_low) else float(trajectory.errors[np.searchsorted(trajectory.counts, t_low), -1])
+    return NET_LOW_FIRST.judge(threshold(f"Δ_F(j={hi}) when Δ_F(j={lo}) < 0.1", high_then, ">", 0.9),
+                               step_low_fitted=t_low, last_count=int(trajectory.counts[-1]),
+                               final_errors=trajectory.errors[-1], solver=trajectory.solver)
+
+
+JACOBI_HIGH_FIRST = ClaimSpec("ch15.jacobi-high-first", "图15.1(c)",
+                              "Jacobi fits the high mode first: Delta_F(j) halves for j=16 before j=6, for j=6 "
+                              "before j=2, and at least 10 times sooner for j=16 than for j=2")
+
+
+def check_jacobi_high_first(trajectory: ModeTrajectory) -> Verdict:
+    """图15.1(c): the counts t_j at which Δ_F(j) first drops below 0.5 are ordered t_16 < t_6 < t_2, t_2 ≥ 10 t_16.
+
+    A mode whose error never halves within the run gives NaN: its condition fails.
+    """
+    t_lo, t_mid, t_hi = (float(t) for t in trajectory.first_below(0.5))
+    lo, mid, hi = trajectory.modes
+    ratio = math.nan if is_never(t_lo) or is_never(t_hi) or t_hi <= 0 else t_lo / t_hi
+    return JACOBI_HIGH_FIRST.judge(compare(f"t(j={hi})", t_hi, "<", f"t(j={mid})", t_mid),
+                                   compare(f"t(j={mid})", t_mid, "<", f"t(j={lo})", t_lo),
+                                   threshold(f"t(j={lo})/t(j={hi})", ratio, ">=", 10.0),
+                                   solver=trajectory.solver)
+
+
+JACOBI_FACTOR = ClaimSpec("ch15.jacobi-mode-factor", "习题3",
+                          "Jacobi's per-mode error against the finite-difference solution equals |cos(j pi/n)|^t "
+                          "(to 1e-6)")
+
+
+def check_jacobi_mode_factor(trajectory: ModeTrajectory) -> Verdict:
+    """习题3: Δ_F(j) against the FD solution after t sweeps from zero is |cos(jπ/n)|^t, to 1e-6 at every count."""
+    if trajectory.reference != "fd":
+        raise ValueError("the per-mode factor holds against the finite-difference solution: pass a trajectory "
+                         f"with reference='fd', not {trajectory.reference!r}")
+    mu_t = np.abs(jacobi_eigenvalues(trajectory.n, trajectory.modes)) ** trajectory.counts[:, None]
+    gap = float(np.abs(trajectory.errors - mu_t).max())
+    return JACOBI_FACTOR.judge(identity("max_t,j |Δ_F − |cos(jπ/n)|^t|", gap, 1e-6), solver=trajectory.solver)
+
+
+HYBRID = ClaimSpec("ch15.hybrid-beats-jacobi", "图15.1(d)",
+                   "after the trained network and R Jacobi sweeps the error is below half that of R sweeps from "
+                   "zero, and Jacobi from zero still has a larger error after 10 R sweeps")
+
+
+def check_hybrid(result: ContrastResult, switch_step: int | None = None) -> Verdict:
+    """图15.1(d): hybrid (network at switch step M, then R sweeps) vs Jacobi from zero after R and 10 R sweeps.
+
+    M is ``switch_step``, by default the last of the run's switch steps.  Jacobi from zero's max error
+    after 10 R sweeps is NaN (the condition fails) if the run is shorter.  The number of sweeps from zero
+    that match the hybrid is reported (NaN: not within the run).
+    """
+    m = max(result.hybrid_max_error) if switch_step is None else int(switch_step)
+    if m not in result.hybrid_max_error:
+        raise ValueError(f"no hybrid started at step {m}; the run has {sorted(result.hybrid_max_error)}")
+    hybrid = float(result.hybrid_max_error[m][-1])
+    r = int(result.hybrid_iterations[-1])
+
+    def zero_after(count: int) -> float:
+        hit = np.nonzero(result.jacobi_iterations == count)[0]
+        return float(result.jacobi_max_error[hit[0]]) if len(hit) else math.nan
+
+    reached = np.nonzero(result.jacobi_max_error <= hybrid)[0]
+    matched = float(result.jacobi_iterations[reached[0]]) if len(reached) else math.nan
+    return HYBRID.judge(compare("hybrid error", hybrid, "<", "½ Jacobi-from-zero error at R", 0.5 * zero_after(r)),
+                        compare("hybrid error", hybrid, "<", "Jacobi-from-zero error at 10R", zero_after(10 * r)),
+                        M=m, R=r, sweeps_from_zero_to_match=matched,
+                        network_alone=float(result.net_max_error[list(result.net_steps).index(m)]))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -351,6 +576,20 @@ def run_mscale_poisson(kind: str, freqs: tuple[float, ...] = (1.0, 10.0), amps: 
                   record_every=record_every, probe=probe)
     solution, _ = _evaluate(model, problem, xt)
     return SolveResult(kind, x[:, None], exact, solution, history, {"modes": tuple(modes)})
+
+
+MSCALE = ClaimSpec("ch15.mscale-high-frequency", "§15.5.1",
+                   "the multiscale DNN fits most of the high-frequency component (Delta_F < 0.6) while the plain "
+                   "network of the same width has not started on it (Delta_F > 0.9)")
+
+
+def check_mscale(plain: SolveResult, mscale: SolveResult) -> Verdict:
+    """§15.5.1: at the end of training Δ_F of the highest sine is < 0.6 for the MscaleDNN and > 0.9 for the plain net."""
+    high_plain = float(plain.history.probes["mode_errors"][-1, -1])
+    high_mscale = float(mscale.history.probes["mode_errors"][-1, -1])
+    j = mscale.extra["modes"][-1]
+    return MSCALE.judge(threshold(f"MscaleDNN Δ_F(j={j})", high_mscale, "<", 0.6),
+                        threshold(f"plain Δ_F(j={j})", high_plain, ">", 0.9))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .claims import ClaimSpec, Verdict, count, identity, threshold
 from .ensemble import TwoLayerEnsemble, train_ensemble
 
 REGIMES = ("linear", "critical", "condensed")
@@ -91,11 +92,11 @@ def regime(gamma: float, gamma_prime: float, tol: float = 1e-9) -> str:
     return "condensed" if gap > 0 else "linear"
 
 
-def placements(d: int = 1) -> dict[str, tuple[float, float, str]]:
-    """表7.1: every initialisation's (γ, γ′) and its regime."""
+def placements(d: int = 1, m_pair: tuple[float, float] = (1e12, 1e24)) -> dict[str, tuple[float, float, str]]:
+    """表7.1: every initialisation's (γ, γ′) and its regime (slopes between the widths ``m_pair``)."""
     out = {}
     for name, (alpha, beta1, beta2) in INITIALISATIONS.items():
-        g, gp = limit_gammas(alpha, beta1, beta2, d)
+        g, gp = limit_gammas(alpha, beta1, beta2, d, m_pair)
         g, gp = round(g, 6) + 0.0, round(gp, 6) + 0.0  # + 0.0 turns −0.0 into 0.0
         out[name] = (g, gp, regime(g, gp))
     return out
@@ -319,3 +320,147 @@ def make_explorer(seed: int = 0, max_steps: int = 20_000):
     return widgets.Explorer("Phase diagram (ch. 7)", controls,
                             lambda gamma, gamma_prime, m: explore_point(gamma, gamma_prime, m, seed, max_steps),
                             draw)
+
+
+# --- the chapter's claims ---------------------------------------------------------------------
+
+@dataclass
+class RegimeFeatures:
+    """图7.1/图7.3 at one width: per γ (at γ′ = ``gamma_prime``) the kinks of the learned function on
+    [−1, 1], and the orientation clusters and occupied angular fraction of the amplitude-carrying neurons
+    (first seed of the run).  The smallest γ of the run is the linear side, the largest the condensed."""
+
+    gammas: tuple
+    gamma_prime: float
+    width: int
+    grid: np.ndarray
+    fits: dict
+    kinks: dict
+    clusters: dict
+    occupied: dict
+
+    @property
+    def linear(self) -> float:
+        return min(self.gammas)
+
+    @property
+    def condensed(self) -> float:
+        return max(self.gammas)
+
+
+def regime_features(run: PhaseRun, width: int, gamma_prime: float = 0.0, n_grid: int = 2401) -> RegimeFeatures:
+    """Fits on a grid of [−1.2, 1.2] and the features of 图7.1/图7.3 for every γ of ``run`` at ``width``."""
+    from . import condensation as cond
+
+    grid = torch.linspace(-1.2, 1.2, n_grid, dtype=torch.float64).reshape(-1, 1)
+    inside = (grid.abs() <= 1).ravel().numpy()
+    fits, kinks, clusters, occupied = {}, {}, {}, {}
+    for g in run.gammas.tolist():
+        net, k = run.net(g, gamma_prime, width)
+        with torch.no_grad():
+            fits[g] = net(grid)[k].numpy()
+        kinks[g] = cond.count_kinks(grid.numpy().ravel()[inside], fits[g][inside])
+        a, w = net.a.detach()[k].numpy(), net.w.detach()[k].numpy()
+        amp, ang = cond.amplitude(a, w), cond.orientation(w)
+        clusters[g], occupied[g] = cond.count_angle_clusters(ang, amp), cond.occupied_fraction(ang, amp)
+    return RegimeFeatures(tuple(run.gammas.tolist()), gamma_prime, int(width), grid.numpy().ravel(), fits, kinks,
+                          clusters, occupied)
+
+
+KINKS = ClaimSpec("ch07.kinks", "图7.1",
+                  "the condensed-regime fit is piecewise linear with at most 4 kinks; the linear-regime fit has over 50")
+
+
+def check_kinks(feat: RegimeFeatures) -> Verdict:
+    """Kinks are whole numbers: "at most 4" is written as < 5 (the margin is then the counts to flipping)."""
+    lin, con = feat.linear, feat.condensed
+    return KINKS.judge(count(f"kinks γ={con:g}", feat.kinks[con], "<", 5),
+                       count(f"kinks γ={lin:g}", feat.kinks[lin], ">", 50),
+                       kinks={f"γ={g:g}": k for g, k in feat.kinks.items()}, width=feat.width)
+
+
+CONDENSED_ORIENTATIONS = ClaimSpec("ch07.condensed-orientations", "图7.3",
+                                   "condensed regime: the amplitude-carrying neurons sit on at most 2 orientations; "
+                                   "linear regime: they stay spread over the circle")
+
+
+def check_condensed_orientations(feat: RegimeFeatures) -> Verdict:
+    lin, con = feat.linear, feat.condensed
+    return CONDENSED_ORIENTATIONS.judge(
+        count(f"orientation clusters γ={con:g}", feat.clusters[con], "<", 3),
+        threshold(f"occupied fraction γ={con:g}", feat.occupied[con], "<", 0.2),
+        threshold(f"occupied fraction γ={lin:g}", feat.occupied[lin], ">", 0.8),
+        clusters_linear=feat.clusters[lin])
+
+
+SW_SIGNS = ClaimSpec("ch07.sw-signs", "图7.4",
+                     "S_w < 0 at γ = 0.5, S_w ≈ 0 at γ = 1 and S_w > 0 at γ = 1.75 (γ′ = 0)")
+
+
+def check_sw_signs(run: PhaseRun) -> Verdict:
+    """S_w of the run's first γ′ column at γ = 0.5, 1, 1.75: < −0.3, |·| < 0.1, > 0.2 (the paper: −0.506,
+    0.007, 0.372)."""
+    sw = run.sw()[:, 0]
+    at = {g: float(sw[_index(run.gammas, g, "gamma")]) for g in (0.5, 1.0, 1.75)}
+    gp = float(run.gamma_primes[0])
+    return SW_SIGNS.judge(threshold(f"S_w(γ=0.5, γ′={gp:g})", at[0.5], "<", -0.3),
+                          threshold(f"|S_w(γ=1, γ′={gp:g})|", abs(at[1.0]), "<", 0.1),
+                          threshold(f"S_w(γ=1.75, γ′={gp:g})", at[1.75], ">", 0.2),
+                          sw=list(at.values()), seeds=run.rd.shape[-1], widths=run.widths)
+
+
+def boundary_cells(run: PhaseRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """S_w of every cell, the cells farther than half a grid step (in γ) from the boundary, and whether
+    the sign of S_w agrees with the theory there."""
+    sw = run.sw()
+    spacing = float(np.min(np.diff(run.gammas))) if len(run.gammas) > 1 else 1.0
+    far, agrees = sign_agreement(run.gammas, run.gamma_primes, sw, margin=spacing / 2 + 1e-9)
+    return sw, far, agrees
+
+
+def _cells(run: PhaseRun, mask: np.ndarray) -> list[str]:
+    return [f"({run.gammas[i]:g}, {run.gamma_primes[j]:g})" for i, j in zip(*np.nonzero(mask))]
+
+
+PHASE_DIAGRAM = ClaimSpec("ch07.phase-diagram", "图7.5",
+                          "the sign of the measured S_w agrees with the theoretical boundary on every cell not "
+                          "adjacent to it")
+
+
+def check_phase_diagram(run: PhaseRun, min_far: int = 10) -> Verdict:
+    """Counts: cells far from the boundary (≥ ``min_far``), far cells whose sign disagrees (0) and nets that
+    did not fit the data (0).  The adjacent cells are listed, with those of the wrong sign (not checked
+    here: :func:`check_phase_adjacent` is their exploration)."""
+    sw, far, agrees = boundary_cells(run)
+    return PHASE_DIAGRAM.judge(count("cells not adjacent to the boundary", int(far.sum()), ">=", min_far),
+                               count("of them with the wrong sign", int((far & ~agrees).sum()), "<", 1),
+                               count("nets that did not fit", int((~run.converged).sum()), "<", 1),
+                               adjacent_wrong_sign=_cells(run, ~far & ~agrees) or "none")
+
+
+PHASE_ADJACENT = ClaimSpec("ch07.phase-adjacent", "图7.5",
+                           "the sign of S_w agrees with the theory also on the cells adjacent to the boundary",
+                           exploration=True)
+
+
+def check_phase_adjacent(run: PhaseRun) -> Verdict:
+    """Exploration: at m ≤ 2000 the cells next to the line do not follow the m → ∞ theory reliably."""
+    sw, far, agrees = boundary_cells(run)
+    near = ~far
+    return PHASE_ADJACENT.judge(count("adjacent cells with the wrong sign", int((near & ~agrees).sum()), "<", 1),
+                                adjacent=int(near.sum()), wrong=_cells(run, near & ~agrees) or "none",
+                                their_sw=[round(float(v), 3) for v in sw[near & ~agrees]])
+
+
+TABLE_7_1 = ClaimSpec("ch07.table-7-1", "表7.1",
+                      "the (γ, γ′) computed from each initialisation's (α, β1, β2) match the book's table")
+
+#: (γ, γ′) are log-log slopes of exact power laws (rounded to 6 decimals by :func:`placements`):
+#: any deviation above 1e-6 is a wrong slope, not rounding.
+TABLE_TOL = 1e-6
+
+
+def check_table_7_1(placed: Mapping[str, tuple[float, float, str]]) -> Verdict:
+    err = max(max(abs(placed[n][0] - g), abs(placed[n][1] - gp)) for n, (g, gp) in BOOK_TABLE.items())
+    return TABLE_7_1.judge(identity("max |(γ, γ′) − book|", err, TABLE_TOL),
+                           placed={n: placed[n][:2] for n in BOOK_TABLE})

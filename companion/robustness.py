@@ -113,11 +113,18 @@ def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, th
 
 
 def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs: int = 1,
-              profile: str = "quick", timeout: int = 900, progress: bool = True) -> list[dict[str, Any]]:
-    """Every chapter × seed, through joblib and the on-disk cache; results in (chapter, seed) order."""
+              profile: str = "quick", timeout: int = 900, progress: bool = True,
+              cached_only: bool = False) -> list[dict[str, Any]]:
+    """Every chapter × seed, through joblib and the on-disk cache; results in (chapter, seed) order.
+
+    With ``cached_only`` nothing runs: the result holds the runs the cache has for the current code
+    (e.g. to report on a sweep that was stopped before its end).
+    """
     threads = os.environ.get("COMPANION_THREADS", "").strip() or ("1" if jobs > 1 else "")
     cached = memory().cache(_run_one)
     tasks = [(str(ch.source), seed, profile, chapter_digest(ch), timeout, threads) for ch in chapters for seed in seeds]
+    if cached_only:
+        tasks = [task for task in tasks if cached.check_call_in_cache(*task)]
     bar = tqdm(total=len(tasks), desc="chapters × seeds", disable=not progress)
     done: dict[tuple[str, int], dict[str, Any]] = {}
     try:
@@ -148,7 +155,7 @@ def _tightness(claim: dict[str, Any]) -> float:
     return claim["margin"] / THIN_LINE[claim["unit"]]
 
 
-def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_seconds: float, jobs: int,
+def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_seconds: float | None, jobs: int,
               profile: str) -> dict[str, Any]:
     """The report for one sweep (see the module docstring for its fields)."""
     import torch
@@ -168,19 +175,24 @@ def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_sec
                                                 "exploration": c["exploration"], "seeds": {}})
             entry["seeds"][str(item["seed"])] = {"passed": c["passed"], "margin": c["margin"], "unit": c["unit"],
                                                  "thin": c["thin"], "tightest": c["tightest"]}
-    for entry in claims.values():
-        _claim_stats(entry, [str(s) for s in seeds])
     for slug, ch in chapters.items():
         ch["passed"] = sum(run["ok"] for run in ch["seeds"].values())
         ch["runs"] = len(ch["seeds"])
-        ch["meets_standard"] = ch["passed"] >= math.ceil(CHAPTER_SHARE * ch["runs"] - 1e-9)
-    return {"profile": profile, "seeds": list(seeds), "jobs": jobs, "wall_seconds": round(wall_seconds, 1),
+        ch["complete"] = ch["runs"] == len(seeds)
+        ch["meets_standard"] = ch["complete"] and ch["passed"] >= math.ceil(CHAPTER_SHARE * ch["runs"] - 1e-9)
+    for entry in claims.values():
+        ran = chapters[entry["chapter"]]
+        _claim_stats(entry, sorted(ran["seeds"], key=int))
+        entry["meets_standard"] = entry["meets_standard"] and ran["complete"]
+    return {"profile": profile, "seeds": list(seeds), "jobs": jobs,
+            "wall_seconds": None if wall_seconds is None else round(wall_seconds, 1),
             "torch": torch.__version__, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
             "made_at": made_at, "chapters": chapters, "claims": claims}
 
 
 def _claim_stats(entry: dict[str, Any], seeds: list[str]) -> None:
-    """Pass count over ``seeds`` (a seed without this claim's verdict counts as failed), margin order stats."""
+    """Pass count over the ``seeds`` its chapter ran (a seed without this claim's verdict counts as failed),
+    and the margin's minimum and median over them."""
     runs = [entry["seeds"].get(s) for s in seeds]
     entry["runs"] = len(seeds)
     entry["passed"] = sum(bool(r and r["passed"]) for r in runs)
@@ -267,15 +279,18 @@ def format_summary(report: dict[str, Any]) -> str:
             if not stat or stat["margin"] is None:
                 return "never"
             return f"{stat['margin']:+.3g} {stat['unit']}"
-        mark = "explore" if c["exploration"] else ("ok" if c["meets_standard"] else "BELOW")
+        complete = report["chapters"][c["chapter"]].get("complete", True)
+        mark = "explore" if c["exploration"] else ("ok" if c["meets_standard"] else
+                                                     "BELOW" if complete else "incomplete")
         lines.append(f"{cid:34} {c['figure'][:12]:12} {c['passed']:>4}/{c['runs']:<3} "
                      f"{fmt(c.get('min_margin')):>14} {fmt(c.get('median_margin')):>14}  {mark}")
     lines.append("")
     for slug, ch in report["chapters"].items():
         secs = [run["seconds"] for run in ch["seeds"].values()]
         errors = sorted({run["error"] for run in ch["seeds"].values() if run["error"]})
+        status = "ok" if ch["meets_standard"] else "BELOW" if ch.get("complete", True) else "incomplete"
         lines.append(f"{slug:34} whole chapter {ch['passed']:>3}/{ch['runs']:<3} "
-                     f"{'ok' if ch['meets_standard'] else 'BELOW'}  median {statistics.median(secs):.0f} s/run"
+                     f"{status}  median {statistics.median(secs):.0f} s/run"
                      + (f"  errors: {'; '.join(errors)[:120]}" if errors else ""))
     return "\n".join(lines)
 
@@ -288,8 +303,8 @@ def meets_standard(report: dict[str, Any]) -> bool:
 
 def robustness(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs: int = 1,
                out: Path = REPORT_DIR, profile: str = "quick", timeout: int = 900,
-               progress: bool = True) -> dict[str, Any]:
-    """Run the sweep, merge it into ``out/report.json`` and return the report."""
+               progress: bool = True, cached_only: bool = False) -> dict[str, Any]:
+    """Run the sweep (or, with ``cached_only``, collect what the cache has), merge it into ``out/report.json``."""
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -299,8 +314,10 @@ def robustness(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, job
     except OSError as exc:
         raise ConfigError(f"cannot write the report to {str(out)!r}: {exc.strerror or exc}") from None
     start = time.perf_counter()
-    items = run_sweep(chapters, seeds, jobs=jobs, profile=profile, timeout=timeout, progress=progress)
-    report = summarise(items, seeds, wall_seconds=time.perf_counter() - start, jobs=jobs, profile=profile)
+    items = run_sweep(chapters, seeds, jobs=jobs, profile=profile, timeout=timeout, progress=progress,
+                      cached_only=cached_only)
+    wall = None if cached_only else time.perf_counter() - start
+    report = summarise(items, seeds, wall_seconds=wall, jobs=jobs, profile=profile)
     path = out / "report.json"
     old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
     report = merge(old, report)

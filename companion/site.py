@@ -176,7 +176,12 @@ def robustness_markdown(report: dict | None, stale: list[str]) -> str:
               "| --- | --- | --- | --- | --- |"]
     for slug, ch in report["chapters"].items():
         secs = sorted(run["seconds"] for run in ch["seeds"].values())
-        status = "stale" if slug in stale else ("✔ meets the standard" if ch["meets_standard"] else "✘ below")
+        if slug in stale:
+            status = "stale"
+        elif not ch.get("complete", True):
+            status = f"incomplete: {ch['runs']} of {len(report['seeds'])} seeds run"
+        else:
+            status = "✔ meets the standard" if ch["meets_standard"] else "✘ below"
         parts.append(f"| [{slug}]({slug}.ipynb) | {ch['passed']}/{ch['runs']} | {secs[len(secs) // 2]:.0f} | "
                      f"`{ch['commit']}` | {status} |")
     parts += ["", "## Claims", "", "| Claim | Figure | Passes | Min margin | Median margin | Status |",
@@ -184,6 +189,8 @@ def robustness_markdown(report: dict | None, stale: list[str]) -> str:
     for cid, c in report["claims"].items():
         if c["chapter"] in stale:
             status = "stale"
+        elif not report["chapters"][c["chapter"]].get("complete", True):
+            status = "incomplete"
         elif c["exploration"]:
             status = "◇ exploration"
         else:

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from companion import anchors
+from companion import anchors, lm_analysis
 
 
 def test_identity_target_is_the_token_after_the_anchor():
@@ -102,3 +102,29 @@ def test_check_overlap_verdicts(capsys):
     assert "✘" in capsys.readouterr().out
     with pytest.raises(ValueError, match="tuples"):
         anchors.check_overlap({1, 2}, {3})
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_identity_run_generalises_and_broadcasts_on_other_seeds(seed):
+    run = anchors.run_anchor_tasks(("identity",), n_train=2000, n_test=500, d_model=32, steps=400, record_every=100,
+                                   seed=seed)
+    assert run.accuracy["test"][0, 0] < 0.1 < 0.95 <= run.accuracy["test"][-1, 0]  # learned, from chance
+    broadcast = anchors.check_broadcast(run)
+    assert broadcast.passed, broadcast.measured_line()
+
+
+def test_rank_correlation_gives_tied_values_their_average_rank():
+    # γ repeats once per λ: ties share rank 1.5 and 3.5, so a perfect order of the other variable scores 0.894
+    assert anchors.rank_correlation([0.2, 0.2, 0.5, 0.5], [1, 2, 3, 4]) == pytest.approx(4 / (2 * 5**0.5))
+    assert anchors.rank_correlation([1, 2, 3, 4], [10, 30, 20, 40]) == pytest.approx(0.8)
+
+
+def test_grid_measure_averages_members_of_a_cell():
+    run = anchors.run_composition([(1.4, 0.1, 0), (1.4, 0.1, 1), (0.2, 0.1, 0)], n_train=500, n_test=100,
+                                  d_model=16, steps=1, record_every=1)
+    model = run.model()
+    by_hand = [lm_analysis.condensation(model.member_weight("w_q", k, layer=0).numpy()) for k in range(3)]
+    cond = anchors.grid_measure(run, "wq_condensation")
+    assert cond == pytest.approx({(1.4, 0.1): (by_hand[0] + by_hand[1]) / 2, (0.2, 0.1): by_hand[2]})
+    with pytest.raises(ValueError, match="measure"):
+        anchors.grid_measure(run, "sharpness")

@@ -22,8 +22,12 @@ def test_moving_gamma_changes_regime_and_fit(explorer):
 
 
 def test_width_changes_the_net(explorer):
-    res = explorer.set(m=200)
-    assert res["a"].shape == (200,) and res["m"] == 200
+    res = explorer.set(gamma=0.5, gamma_prime=0.0, m=200)
+    assert res["a"].shape == (200,) and res["m"] == 200 and res["converged"]
+    fitted = np.interp(res["x"], res["grid"], res["output"])  # the trained net passes through the 4 points
+    assert np.abs(fitted - res["y"]).max() < 0.02
+    wide = explorer.set(m=1600)
+    assert wide["a"].shape == (1600,) and not np.allclose(wide["output"], res["output"])
 
 
 def test_out_of_range_values_raise(explorer):

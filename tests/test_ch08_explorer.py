@@ -25,12 +25,17 @@ def test_init_scale_controls_condensation(explorer):
 
 
 def test_keep_and_activation_retrain(explorer):
-    base = explorer.set(init_std=0.1, keep=1.0, act="relu")
+    base = explorer.set(init_std=0.1, keep=1.0, act="relu", width=50)
     out = base["outputs"][-1].copy()
+    dead = cond.dead_neurons(base["w"][0], base["x"])  # inactive at every training input at init
+    assert base["dead"].tolist() == dead.tolist() and 0 < dead.sum() < 50
+    assert np.all(cond.neuron_moves(base)[dead] == 0) and np.all(cond.neuron_moves(base)[~dead] > 0)
     dropped = explorer.set(keep=0.6)
     assert not np.allclose(dropped["outputs"][-1], out)
     tanh = explorer.set(act="tanh", keep=1.0)
-    assert not tanh["dead"].any()
+    assert not tanh["dead"].any()  # tanh has no dead zone ...
+    inactive = cond.dead_neurons(tanh["w"][0], tanh["x"])  # ... so neurons on the negative side still move
+    assert inactive.any() and np.all(cond.neuron_moves(tanh)[inactive] > 0)
 
 
 def test_out_of_range_values_raise(explorer):

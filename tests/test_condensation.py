@@ -67,6 +67,14 @@ def test_cluster_counts_and_occupied_fraction():
     assert cond.count_angle_clusters(with_noise, amp) == 2  # the tiny-amplitude neurons do not count
     uniform = np.linspace(-math.pi, math.pi, 360, endpoint=False)
     assert cond.occupied_fraction(uniform) == 1.0 and cond.occupied_fraction(angles) < 0.1
+    # a uniform spread is not one cluster: with no gap above `gap` (a ring) or with a single one
+    assert cond.count_angle_clusters(uniform) == 63 and cond.count_angle_clusters(uniform, gap=0.3) == 21
+    one_gap = uniform[(uniform < 0) | (uniform > 0.5)]
+    assert cond.count_angle_clusters(one_gap) > 50
+    assert cond.cluster_widths(one_gap)[0] == pytest.approx(2 * math.pi - 0.5 - 2 * math.pi / 360, abs=0.02)
+    gaps = cond.angle_gaps(angles)
+    assert gaps.sum() == pytest.approx(2 * math.pi) and gaps[1] > 2.0 and gaps[2] < 0.1  # two clusters
+    assert np.all(cond.cluster_widths(angles) < 0.1)
     w = np.array([[1.0, 0.0], [1.0, 0.01], [-1.0, 0.0], [0.0, 1.0]])
     assert cond.count_direction_clusters(w) == 3
 
@@ -112,12 +120,23 @@ def test_target_8_2_values():
     assert torch.allclose(cond.target_8_2(x), torch.tensor([0.0, 0.6, 0.8]), atol=1e-6)
 
 
-def test_small_condensation_run_condenses_on_the_plateau():
-    res = cond.run_condensation(width=40, init_std=1e-3, steps=1500, n_snapshots=4, seed=0)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_small_condensation_run_condenses_on_the_plateau(seed):
+    res = cond.run_condensation(width=40, init_std=1e-3, steps=1500, n_snapshots=4, seed=seed)
     assert res["outputs"].shape == (4, 401) and res["w"].shape == (4, 40, 2)
-    i = 2
-    amp, ang = cond.amplitude(res["a"][i], res["w"][i]), cond.orientation(res["w"][i])
-    assert cond.count_angle_clusters(ang, amp) == 1
+    assert cond.clusters_at(res, 0) > 5  # random initial orientations
+    assert cond.clusters_at(res, 1000) == 1  # one cluster on the plateau
+    assert cond.angle_gaps(cond.orientation(res["w"][2]), cond.amplitude(res["a"][2], res["w"][2]))[1] < 0.1
+
+
+def test_a_dense_non_condensed_net_is_not_one_cluster():
+    # 2000 neurons at a large initialisation, untrained: orientations uniform round the circle with no gap
+    # above 0.1 rad among the amplitude-carrying ones — a ring, which an earlier version counted as 1
+    res = cond.run_condensation(width=2000, init_std=1.0, steps=1, n_snapshots=2, seed=3)
+    amp, ang = cond.amplitude(res["a"][0], res["w"][0]), cond.orientation(res["w"][0])
+    assert cond.angle_gaps(ang, amp)[0] < 0.1
+    assert cond.count_angle_clusters(ang, amp) >= 50
+    assert cond.occupied_fraction(ang, amp) == 1.0
     with pytest.raises(ValueError, match="width"):
         cond.run_condensation(width=0)
 
@@ -140,8 +159,9 @@ def test_dropout_fit_orders_members_and_keeps_linear_regime_init():
                                steps=200, grid=grid, seed=0)
     assert fit["keep"].tolist() == pytest.approx([1.0, 0.8, 1.0, 0.8])
     assert fit["outputs"].shape == (4, 50) and fit["w"].shape == (4, 30, 2) and fit["rd"].shape == (4,)
-    assert np.all(fit["rd"] > 0)  # every member trained
-    assert fit["risk"][-1, 0] < fit["risk"][0, 0]  # and the no-dropout member's risk fell
+    assert np.allclose(fit["rd"], cond.relative_distance(fit["w"], fit["w0"]), rtol=1e-5)  # RD (7.3) of w
+    assert np.all(fit["rd"] > 1e-3)  # every member's input weights moved measurably
+    assert np.all(fit["risk"][-1] < 0.5 * fit["risk"][0])  # and every member's risk fell, dropout or not
     assert np.std(fit["a0"]) == pytest.approx(1.0, rel=0.3)  # a ~ N(0, 1): the linear regime
     with pytest.raises(ValueError, match="keep"):
         cond.run_dropout_fit(x, x.ravel(), keeps=(1.2,))
@@ -149,9 +169,13 @@ def test_dropout_fit_orders_members_and_keeps_linear_regime_init():
         cond.run_dropout_fit(x, x.ravel(), width=0)
 
 
-def test_dropout_sample_size_shape_and_more_data_helps():
-    err = cond.run_dropout_sample_size((2, 12), keeps=(1.0, 0.9), trials=1, width=40, steps=600, seed=0)
-    assert err.shape == (2, 2) and np.all(err > 0)
-    assert err[1, 0] < err[0, 0]  # 12 samples of the teacher beat 2
+@pytest.mark.parametrize("seed", [3, 4])
+def test_dropout_sample_size_shape_and_more_data_helps(seed):
+    err = cond.run_dropout_sample_size((2, 12), keeps=(1.0, 0.9), trials=1, width=40, steps=600, seed=seed)
+    assert err.shape == (2, 2)
+    grid = torch.linspace(-10, 10, 401)
+    zero_error = 0.5 * float((cond.target_8_13(grid) ** 2).mean())  # test error of the zero function
+    assert np.all(err[1] < 0.5 * zero_error)  # 12 samples pin the teacher down, with or without dropout
+    assert err[1, 0] < 0.5 * err[0, 0]  # 12 samples of the teacher beat 2 by far
     with pytest.raises(ValueError, match="sample sizes"):
         cond.run_dropout_sample_size((0, 4))

@@ -103,3 +103,58 @@ def test_best_fits_width_one_optimum():
     risk = E.half_mse_loss(xa, y, 1)
     assert float(risk(E.pack(torch.as_tensor(fit.a), torch.as_tensor(fit.w)))) == pytest.approx(fit.loss, rel=1e-12)
     assert L.inertia(L.hessian_spectrum(risk, E.pack(torch.as_tensor(fit.a), torch.as_tensor(fit.w))), 1e-9).negative == 0
+
+
+def test_plateau_sharpness_explains_the_learning_rate():
+    """λ_max of the equal-split image of the width-1 optimum: ≈ 10 at width 3, i.e. 2/lr for lr 0.2."""
+    _, xa, y = E.three_tanh_target()
+    fit = E.best_fits(xa, y, 1, restarts=4, seed=0)[0]
+    sharp = E.plateau_sharpness(fit, xa, y, (1, 2, 3, 5, 10))
+    assert sharp[2] == pytest.approx(9.97, abs=0.05)
+    assert np.all(np.diff(sharp) < 0) and sharp[0] > 20 > sharp[1]
+    with pytest.raises(ValueError, match="narrower"):
+        E.plateau_sharpness(E.best_fits(xa, y, 2, restarts=1, seed=0)[0], xa, y, (1,))
+
+
+@pytest.mark.parametrize("seed", [4, 7])
+def test_width3_bounces_off_the_plateau_at_lr_02_but_not_at_01(seed):
+    """The defect of 图9.1/9.2: at lr 0.2 (2/lr = λ_max of the width-3 plateau) some width-3 nets jump up
+    off the plateau; at lr 0.1 none does and every member stalls at L1* condensed (the chapter's check)."""
+    _, xa, y = E.three_tanh_target()
+    fit = E.best_fits(xa, y, 1, restarts=4, seed=seed)[0]
+    out = E.two_layer(torch.as_tensor(fit.a), torch.as_tensor(fit.w), xa).numpy()
+    bounced = {}
+    for lr, steps in ((0.2, 1200), (0.1, 2400)):
+        run = E.run_widths(xa, y, (3,), 16, init_std=1e-3, lr=lr, steps=steps, snap_every=20,
+                           generator=torch.Generator().manual_seed(seed))[3]
+        bounced[lr] = int((run.losses[1:] > 1.01 * run.losses[:-1]).any(0).sum())
+    assert bounced[0.2] >= 1 and bounced[0.1] == 0, bounced
+    v = E.check_width_plateau({3: E.plateau_match(run, fit.loss, out, xa)})
+    assert v.passed, v.measured_line()
+
+
+def test_gradient_identity_error_detects_a_jittered_copy(net):
+    a, w, xa, y = net
+    out_err, grad_err = E.gradient_identity_error(a, w, xa, y, s=2, alpha=0.3, jitter=1e-4)
+    assert 1e-7 < out_err < 1e-2 and grad_err > 1e-8
+
+
+def test_compress_counts_and_references():
+    """A condensed run: merged neurons = groups, merge factor = significant / groups, the merged net keeps the
+    loss better than dropping; an untrained net has nothing to merge."""
+    xd, yd, _, xt, lt = E.digits_data(600, seed=1)
+    run = E.compress(xd, yd, xt, lt, width=200, init_std=1e-6, steps=150, lr=1.0,
+                     generator=torch.Generator().manual_seed(1))
+    assert run.n_groups == run.labels.max() + 1 and run.n_significant == int((run.labels >= 0).sum())
+    assert run.merge_factor > 1.2 and run.loss_change < run.loss_change_pruned
+    assert run.agreement >= 0.95
+    raw = E.compress(xd, yd, xt, lt, width=200, init_std=1e-6, steps=0, lr=1.0,
+                     generator=torch.Generator().manual_seed(1))
+    assert raw.merge_factor == 1.0 and raw.loss_change == pytest.approx(0.0, abs=1e-6)
+
+
+def test_checks_reject_empty_selections():
+    with pytest.raises(ValueError, match="no width"):
+        E.check_width_plateau({2: None})
+    with pytest.raises(ValueError, match="two widths"):
+        E.check_split_hessian({0.5: [None]})

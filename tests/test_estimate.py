@@ -53,10 +53,24 @@ def test_matrix_completion_full_observation_recovers():
         S.random_masks(np.array([17]), 4, rng)
 
 
-def test_fit_linear_models_optimistic_sizes():
-    err_nl = S.fit_linear_models([(1, 1, 0)], np.array([2]), 4, nonlinear=True, init_std=1e-4, steps=5000)
-    err_l = S.fit_linear_models([(1, 1, 0)], np.array([2]), 4, nonlinear=False, init_std=1e-4, steps=5000)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_fit_linear_models_optimistic_sizes(seed):
+    err_nl = S.fit_linear_models([(1, 1, 0)], np.array([2]), 6, nonlinear=True, init_std=1e-4, steps=5000, seed=seed)
+    err_l = S.fit_linear_models([(1, 1, 0)], np.array([2]), 6, nonlinear=False, init_std=1e-4, steps=5000, seed=seed)
     assert np.median(err_nl) < 1e-8 < 1e-3 < np.median(err_l)
+    big = S.fit_linear_models([(1, 1, 0)], np.array([2]), 6, nonlinear=True, init_std=0.3, steps=5000, seed=seed)
+    assert np.median(big) > 1e-3  # a large init loses the optimistic size
+
+
+def test_curvature_step_converges_ill_conditioned_samples():
+    """f_L on 3 samples: the per-cell step lr = 0.5/λ_max leaves far fewer cells unconverged than lr 0.05."""
+    kw = dict(nonlinear=False, init_std=1e-4, steps=20_000, seed=4)
+    fixed = S.fit_linear_models([(1, 0, 0)], np.array([3]), 200, lr=0.05, **kw)
+    curvature = S.fit_linear_models([(1, 0, 0)], np.array([3]), 200, **kw)
+    assert (curvature > 1e-8).mean() < 0.7 * (fixed > 1e-8).mean()
+    assert np.isfinite(curvature).all()
+    untrained = S.fit_linear_models([(1, 0, 0)], np.array([3]), 4, nonlinear=False, init_std=1e-4, steps=0)
+    assert np.median(untrained) > 0.5  # 0 steps: the model is still ≈ 0, the target is 1
     with pytest.raises(ValueError, match="init_std"):
         S.fit_linear_models([(1, 0, 0)], np.array([2]), 2, nonlinear=True, init_std=0.0)
 
@@ -86,6 +100,22 @@ def test_samples_needed():
     ns = np.array([4, 8, 12, 16])
     assert S.samples_needed(ns, np.array([1.0, 1e-3, 1.0, 1e-4]), 1e-2) == 16
     assert S.samples_needed(ns, np.array([1e-3] * 4), 1e-2) == 4
-    assert S.samples_needed(ns, np.array([1.0, 1.0, 1e-3, 1.0]), 1e-2) == float("inf")
+    assert np.isnan(S.samples_needed(ns, np.array([1.0, 1.0, 1e-3, 1.0]), 1e-2))  # never: NaN, not inf
     with pytest.raises(ValueError, match="increasing"):
         S.samples_needed(ns[::-1], np.ones(4), 1e-2)
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_matrix_completion_small_init_recovers_rank_one_near_its_optimistic_size(seed):
+    res = S.matrix_completion([1], np.arange(1, 17), 16, (1e-6, 0.5), seed=seed)
+    small, large = res.half_point(res.small)[0], res.half_point(res.large)[0]
+    assert res.success_below() == 0.0
+    assert 7 <= small <= 11 and (np.isnan(large) or large >= 14)
+    assert S.check_completion_transition(res).passed and S.check_completion_large_init(res).passed
+
+
+def test_model_ranks_are_generic_off_the_target_set():
+    off = S.model_ranks(torch.Generator().manual_seed(2), perturb=0.5, n_inputs=300, widths=(3,))
+    assert off.f_nl_best == 3 and off.matrix == [16] * 4 and off.fnn[3] == 18 and off.example2["Q1"] == 6
+    with pytest.raises(ValueError, match="perturb"):
+        S.model_ranks(torch.Generator(), perturb=-1.0)

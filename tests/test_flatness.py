@@ -1,6 +1,8 @@
 """Tests of companion.flatness and companion.sgd_noise: quadratic GD, tracked sharpness, profiles,
 dropout, ReLU rescaling, SGD-noise covariance, alignment and Feng–Tu flatness."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -20,6 +22,27 @@ def test_gd_on_quadratic_follows_11_9():
                                             (2.0, "marginal"), (2.5, "diverging")])
 def test_gd_regime(eta_lam, regime):
     assert fl.gd_regime(10.0, eta_lam / 10.0) == regime
+
+
+def test_heavy_ball_moves_the_stability_limit():
+    """With momentum β the limit is 2(1 + β)/λ: ηλ = 2.5 converges at β = 0.5 but not at β = 0."""
+    assert abs(fl.gd_on_quadratic(10.0, 0.25, steps=400, momentum=0.5)[-1]) < 1e-3
+    assert abs(fl.gd_on_quadratic(10.0, 0.25, steps=400)[-1]) > 1e3
+    assert abs(fl.gd_on_quadratic(10.0, 0.31, steps=400, momentum=0.5)[-1]) > 1e3
+    with pytest.raises(ValueError, match="momentum=1"):
+        fl.gd_on_quadratic(1.0, 0.1, momentum=1)
+
+
+def test_quadratic_sweep_matches_11_10():
+    sweep = fl.quadratic_sweep((2.0, 10.0), (0.5, 1.5, 2.5))
+    assert sweep.lam.tolist() == [2.0] * 3 + [10.0] * 3
+    assert np.allclose(sweep.eta_lambda, [0.5, 1.5, 2.5] * 2)
+    assert sweep.converged.tolist() == [True, True, False] * 2
+    assert sweep.flipped.tolist() == [False, True, True] * 2
+    v = fl.check_quadratic_stability(sweep)
+    assert v.passed and v.margin == 1 and v.measured["n_converged"] == 4
+    short = fl.quadratic_sweep((10.0,), (1.9,), steps=10)      # 0.9^10 ≈ 0.35: not converged yet
+    assert not fl.check_quadratic_stability(short).passed
 
 
 def test_quadratic_bad_input():
@@ -105,6 +128,43 @@ def test_train_tracked_edge_of_stability_caps_sharpness():
     assert run.sharpness[-10:].max() < 1.3 * 2 / 0.5
 
 
+def test_train_tracked_stops_at_a_matched_loss():
+    d, net = small_problem()
+    full = fl.train_tracked(copy_net(net), d.x, d.y, eta=0.1, steps=60, track_every=20)
+    target = float(full.loss[25])
+    run = fl.train_tracked(net, d.x, d.y, eta=0.1, steps=60, track_every=20, stop_at_loss=target)
+    first = int(np.argmax(full.loss <= target))
+    assert run.steps[-1] == first and run.loss[-1] == pytest.approx(full.loss[first])
+    assert run.sharp_steps[-1] == first                         # λ_max measured where it stopped
+    assert run.final_sharpness == pytest.approx(fl.sharpness(net, d.x, d.y)[0], rel=1e-2)
+
+
+def copy_net(net):
+    return copy.deepcopy(net)
+
+
+def edge_test_run(sharpness, loss, eta=0.5):
+    """A Run with the loss at every step and λ_max at every second step."""
+    return fl.Run(eta, None, 1.0, np.arange(len(loss)), np.asarray(loss, float), np.arange(0, 2 * len(sharpness), 2),
+                  np.asarray(sharpness, float), torch.zeros(1), None)
+
+
+def test_edge_phase_start_increases_and_never():
+    # sharpness per 2 steps, edge 2/η = 4: reached (≥ 3.8) at step 4, loss rises twice after it
+    run = edge_test_run([2.0, 3.0, 3.9, 4.1, 4.0], [5.0, 4.0, 3.0, 2.0, 2.5, 1.5, 1.8, 1.0, 1.2, 0.8])
+    phase = fl.edge_phase(run)
+    assert phase.start == 4 and phase.increases == 2 and phase.loss_start == 2.5 and phase.loss_end == 0.8
+    at_edge = edge_test_run([4.5, 4.0, 3.9, 4.1, 4.0], [5.0] * 10)   # never below 0.95·2/η: the edge from step 0
+    assert fl.edge_phase(at_edge).start == 0
+    catapult = edge_test_run([6.0, 3.0, 3.9, 4.1, 4.0], [5.0] * 10)   # starts above, drops, returns at step 4
+    assert fl.edge_phase(catapult).start == 4
+    never = edge_test_run([1.0, 2.0, 3.0, 3.5, 3.6], np.linspace(5, 1, 10))
+    phase = fl.edge_phase(never)
+    assert np.isnan(phase.start) and np.isnan(phase.loss_start)
+    v = fl.check_eos_loss_nonmonotone([never])
+    assert not v.passed and v.margin == -np.inf
+
+
 def test_train_tracked_minibatch_and_noise_hook():
     d, net = small_problem()
     calls = []
@@ -175,6 +235,22 @@ def test_loss_profile_is_quadratic_near_minimum_of_quadratic_curvature():
 
 
 # ---------------------------------------------------------------- dropout 1-D and rescaling
+def test_dropout_flatness_matches_the_loss():
+    torch.manual_seed(0)
+    res = fl.dropout_flatness((1.0, 0.5), width=60, steps=200, lr=3e-3, n_dirs=2,
+                              generator=lambda k: torch.Generator().manual_seed(k))
+    assert set(res.runs) == {1.0, 0.5} and res.dropout_keep == 0.5
+    target = res.runs[0.5].loss[-1]
+    assert res.matched is not None and res.matched.loss[-1] <= target
+    assert (res.matched.loss[:-1] > target).all()               # stopped at the *first* step below
+    assert len(res.matched.loss) < len(res.runs[1.0].loss) * 5  # a prefix of the plain run (loss every step)
+    assert res.profiles[0.5].shape == res.alphas.shape == res.matched_profile.shape
+    assert res.rise(np.where(np.abs(res.alphas) < 1e-9, 1.0, 3.0)) == pytest.approx(2.0)
+    assert np.isnan(res.rise(None))
+    with pytest.raises(ValueError, match="keeps"):
+        fl.dropout_flatness((0.5, 0.8), width=10, steps=5)
+
+
 def test_dropout_1d_runs_and_fits():
     run = fl.train_dropout_1d(1.0, width=50, steps=200, lr=3e-3, generator=torch.Generator().manual_seed(0))
     assert run.loss[-1] < 0.2 * run.loss[0] and run.keep == 1.0
@@ -190,6 +266,10 @@ def test_rescale_relu_keeps_function_changes_sharpness():
     assert eff["output_change"].max() < 1e-4
     change = eff["sharpness"] / eff["sharpness"][1]
     assert max(change[0], 1 / change[0]) > 1.5 and max(change[2], 1 / change[2]) > 1.5
+    v = fl.check_rescaling_invariance(eff)
+    assert len(v.conditions) == 3 and v.conditions[0].passed
+    with pytest.raises(ValueError, match="c = 1"):
+        fl.check_rescaling_invariance({k: val[[0, 2]] for k, val in eff.items()})
     with pytest.raises(ValueError, match="c must be positive"):
         fl.rescale_relu(net, 0, -1.0)
     with pytest.raises(ValueError, match="layer"):
@@ -244,6 +324,12 @@ def test_alignment_trace_identity():
     assert a.tr_sigma == pytest.approx((c * c).sum(), rel=1e-4)
     assert a.tr_h == pytest.approx(np.trace(h), rel=0.15)
     assert a.ratio == pytest.approx(a.tr_h_sigma * a.dim / (a.tr_h * a.tr_sigma))
+    # the span baseline: Π projects on the span of the centred gradients (rank n − 1)
+    u, s, vt = np.linalg.svd(c, full_matrices=False)
+    q = vt[s > s[0] * 1e-6]
+    assert a.rank == q.shape[0] == 15
+    assert a.tr_h_span == pytest.approx(np.trace(q @ h @ q.T), rel=1e-3)
+    assert a.span_ratio == pytest.approx(a.tr_h_sigma * a.rank / (a.tr_h_span * a.tr_sigma))
 
 
 def test_directional_flatness_on_known_quadratic_loss():
@@ -271,13 +357,32 @@ def test_directional_flatness_on_known_quadratic_loss():
         sn.directional_flatness(net, torch.eye(3), x, y)
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_feng_tu_noise_largest_along_sharp_directions(seed):
+    """After SGD the top noise directions are the sharpest: σ_i² falls steeply with F_i; isotropic noise of
+    the same size has nearly equal variances along its directions, whatever their flatness."""
+    d = fl.digits(64)
+    net = fl.DropoutMLP([64, 32, 10], "tanh", generator=torch.Generator().manual_seed(seed))
+    fl.train_tracked(net, d.x, d.y, eta=0.25, steps=300, batch_size=8, track_every=300,
+                     generator=torch.Generator().manual_seed(seed))
+    ft = sn.feng_tu(net, d.x, d.y, 8, k=20)
+    assert ft.variances.shape == (20,) and np.all(np.diff(ft.variances) <= 1e-12) and np.all(ft.flatness > 0)
+    c = sn.noise_factor(sn.per_sample_gradients(net, d.x, d.y), 8).double()
+    assert ft.variances[0] == pytest.approx(float(torch.linalg.matrix_norm(c, 2)) ** 2, rel=1e-5)
+    assert ft.slope < -1 and ft.spearman < -0.6
+    iso = sn.isotropic_factor(net, d.x, d.y, 8, generator=torch.Generator().manual_seed(seed))
+    ft_iso = sn.feng_tu(net, d.x, d.y, 8, k=20, factor=iso)
+    assert ft_iso.variances[0] / ft_iso.variances[-1] < 3 and abs(ft_iso.slope) < 1
+
+
 def test_feng_tu_and_isotropic_noise_size():
     d, net = small_problem(30, 8)
     fl.train_tracked(net, d.x, d.y, eta=0.2, steps=100, batch_size=4, track_every=100,
                      generator=torch.Generator().manual_seed(0))
-    ft = sn.feng_tu(net, d.x, d.y, 4, k=10)
-    assert ft.variances.shape == (10,) and np.all(np.diff(ft.variances) <= 1e-12) and np.all(ft.flatness > 0)
-    assert -1 <= ft.spearman <= 1
+    iso = sn.isotropic_factor(net, d.x, d.y, 4, m=200, generator=torch.Generator().manual_seed(0))
+    c = sn.noise_factor(sn.per_sample_gradients(net, d.x, d.y), 4)
+    assert iso.shape == (200, c.shape[1])
+    assert float((iso ** 2).sum()) == pytest.approx(float((c * c).sum()), rel=0.05)
     hook = sn.isotropic_noise(d.x, d.y, 4, refresh_every=5, generator=torch.Generator().manual_seed(0))
     eps = torch.stack([hook(net, s) for s in range(1, 5)] + [hook(net, 5)])
     c = sn.noise_factor(sn.per_sample_gradients(net, d.x, d.y), 4)

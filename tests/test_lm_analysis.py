@@ -34,6 +34,9 @@ def test_scores_on_ideal_and_uniform_maps():
     assert lm_analysis.shift_contrast(mix, key_pos) > 3.0
     assert lm_analysis.anchor_is_top(shift, key_pos) == pytest.approx(1.0)
     assert lm_analysis.anchor_is_top(uniform, key_pos) == pytest.approx(0.0)  # ties go to position 0
+    assert lm_analysis.anchor_top_ratio(shift, key_pos) > 1e6  # only the anchor is attended
+    assert lm_analysis.anchor_top_ratio(uniform, key_pos) == pytest.approx(1.0)  # a tie: not above 1
+    assert lm_analysis.anchor_top_ratio(mix, key_pos) == pytest.approx(4.0)  # worst at key 2: (1/2 + 1/6) / (1/6)
     ens = np.stack([shift, uniform])  # with a member axis
     assert np.allclose(lm_analysis.shift_score(ens, key_pos), [1.0, lm_analysis.shift_score(uniform, key_pos)])
 
@@ -80,7 +83,11 @@ def test_masking_commutativity_and_maps_on_a_model():
     masked = lm_analysis.masked_last_outputs(model, data, (0,))
     assert plain.shape == (2, 30, 100) and not np.allclose(plain, masked)
     comm = lm_analysis.commutativity(model, data)
-    assert comm.shape == (2,) and ((0 <= comm) & (comm <= 1)).all()
+    with torch.no_grad():  # by hand: argmax of the last position, before and after swapping the anchors
+        before = model(data.x)[:, :, -1].argmax(-1)
+        after = model(anchors.swap_anchors(data).x)[:, :, -1].argmax(-1)
+    assert comm.shape == (2,) and np.allclose(comm, (before == after).float().mean(1).numpy())
+    assert not np.allclose(comm, 1.0)  # a random model reads the order of the anchors
     maps = lm_analysis.attention_maps(model, data.x)
     assert len(maps) == 2 and maps[0].shape == (2, 30, 1, 6, 6)
     with pytest.raises(ValueError, match="offset"):

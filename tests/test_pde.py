@@ -132,12 +132,54 @@ def test_fit_and_newton_polynomial():
 
 
 def test_explore_solver_runs_each_method():
-    jac = pde_experiments.explore_solver(method="jacobi", iterations=200, n=64)
-    assert jac["mode_errors"].shape[1] == 3 and jac["counts"][-1] == 200
-    hyb = pde_experiments.explore_solver(method="hybrid", steps=50, iterations=100, width=10, n=64)
-    assert hyb["counts"][-1] == 150
+    n = 64
+    jac = pde_experiments.explore_solver(method="jacobi", iterations=200, n=n)
+    g = pde_experiments.field_on_grid(pde_experiments.book_poisson(24.0).source, jac["x"][:, None])
+    fd = classical.fd_solution(g, 2 / n)
+    # Jacobi from zero: every mode starts fully wrong, the solution is exactly 200 sweeps of classical.jacobi
+    assert jac["counts"][0] == 0 and jac["counts"][-1] == 200
+    assert np.allclose(jac["mode_errors"][0], 1.0)
+    assert np.allclose(jac["solution"], classical.jacobi(np.zeros(n + 1), g, 2 / n, 200).final)
+    assert jac["mode_errors"][-1, 2] < 0.5 * jac["mode_errors"][-1, 0]          # high mode first
+    # the hybrid is the Ritz net of the same seed, then Jacobi from its output (boundary values reset)
+    net = pde_experiments.explore_solver(method="ritz", steps=50, width=10, n=n, seed=3)
+    hyb = pde_experiments.explore_solver(method="hybrid", steps=50, iterations=100, width=10, n=n, seed=3)
+    assert hyb["counts"][-1] == 150 and np.array_equal(hyb["counts"][:len(net["counts"])], net["counts"])
+    start = net["solution"].copy()
+    start[0] = start[-1] = 0.0
+    assert np.allclose(hyb["solution"], classical.jacobi(start, g, 2 / n, 100).final)
+    # Jacobi contracts the error against the FD solution in the 2-norm (symmetric iteration, |μ_j| < 1)
+    assert np.linalg.norm(hyb["solution"] - fd) < np.linalg.norm(start - fd)
+    pinn = pde_experiments.explore_solver(method="pinn", steps=50, width=10, n=n, seed=3)
+    assert not np.allclose(pinn["solution"], net["solution"])                 # a different loss, a different fit
     with pytest.raises(ValueError, match="method"):
         pde_experiments.explore_solver(method="multigrid")
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_newton_network_and_wan_scaling_on_other_seeds(seed):
+    net = pde_experiments.run_newton.__wrapped__("net", steps=1000, lr=3e-3, width=32, n_points=256, seed=seed)
+    assert net.max_error < 1e-2
+    untrained = pde_experiments.run_newton.__wrapped__("net", steps=0, width=32, seed=seed)
+    assert untrained.max_error > 10 * net.max_error
+    wan = pde_experiments.wan_scaling(seed=seed)
+    assert np.allclose(wan.book, wan.scales ** 2 * wan.book[0], rtol=1e-3) and wan.book[0] > 1e-6
+    assert np.allclose(wan.normalised, wan.normalised[0], rtol=1e-3)
+    squashed = pde_experiments.wan_scaling(seed=seed, squash=True)
+    assert squashed.book[-1] < 0.1 * wan.book[-1]                             # a bounded test function
+
+
+def test_classical_run_trajectories():
+    jac = pde_experiments.classical_run("jacobi", n=100, iterations=400, reference="fd")
+    mu_t = np.abs(classical.jacobi_eigenvalues(100, jac.modes)) ** jac.counts[:, None]
+    assert np.allclose(jac.errors, mu_t, atol=1e-9)
+    first = jac.first_below(0.5)
+    assert first[2] < first[1] and np.isnan(pde_experiments.classical_run("jacobi", n=100, iterations=5)
+                                            .first_below(0.01)).all()
+    gs = pde_experiments.classical_run("gauss-seidel", n=100, iterations=400, reference="fd")
+    assert gs.solver == "Gauss–Seidel" and (gs.errors[-1, :2] < jac.errors[-1, :2]).all()   # GS ≈ two Jacobi sweeps
+    with pytest.raises(ValueError, match="reference"):
+        pde_experiments.classical_run(reference="u")
 
 
 # ---------------------------------------------------------------- classical solvers

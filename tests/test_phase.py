@@ -47,15 +47,31 @@ def test_sign_agreement_margin():
     assert agrees[far].all() and not agrees[1, 0]
 
 
-def test_small_phase_run_separates_linear_from_condensed():
-    run = phase.run_phase([0.5, 1.75], [0.0], [200, 800], seed=0)
+@pytest.mark.parametrize("seed", [1, 3])
+def test_small_phase_run_separates_linear_from_condensed(seed):
+    run = phase.run_phase([0.5, 1.75], [0.0], [200, 800], seed=seed, n_seeds=4)
     assert run.converged.all()
     sw = run.sw()[:, 0]
-    assert sw[0] < 0 < sw[1]
-    net, k = run.net(1.75, 0.0, 800)
-    assert net.widths[k] == 800
+    assert sw[0] < -0.2 and sw[1] > 0.2
+    net, k = run.net(1.75, 0.0, 800, seed=3)
+    assert net.widths[k] == 800 and k == 7
+    feat = phase.regime_features(run, 800)
+    assert feat.kinks[1.75] <= 4 < 50 < feat.kinks[0.5]
+    assert feat.clusters[1.75] <= 2 and feat.occupied[1.75] < 0.2 < 0.8 < feat.occupied[0.5]
     with pytest.raises(ValueError, match="gamma"):
         run.net(0.7, 0.0, 800)
+
+
+def test_boundary_cells_flag_the_adjacent_column():
+    run = phase.run_phase([0.25, 0.75, 1.75], [0.0], [200, 400], seed=2)
+    sw, far, agrees = phase.boundary_cells(run)
+    assert far[:, 0].tolist() == [True, False, True]  # 0.75 is half a step (0.25) from γ = 1
+    assert agrees[0, 0] and agrees[2, 0] and sw.shape == (3, 1)
+
+
+def test_placements_need_the_limit():
+    assert phase.placements(m_pair=(2.0, 4.0))["Xavier"][0] != pytest.approx(1.0, abs=1e-3)  # 2/(m+1), not 2/m
+    assert phase.placements()["Xavier"][:2] == (1.0, 0.0)
 
 
 def test_exercise_checkers(capsys):

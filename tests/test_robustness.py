@@ -101,3 +101,13 @@ def test_merge_reports_and_bad_input(tiny, tmp_path, capsys):
     blocked.write_text("")
     with pytest.raises(ConfigError, match="cannot write the report"):
         robustness.robustness([tiny], [0], out=blocked / "sub", progress=False)
+
+
+def test_a_stopped_sweep_is_reported_from_the_cache_as_incomplete(tiny, tmp_path):
+    robustness.robustness([tiny], [0, 1], out=tmp_path / "a", progress=False)
+    report = robustness.robustness([tiny], [0, 1, 2, 3], out=tmp_path / "b", progress=False, cached_only=True)
+    chapter = report["chapters"]["ch97_tiny"]
+    assert (chapter["runs"], chapter["complete"], chapter["meets_standard"]) == (2, False, False)
+    claim = report["claims"]["ch97.small-seed"]
+    assert (claim["passed"], claim["runs"], claim["meets_standard"]) == (2, 2, False)
+    assert "incomplete" in robustness.format_summary(report)

@@ -1,0 +1,57 @@
+"""Negative controls of chapter 7's claims: each check, run on a small real run where the phenomenon is
+absent (a linear-regime net in the condensed slot, γ′ that puts every γ on the linear side, no training,
+finite widths instead of the limit), must fail; the positive twins pass."""
+
+import pytest
+
+from companion import phase
+
+FOUR = dict(seed=1)
+
+
+@pytest.fixture(scope="module")
+def linear_only():
+    return phase.run_phase([0.5, 0.75], [0.0], [400], **FOUR)  # both γ < 1: no condensed net
+
+
+@pytest.fixture(scope="module")
+def linear_and_condensed():
+    return phase.run_phase([0.5, 1.75], [0.0], [400], **FOUR)
+
+
+def test_control_ch07_kinks(linear_only, linear_and_condensed):
+    v = phase.check_kinks(phase.regime_features(linear_only, 400))
+    assert not v.passed, v.measured_line()
+    twin = phase.check_kinks(phase.regime_features(linear_and_condensed, 400))
+    assert twin.passed, twin.measured_line()
+
+
+def test_control_ch07_condensed_orientations(linear_only, linear_and_condensed):
+    v = phase.check_condensed_orientations(phase.regime_features(linear_only, 400))
+    assert not v.passed, v.measured_line()
+    twin = phase.check_condensed_orientations(phase.regime_features(linear_and_condensed, 400))
+    assert twin.passed, twin.measured_line()
+
+
+def test_control_ch07_sw_signs():
+    # γ′ = 1 puts γ = 1.75 on the linear side (γ′ > γ − 1): S_w no longer turns positive
+    run = phase.run_phase([0.5, 1.0, 1.75], [1.0], [200, 400], seed=1)
+    v = phase.check_sw_signs(run)
+    assert not v.passed, v.measured_line()
+    assert run.sw()[2, 0] < 0.2
+
+
+def test_control_ch07_phase_diagram():
+    cells = dict(gammas=[0.25, 1.75, 2.25], gamma_primes=[-0.5, 0.0], widths=[100, 200], seed=1)
+    untrained = phase.run_phase(**cells, max_steps=20)  # 20 GD steps: nothing has fitted the data
+    v = phase.check_phase_diagram(untrained, min_far=4)
+    assert not v.passed, v.measured_line()
+    twin = phase.check_phase_diagram(phase.run_phase(**cells), min_far=4)
+    assert twin.passed, twin.measured_line()
+
+
+def test_control_ch07_table_7_1():
+    finite = phase.placements(m_pair=(2.0, 4.0))  # slopes at m = 2…4, not the limit: Xavier's m + 1 still counts
+    v = phase.check_table_7_1(finite)
+    assert not v.passed, v.measured_line()
+    assert phase.check_table_7_1(phase.placements()).passed

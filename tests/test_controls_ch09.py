@@ -1,0 +1,104 @@
+"""Negative controls of chapter 9's claims: each claim's own check on a small real run where the
+phenomenon is absent fails, and (where cheap) the same small setting with the phenomenon present passes."""
+
+import pytest
+import torch
+
+from companion import embedding as E
+
+
+@pytest.fixture(scope="module")
+def three_tanh():
+    _, xa, y = E.three_tanh_target()
+    narrow = E.best_fits(xa, y, 1, restarts=4, seed=0)[0]
+    out = E.two_layer(torch.as_tensor(narrow.a), torch.as_tensor(narrow.w), xa).numpy()
+    return xa, y, narrow, out
+
+
+def _plateau_runs(three_tanh, init_std, seed=3):
+    xa, y, narrow, out = three_tanh
+    runs = E.run_widths(xa, y, (3, 10), 2, init_std=init_std, lr=0.1, steps=1500, snap_every=50,
+                        generator=torch.Generator().manual_seed(seed))
+    return runs, {m: E.plateau_match(r, narrow.loss, out, xa) for m, r in runs.items()}
+
+
+def test_control_ch09_width_plateau(three_tanh):
+    """Large init (std 0.5): the nets cross L1* without stalling there as a condensed width-1 net."""
+    _, match = _plateau_runs(three_tanh, 0.5)
+    v = E.check_width_plateau(match)
+    assert not v.passed, v.measured_line()
+
+
+def test_width_plateau_positive_twin(three_tanh):
+    _, match = _plateau_runs(three_tanh, 1e-3)
+    v = E.check_width_plateau(match)
+    assert v.passed, v.measured_line()
+
+
+def test_control_ch09_loss_spectrum(three_tanh):
+    """Large init (std 0.5): training spends its time below L1*, not on the width-1 line."""
+    runs, _ = _plateau_runs(three_tanh, 0.5)
+    v = E.check_loss_spectrum(runs, three_tanh[2].loss)
+    assert not v.passed, v.measured_line()
+
+
+def test_loss_spectrum_positive_twin(three_tanh):
+    runs, _ = _plateau_runs(three_tanh, 1e-3)
+    v = E.check_loss_spectrum(runs, three_tanh[2].loss)
+    assert v.passed, v.measured_line()
+
+
+def test_control_ch09_split_identities(three_tanh):
+    """A near-split whose copy's input weights moved by 1e-6 is not an embedding: the identities fail."""
+    xa, y, _, _ = three_tanh
+    errors = E.split_identity_errors(xa, y, torch.Generator().manual_seed(5), jitter=1e-6)
+    v = E.check_split_identities(errors)
+    assert not v.passed, v.measured_line()
+    exact = E.split_identity_errors(xa, y, torch.Generator().manual_seed(5))
+    assert E.check_split_identities(exact).passed
+
+
+def test_control_ch09_split_hessian():
+    """Splitting a point that is not critical (L-BFGS stopped after 3 iterations, no polish) fails."""
+    _, xsa, ys = E.sine_task()
+    rough = E.best_fits(xsa, ys, 2, restarts=1, seed=3, max_iter=3, polish=0)[0]
+    chains = {alpha: E.split_spectra(rough, xsa, ys, ks=(1, 2, 3), alpha=alpha) for alpha in (0.5, -0.5)}
+    v = E.check_split_hessian(chains)
+    assert not v.passed, v.measured_line()
+
+
+def test_split_hessian_positive_twin():
+    _, xsa, ys = E.sine_task()
+    fit, _ = E.strict_minimum(xsa, ys, 2, seed=3)
+    chains = {alpha: E.split_spectra(fit, xsa, ys, ks=(1, 2, 3), alpha=alpha) for alpha in (0.5, -0.5)}
+    v = E.check_split_hessian(chains)
+    assert v.passed, v.measured_line()
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return E.digits_data(1000, seed=2)
+
+
+def _compress(digits, init_std, steps, seed):
+    xd, yd, _, xt, lt = digits
+    return E.compress(xd, yd, xt, lt, width=400, init_std=init_std, steps=steps, lr=1.0,
+                      generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.fixture(scope="module")
+def merge_control(digits):
+    return _compress(digits, 1e-2, 200, 99)
+
+
+def test_control_ch09_merge_compression(digits, merge_control):
+    """An untrained net (no condensation): merging finds no group, so it removes no more than the control."""
+    untrained = _compress(digits, 1e-6, 0, 98)
+    v = E.check_merge(untrained, merge_control)
+    assert not v.passed, v.measured_line()
+    assert untrained.merge_factor == pytest.approx(1.0)
+
+
+def test_merge_compression_positive_twin(digits, merge_control):
+    v = E.check_merge(_compress(digits, 1e-6, 200, 98), merge_control)
+    assert v.passed, v.measured_line()

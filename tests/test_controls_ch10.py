@@ -1,0 +1,75 @@
+"""Negative controls of chapter 10's claims: each check, run on a small real run where the phenomenon is
+absent (points moved off the target set, a large init where the claim needs a small one, no training),
+must fail; the positive twins (same small setting, phenomenon present) pass."""
+
+import numpy as np
+import pytest
+import torch
+
+from companion import estimate as S
+
+WIDTHS = {"CNN": 2, "CNN without sharing": 2, "fully connected": 6}
+
+
+def ranks(perturb: float) -> S.RankResult:
+    return S.model_ranks(torch.Generator().manual_seed(5), perturb=perturb, n_inputs=300, widths=(3, 10))
+
+
+def test_control_ch10_rank_examples():
+    v = S.check_rank_examples(ranks(perturb=0.3))  # off the target set: f_NL at θ2θ3 ≠ 0, Q1 generic
+    assert not v.passed, v.measured_line()
+    assert S.check_rank_examples(ranks(perturb=0.0)).passed
+
+
+def test_control_ch10_rank_formulas():
+    off = ranks(perturb=0.3)
+    v = S.check_rank_formulas(off)
+    assert not v.passed, v.measured_line()
+    assert off.matrix[0] > 7 and off.fit_error > S.FIT_TOL
+    assert S.check_rank_formulas(ranks(perturb=0.0)).passed
+
+
+@pytest.fixture(scope="module")
+def small_fits():
+    return S.fl_vs_fnl(6, 20_000, seed=3, small_std=1e-4, large_std=0.3, ns=(2, 3))
+
+
+def test_control_ch10_fl_vs_fnl(small_fits):
+    large = S.fl_vs_fnl(6, 20_000, seed=3, small_std=0.3, large_std=0.3, ns=(2, 3))  # f_NL from a large init: no n=2 recovery
+    v = S.check_fl_vs_fnl(large)
+    assert not v.passed, v.measured_line()
+    assert S.check_fl_vs_fnl(small_fits).passed, S.check_fl_vs_fnl(small_fits).measured_line()
+
+
+def test_control_ch10_fnl_large_init():
+    one = dict(seed=3, names=("1+x1",), ns=(2,))
+    both_small = S.fl_vs_fnl(16, 20_000, small_std=1e-4, large_std=1e-4, **one)
+    v = S.check_fnl_large_init(both_small)  # the "large" init is small: f_NL still recovers 1+x1 from 2 samples
+    assert not v.passed, v.measured_line()
+    twin = S.check_fnl_large_init(S.fl_vs_fnl(16, 20_000, small_std=1e-4, large_std=0.3, **one))
+    assert twin.passed, twin.measured_line()
+
+
+def test_control_ch10_completion_transition():
+    ns = np.arange(1, 17)
+    large = S.matrix_completion([1, 2], ns, 16, (0.5,), seed=1, steps=2000)  # large init: the linear model's 16
+    v = S.check_completion_transition(large)
+    assert not v.passed, v.measured_line()
+    small = S.matrix_completion([1, 2], ns, 16, (1e-6,), seed=1)
+    assert S.check_completion_transition(small).passed, S.check_completion_transition(small).measured_line()
+
+
+def test_control_ch10_completion_large_init():
+    ns = np.arange(1, 17)
+    both_small = S.matrix_completion([1], ns, 16, (1e-6, 1e-5), seed=1)  # the "large" init is small too
+    v = S.check_completion_large_init(both_small)
+    assert not v.passed, v.measured_line()
+    small_large = S.matrix_completion([1], ns, 16, (1e-6, 0.5), seed=1)
+    assert S.check_completion_large_init(small_large).passed
+
+
+def test_control_ch10_architecture_order():
+    untrained = S.architectures_10_3(2, 1, WIDTHS, ns=(4, 8, 16, 24))  # one GD step: nothing is recovered
+    v = S.check_architecture_order(untrained)
+    assert not v.passed, v.measured_line()
+    assert all(np.isnan(n) for n in untrained.n_star.values())

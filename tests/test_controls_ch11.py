@@ -1,0 +1,179 @@
+"""Negative controls of chapter 11's claims: each claim's own check, on a small real run where the
+phenomenon is absent, must fail; where cheap, the same small setting with the phenomenon present passes."""
+
+import math
+
+import pytest
+import torch
+
+from companion import flatness as fl
+from companion import sgd_noise as sn
+
+N, WIDTHS = 64, [64, 32, 10]
+
+
+def gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def digits_net(seed: int = 0, scale: float = 1.0) -> fl.DropoutMLP:
+    """The small digits MLP of these controls; ``scale`` multiplies the N(0, 1/fan_in) init's std."""
+    return fl.DropoutMLP(WIDTHS, "tanh", init_std=[scale / math.sqrt(w) for w in WIDTHS[:-1]], generator=gen(seed))
+
+
+@pytest.fixture(scope="module")
+def data():
+    return fl.digits(N)
+
+
+@pytest.fixture(scope="module")
+def small_eta_run(data):
+    """Full-batch GD with η = 0.05: 2/η = 40 is far above anything this net reaches in 100 steps."""
+    return fl.train_tracked(digits_net(), data.x, data.y, eta=0.05, steps=100, track_every=10)
+
+
+@pytest.fixture(scope="module")
+def edge_run(data):
+    """Full-batch GD with η = 0.5 (2/η = 4), long enough to sit at the edge."""
+    return fl.train_tracked(digits_net(), data.x, data.y, eta=0.5, steps=300, track_every=10)
+
+
+# ---------------------------------------------------------------- (11.10)
+def test_control_ch11_quadratic_stability():
+    """Heavy-ball momentum β = 0.5 moves the limit to 2(1 + β)/λ = 3/λ: ηλ = 2.1, 2.5 converge too."""
+    v = fl.check_quadratic_stability(fl.quadratic_sweep((1.0, 10.0), (0.5, 1.5, 1.9, 2.1, 2.5), momentum=0.5))
+    assert not v.passed, v.measured_line()
+    assert v.conditions[0].value >= 2          # both ηλ = 2.1 and 2.5 converge, per λ
+
+
+def test_positive_ch11_quadratic_stability():
+    v = fl.check_quadratic_stability(fl.quadratic_sweep((1.0, 10.0), (0.5, 1.5, 1.9, 2.1, 2.5)))
+    assert v.passed, v.measured_line()
+
+
+# ---------------------------------------------------------------- 图11.8, 表11.4
+def test_control_ch11_eos_settles(small_eta_run):
+    """A learning rate whose edge 2/η is never reached: the sharpness does not settle at 2/η."""
+    v = fl.check_eos_settles([small_eta_run])
+    assert not v.passed, v.measured_line()
+
+
+def test_control_ch11_eos_loss_nonmonotone(small_eta_run):
+    """The same run never reaches its edge: no edge phase, the claim fails (never = fail)."""
+    assert math.isnan(fl.edge_phase(small_eta_run).start)
+    v = fl.check_eos_loss_nonmonotone([small_eta_run])
+    assert not v.passed, v.measured_line()
+
+
+def test_positive_ch11_eos(edge_run):
+    assert fl.check_eos_settles([edge_run]).passed, fl.check_eos_settles([edge_run]).measured_line()
+    v = fl.check_eos_loss_nonmonotone([edge_run])
+    assert v.passed, v.measured_line()
+
+
+def test_control_ch11_small_eta_below_edge(data):
+    """The chapter's small η = 0.1 from a large initialisation (std × 4): the sharpness starts above 0.8·2/η."""
+    run = fl.train_tracked(digits_net(scale=4.0), data.x, data.y, eta=0.1, steps=10, track_every=5)
+    assert run.sharpness[0] * 0.1 / 2 > 0.8
+    v = fl.check_small_eta_below(run)
+    assert not v.passed, v.measured_line()
+
+
+def test_positive_ch11_small_eta_below_edge(data, small_eta_run):
+    run = fl.train_tracked(digits_net(), data.x, data.y, eta=0.1, steps=10, track_every=5)
+    for r in (run, small_eta_run):
+        v = fl.check_small_eta_below(r)
+        assert v.passed, v.measured_line()
+
+
+# ---------------------------------------------------------------- 图11.3, 图11.4
+def batch_runs(data, eta: float, steps: int) -> dict[int, fl.Run]:
+    return {b: fl.train_tracked(digits_net(), data.x, data.y, eta=eta, steps=steps, track_every=steps,
+                                batch_size=None if b == N else b, generator=gen(b)) for b in (8, 32, N)}
+
+
+def test_control_ch11_small_batch_flatter(data):
+    """At a tiny η (0.01) mini-batch noise is negligible: every batch size ends as sharp as full batch."""
+    runs = batch_runs(data, eta=0.01, steps=100)
+    v = fl.check_small_batch_flatter(runs[8], runs[32], runs[N])
+    assert not v.passed, v.measured_line()
+
+
+def test_control_ch11_sgd_flatter_than_gd_gld(data):
+    """"SGD" with the full batch (B = n) has no noise: it ends as sharp as GD."""
+    gd = fl.train_tracked(digits_net(), data.x, data.y, eta=0.5, steps=150, track_every=150)
+    full = fl.train_tracked(digits_net(), data.x, data.y, eta=0.5, steps=150, track_every=150, batch_size=N,
+                            generator=gen(1))
+    gld = fl.train_tracked(digits_net(), data.x, data.y, eta=0.5, steps=150, track_every=150, generator=gen(2),
+                           noise=sn.isotropic_noise(data.x, data.y, 8, refresh_every=20, generator=gen(3)))
+    v = fl.check_sgd_flatter(full, gd, gld)
+    assert not v.passed, v.measured_line()
+
+
+# ---------------------------------------------------------------- §11.3.1, (11.6)
+@pytest.fixture(scope="module")
+def sgd_net(data):
+    net = digits_net()
+    fl.train_tracked(net, data.x, data.y, eta=0.25, steps=300, batch_size=8, track_every=300, generator=gen(4))
+    return net
+
+
+def test_control_ch11_noise_alignment(data, sgd_net):
+    """GLD noise of the same size (isotropic) instead of SGD noise: no alignment with the Hessian."""
+    iso = sn.isotropic_factor(sgd_net, data.x, data.y, 8, generator=gen(5))
+    v = sn.check_noise_alignment(sn.noise_alignment(sgd_net, data.x, data.y, 8, factor=iso, generator=gen(6)))
+    assert not v.passed, v.measured_line()
+    assert v.conditions[0].value < 2            # Tr(HΣ) ≈ Tr(H)Tr(Σ)/D for isotropic noise
+
+
+def test_positive_ch11_noise_alignment(data, sgd_net):
+    v = sn.check_noise_alignment(sn.noise_alignment(sgd_net, data.x, data.y, 8, generator=gen(6)))
+    assert v.passed, v.measured_line()
+
+
+def test_control_ch11_feng_tu(data, sgd_net):
+    """Isotropic noise: its variances along its own eigen-directions hardly vary, whatever the flatness."""
+    iso = sn.isotropic_factor(sgd_net, data.x, data.y, 8, generator=gen(5))
+    v = sn.check_feng_tu(sn.feng_tu(sgd_net, data.x, data.y, 8, k=20, factor=iso))
+    assert not v.passed, v.measured_line()
+
+
+def test_positive_ch11_feng_tu(data, sgd_net):
+    v = sn.check_feng_tu(sn.feng_tu(sgd_net, data.x, data.y, 8, k=20))
+    assert v.passed, v.measured_line()
+
+
+# ---------------------------------------------------------------- 图11.6
+def test_control_ch11_dropout_flatter():
+    """Keep probability 0.999 is dropout in name only: it ends as sharp as the plain net at the same loss."""
+    torch.manual_seed(0)
+    result = fl.dropout_flatness((1.0, 0.999), width=100, steps=300, lr=3e-3, n_dirs=2, generator=gen)
+    v = fl.check_dropout_flatter(result)
+    assert not v.passed, v.measured_line()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_positive_ch11_dropout_flatter(seed):
+    torch.manual_seed(seed)
+    result = fl.dropout_flatness((1.0, 0.5), width=200, steps=1000, lr=6e-3, n_dirs=2,
+                                 generator=lambda k: gen(1000 * seed + k))
+    assert result.matched is not None and result.matched.loss[-1] <= result.runs[0.5].loss[-1]
+    v = fl.check_dropout_flatter(result)
+    assert v.passed, v.measured_line()
+
+
+# ---------------------------------------------------------------- 习题11
+def test_control_ch11_rescaling_changes_sharpness():
+    """tanh is not positively homogeneous: rescaling a tanh layer changes the function."""
+    x = torch.linspace(-1, 1, 30)[:, None]
+    net = fl.DropoutMLP([1, 40, 1], "tanh", generator=gen(0))
+    v = fl.check_rescaling_invariance(fl.rescaling_effect(net, x, fl.dropout_target(x), [1 / 3, 1.0, 3.0]))
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[0].passed           # the output change is what fails
+
+
+def test_positive_ch11_rescaling_changes_sharpness():
+    x = torch.linspace(-1, 1, 30)[:, None]
+    net = fl.DropoutMLP([1, 40, 1], "relu", generator=gen(0))
+    v = fl.check_rescaling_invariance(fl.rescaling_effect(net, x, fl.dropout_target(x), [1 / 3, 1.0, 3.0]))
+    assert v.passed, v.measured_line()
