@@ -101,6 +101,10 @@ def chapter_digest(chapter: catalog.Chapter) -> str:
 def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, threads: str) -> dict[str, Any]:
     """One chapter on one seed: its claims, seconds and error (cached by the caller under ``digest``).
 
+    ``threads`` is part of the cache key on purpose: another thread count can change floating-point sums, so
+    a run at another count is another measurement (``--jobs`` > 1 runs one thread each unless
+    ``COMPANION_THREADS`` says otherwise).
+
     A notebook that raised is a result (its error is recorded and cached: the same code fails the same
     way); a timeout, a dead kernel or Ctrl-C propagates, so nothing is cached for it.
     """
