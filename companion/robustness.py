@@ -101,10 +101,6 @@ def chapter_digest(chapter: catalog.Chapter) -> str:
 def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, threads: str) -> dict[str, Any]:
     """One chapter on one seed: its claims, seconds and error (cached by the caller under ``digest``).
 
-    ``threads`` is part of the cache key on purpose: another thread count can change floating-point sums, so
-    a run at another count is another measurement (``--jobs`` > 1 runs one thread each unless
-    ``COMPANION_THREADS`` says otherwise).
-
     A notebook that raised is a result (its error is recorded and cached: the same code fails the same
     way); a timeout, a dead kernel or Ctrl-C propagates, so nothing is cached for it.
     """
@@ -120,6 +116,10 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
               profile: str = "quick", timeout: int = 900, progress: bool = True,
               cached_only: bool = False) -> list[dict[str, Any]]:
     """Every chapter × seed, through joblib and the on-disk cache; results in (chapter, seed) order.
+
+    The thread count is part of each run's cache key on purpose: another count can change floating-point
+    sums, so a run at another count is another measurement (``--jobs`` > 1 runs one thread each unless
+    ``COMPANION_THREADS`` says otherwise).
 
     With ``cached_only`` nothing runs: the result holds the runs the cache has for the current code
     (e.g. to report on a sweep that was stopped before its end).
