@@ -1,8 +1,8 @@
 """Batched ensemble vs a Python loop of ordinary modules: the same K = 64 two-layer nets (m = 1000), on the
 4 data points of 图7.1 (the phase diagram's workload).
 
-Trains the nets once as one :class:`companion.ensemble.TwoLayerEnsemble` and once as 64
-:class:`companion.ensemble.TwoLayerNet` modules with torch.optim.SGD in a loop, from the same
+Trains the nets once as one :class:`companion.core.ensemble.TwoLayerEnsemble` and once as 64
+:class:`companion.core.ensemble.TwoLayerNet` modules with torch.optim.SGD in a loop, from the same
 initial parameters, and prints: seconds per step of each, the speed ratio, the largest
 difference between the two sets of final outputs, and the ensemble's achieved FLOP/s next to a
 plain large matrix product's FLOP/s on this machine. Times are CPU seconds of this process
@@ -17,9 +17,9 @@ import time
 
 import torch
 
-from companion.config import settings
-from companion.ensemble import TwoLayerEnsemble, step_flops, train_ensemble, train_single
-from companion.phase import four_points
+from companion.kit.config import settings
+from companion.core.ensemble import TwoLayerEnsemble, step_flops, train_ensemble, train_single
+from companion.experiments.ch07_phase import four_points
 
 K, WIDTH, STEPS, LR = 64, 1000, 300, 0.05
 DTYPE = torch.float32  # the ensemble is memory-bound: float32 halves its traffic (ch. 7 uses float64)

@@ -43,15 +43,15 @@
 import numpy as np
 import matplotlib.pyplot as plt
 
-from companion.config import pick, settings
-from companion.claims import show
-from companion.frequency import (FPConfig, run_fprinciple, run_image, run_early_stopping, run_parity,
+from companion.kit.config import pick, settings
+from companion.kit.claims import show
+from companion.experiments.ch04_frequency import (FPConfig, plot_spectrum, run_fprinciple, run_image, run_early_stopping, run_parity,
                                  run_multiscale, midway_step, nearest_index, check_fp_order, check_ricker_order,
                                  check_ricker_no_order, check_small_init_order, check_large_init_no_order,
                                  check_large_init_high_freq, check_grad_loss, check_image_small, check_image_large,
                                  check_early_stopping, check_parity, check_mscale, check_fourier)
-from companion.spectral import dft, projection_spectrum, uniform_grid
-from companion.plots import panels, plot_fit, plot_spectrum, plot_delta_f, plot_delta_f_curves, plot_curves
+from companion.core.spectral import dft, projection_spectrum, uniform_grid
+from companion.kit.plots import panels, plot_fit, plot_delta_f, plot_delta_f_curves, plot_curves
 
 S = settings()
 SEED = S.seed
@@ -428,7 +428,7 @@ show(check_fourier(ms_runs["Fourier σ=10"], ms_runs["Fourier σ=100"]))
 # watch the fit, its spectrum and the Δ_F(k) heat map. Each change retrains one network (about a second).
 
 # %%
-from companion.frequency_explorer import make_explorer
+from companion.experiments.ch04_explorer import make_explorer
 
 explorer = make_explorer()
 explorer
@@ -443,7 +443,7 @@ explorer
 # $k \in [0, 8]$ does it show up? Answer without computing, then check.
 
 # %%
-from companion.frequency_explorer import check_alias, check_parity_spectrum, check_gradient_weight, check_asi, \
+from companion.experiments.ch04_explorer import check_alias, check_parity_spectrum, check_gradient_weight, check_asi, \
     check_stopping_step
 
 alias_bin = None  # your answer: an integer
@@ -468,7 +468,7 @@ gradient_weight = None  # e.g. lambda k: ...
 check_gradient_weight(gradient_weight)
 
 # %% [markdown]
-# **习题8 (ASI).** Build an ASI network with `companion.nets.ASI(MLP([1, 50, 1], "tanh", init_std=1.0))`,
+# **习题8 (ASI).** Build an ASI network with `companion.core.nets.ASI(MLP([1, 50, 1], "tanh", init_std=1.0))`,
 # evaluate it on a few inputs before training and pass the output (as a NumPy array) to the check.
 
 # %%

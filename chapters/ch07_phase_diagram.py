@@ -32,7 +32,7 @@
 #
 # The net is f(x) = (1/α) Σ_k a_k σ(w_kᵀx̃) (7.4) with x̃ = (x, 1) (bias folded in), a_k ~ N(0, β1²),
 # w_k ~ N(0, β2² I) (7.5), trained by full-batch gradient descent on R_S = (1/2n) Σ (f − y)² (7.6).
-# All nets of one width train as **one batched computation** (`companion.ensemble`), each with its own
+# All nets of one width train as **one batched computation** (`companion.core.ensemble`), each with its own
 # step size lr = 0.5/‖∇²R_S‖ re-estimated every 100 steps by power iteration (a fixed step that suits the
 # linear regime diverges in the condensed one).
 #
@@ -44,13 +44,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from companion import condensation as cond
-from companion import phase
-from companion.claims import show
-from companion.config import pick, seed_everything, settings
-from companion.phase import (check_condensed_orientations, check_kinks, check_phase_adjacent, check_phase_diagram,
+from companion.core import neurons as cond
+from companion.experiments import ch07_phase as phase
+from companion.kit.claims import show
+from companion.kit.config import pick, seed_everything, settings
+from companion.experiments.ch07_phase import (check_condensed_orientations, check_kinks, check_phase_adjacent, check_phase_diagram,
                              check_sw_signs, check_table_7_1)
-from companion.plots import panels
+from companion.kit.plots import panels
 
 print(settings().describe())
 seed = seed_everything()

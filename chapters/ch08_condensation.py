@@ -38,15 +38,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from companion import condensation as cond
-from companion import initial_condensation as ic
-from companion.claims import show
-from companion.condensation import (check_dead_neurons, check_dropout_condenses, check_dropout_risk,
+from companion.core import neurons as cond
+from companion.experiments import ch08_condensation as ic
+from companion.kit.claims import show
+from companion.core.neurons import (check_dead_neurons, check_dropout_condenses, check_dropout_risk,
                                     check_dropout_simpler_fit, check_plateau_condensation)
-from companion.config import pick, seed_everything, settings
-from companion.exercises import feedback
-from companion.initial_condensation import check_multiplicity_bound, check_p1_one_line
-from companion.plots import panels
+from companion.kit.config import pick, seed_everything, settings
+from companion.kit.exercises import feedback
+from companion.experiments.ch08_condensation import check_multiplicity_bound, check_p1_one_line
+from companion.kit.plots import panels
 
 print(settings().describe())
 seed = seed_everything()

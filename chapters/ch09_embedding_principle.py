@@ -33,7 +33,7 @@
 #    predicts the same labels.
 #
 # Two-layer nets follow (9.1), f_θ(x) = Σ_j a_j σ(w_jᵀx̃) with the bias folded in, x̃ = (x, 1). Mechanism in
-# `companion.embedding` (embeddings, batched GD, merging) and `companion.landscape` (Hessians).
+# `companion.experiments.ch09_embedding` (embeddings, batched GD, merging) and `companion.core.landscape` (Hessians).
 #
 # Run time: quick profile ≈ 45 CPU-seconds; full profile (100 seeds per width, 40 000 steps, widths to
 # 500) some minutes.
@@ -43,14 +43,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from companion import condensation as cond
-from companion import embedding as emb
-from companion.claims import show
-from companion.config import generator, pick, seed_everything, settings
-from companion.embedding import (check_loss_spectrum, check_merge, check_split_hessian, check_split_identities,
+from companion.core import neurons as cond
+from companion.experiments import ch09_embedding as emb
+from companion.kit.claims import show
+from companion.kit.config import generator, pick, seed_everything, settings
+from companion.experiments.ch09_embedding import (check_loss_spectrum, check_merge, check_split_hessian, check_split_identities,
                                  check_width_plateau)
-from companion.plots import panels
-from companion.spectral import dft
+from companion.kit.plots import panels
+from companion.core.spectral import dft
 
 print(settings().describe())
 seed = seed_everything()

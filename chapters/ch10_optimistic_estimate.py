@@ -30,19 +30,19 @@
 # 3. **Matrix completion** (矩阵补全, 图10.2, 图10.5b): transitions near 2rd − r².
 # 4. **CNN vs CNN without sharing vs fully connected** (图10.3): the order of the sample sizes needed.
 #
-# Mechanism in `companion.estimate`. Run time: quick profile ≈ 40 CPU-seconds.
+# Mechanism in `companion.experiments.ch10_estimate`. Run time: quick profile ≈ 40 CPU-seconds.
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from companion import estimate as est
-from companion.claims import show
-from companion.config import generator, pick, seed_everything, settings
-from companion.estimate import (check_architecture_order, check_completion_large_init, check_completion_transition,
+from companion.experiments import ch10_estimate as est
+from companion.kit.claims import show
+from companion.kit.config import generator, pick, seed_everything, settings
+from companion.experiments.ch10_estimate import (check_architecture_order, check_completion_large_init, check_completion_transition,
                                 check_fl_vs_fnl, check_fnl_large_init, check_rank_examples, check_rank_formulas)
-from companion.plots import panels
+from companion.kit.plots import panels
 
 print(settings().describe())
 seed = seed_everything()

@@ -39,7 +39,7 @@
 # reproduced on sklearn's 8×8 digits with small tanh MLPs, not their numbers.
 #
 # Each claim prints one ✔/✘ line and a `measured:` line with its conditions and margin; its check lives in
-# `companion.flatness` / `companion.sgd_noise` (ids `ch11.…`), where the negative-control tests run it too.
+# `companion.experiments.ch11_flatness` / `companion.experiments.ch11_sgd_noise` (ids `ch11.…`), where the negative-control tests run it too.
 #
 # **Run time.** Quick profile (default): about 30 CPU-seconds. Full profile (`COMPANION_PROFILE=full`):
 # more samples and steps, a few minutes.
@@ -50,11 +50,11 @@ import numpy as np
 import torch
 from IPython.display import HTML
 
-from companion import flatness as fl
-from companion import sgd_noise
-from companion.claims import show
-from companion.config import generator, pick, seed_everything, settings
-from companion.plots import offline_jshtml, panels
+from companion.experiments import ch11_flatness as fl
+from companion.experiments import ch11_sgd_noise as sgd_noise
+from companion.kit.claims import show
+from companion.kit.config import generator, pick, seed_everything, settings
+from companion.kit.plots import offline_jshtml, panels
 
 print(settings().describe())
 SEED = seed_everything()
@@ -113,7 +113,7 @@ show(fl.check_quadratic_stability(sweep))
 # parameter ~ N(0, 1/fan_in), the loss R_S = ½·(1/n)Σ‖f(x_i) − y_i‖² on one-hot targets. The sharpness
 # λ_max is tracked **during** training: every few steps a power iteration (幂迭代) on Hessian-vector
 # products, warm-started from the previous eigenvector, so that each measurement costs a handful of
-# gradient evaluations (`companion.landscape.top_eigenvalue`).
+# gradient evaluations (`companion.core.landscape.top_eigenvalue`).
 #
 # Four learning rates: η = 0.1, whose limit 2/η = 20 lies far above anything this network reaches, and
 # η = 0.25, 0.3, 0.4, whose limits 8, 6.7 and 5 it does reach. The claims use η = 0.3 and 0.4, which reach

@@ -33,7 +33,7 @@
 #
 # The book trains a 4-layer, 4-head post-LN decoder (d_model 400) for 4000 epochs (§12.8). Here all
 # four tasks train at once as **one batched ensemble** of tiny 2-layer, 1-head post-LN decoders
-# (d_model 32, learned positions, causal mask, `companion.transformer`), each member on its own task,
+# (d_model 32, learned positions, causal mask, `companion.core.transformer`), each member on its own task,
 # with AdamW and the book's warm-up + cosine learning rate, cross-entropy on the last token (§12.8.2).
 #
 # Run time: quick profile ≈ 20 CPU-seconds of training, under a minute in all (results are cached on
@@ -42,10 +42,11 @@
 # %%
 import matplotlib.pyplot as plt
 
-from companion import anchors, lm_analysis
-from companion.claims import show
-from companion.config import pick, seed_everything, settings
-from companion.plots import panels
+from companion.experiments import ch12_anchors as anchors
+from companion.core import lm_analysis
+from companion.kit.claims import show
+from companion.kit.config import pick, seed_everything, settings
+from companion.kit.plots import panels
 
 print(settings().describe())
 seed = seed_everything()
@@ -137,7 +138,7 @@ show(anchors.check_key_range(run))
 # key's vector now also carries "I follow a 3" — and layer 2 **broadcasts** — the last position, where
 # the answer is read, attends to the position that holds anchor + key.
 #
-# Measures (`companion.lm_analysis`): whether, at every key position, the anchor is the token the key
+# Measures (`companion.core.lm_analysis`): whether, at every key position, the anchor is the token the key
 # attends to most among those before it; the *shift contrast*, the mean layer-1 weight key → anchor
 # divided by the mean weight key → any other earlier token (1 for a uniform map); the *broadcast score*,
 # the mean layer-2 weight last position → key.

@@ -41,7 +41,7 @@
 # 3. the authors' own stored results beside ours, and an explorer over γ, λ and depth.
 #
 # Model: a 2-layer, 1-head post-LN decoder (d_model 32, d_ff 128, learned positions, causal mask,
-# `companion.transformer`, eq. (13.3)–(13.6)); AdamW (the book's "Adam with weight decay"), warm-up +
+# `companion.core.transformer`, eq. (13.3)–(13.6)); AdamW (the book's "Adam with weight decay"), warm-up +
 # cosine learning rate, cross-entropy on the last token. Every (γ, λ, seed) of a run is one member of
 # **one batched ensemble** (cached on disk).
 #
@@ -54,10 +54,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from companion import anchors, lm_analysis
-from companion.claims import show
-from companion.config import pick, seed_everything, settings
-from companion.plots import panels
+from companion.experiments import ch12_anchors as anchors
+from companion.core import lm_analysis
+from companion.kit.claims import show
+from companion.kit.config import pick, seed_everything, settings
+from companion.kit.plots import panels
 
 print(settings().describe())
 seed = seed_everything()

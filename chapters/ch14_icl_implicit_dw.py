@@ -43,13 +43,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from companion import icl, icl_tasks
-from companion.claims import show
-from companion.icl import check_identity_random, check_identity_trained
-from companion.icl_tasks import (check_beats_gd1, check_closer_to_gd1, check_dw_decay, check_dw_learns,
+from companion.core import icl
+from companion.experiments import ch14_icl as icl_tasks
+from companion.kit.claims import show
+from companion.core.icl import check_identity_random, check_identity_trained
+from companion.experiments.ch14_icl import (check_beats_gd1, check_closer_to_gd1, check_dw_decay, check_dw_learns,
                                  check_error_falls, check_finetune, check_pattern_attention)
-from companion.config import generator, pick, seed_everything, settings
-from companion.plots import PALETTE, panels
+from companion.kit.config import generator, pick, seed_everything, settings
+from companion.kit.plots import PALETTE, panels
 
 print(settings().describe())
 seed = seed_everything()

@@ -45,13 +45,14 @@ import numpy as np
 import matplotlib.pyplot as plt
 import torch
 
-from companion.config import pick, settings
-from companion.claims import show
-from companion import pde, pde_experiments
-from companion.pde_experiments import (check_hybrid, check_jacobi_high_first, check_jacobi_mode_factor, check_mscale,
+from companion.kit.config import pick, settings
+from companion.kit.claims import show
+from companion.core import pde
+from companion.experiments import ch15_pinns as pde_experiments
+from companion.experiments.ch15_pinns import (check_hybrid, check_jacobi_high_first, check_jacobi_mode_factor, check_mscale,
                                        check_net_low_first, check_newton, check_pinn_ritz, check_wan_scaling)
-from companion.classical import dst_coefficients
-from companion.plots import panels
+from companion.core.classical import dst_coefficients
+from companion.kit.plots import panels
 
 S = settings()
 SEED = S.seed
@@ -110,7 +111,7 @@ show(check_newton(poly, net))
 # energy $E(u) = \frac12\int|\nabla u|^2 - \int f u$ plus a boundary penalty — only first derivatives.
 #
 # Problem: $-u'' = f$ on $(-1, 1)$ with exact $u = \sin\pi x + \frac14\sin 2\pi x$ (the source $f$ is
-# computed from $u$ by autograd; `companion.pde.Problem` checks the definition). Both losses use the same
+# computed from $u$ by autograd; `companion.core.pde.Problem` checks the definition). Both losses use the same
 # uniform grid (the quadrature of (15.19)) and the same boundary weight $\beta = 1000$; the full profile
 # solves the 2-D problem $u = \sin\pi x_1 \sin\pi x_2 + \frac14 \sin 2\pi x_1 \sin 2\pi x_2$ on $(-1,1)^2$.
 
@@ -334,7 +335,7 @@ show(check_hybrid(contrast))
 # activation, sReLU$(x) = \mathrm{ReLU}(x)\,\mathrm{ReLU}(1-x)$ (a ReLU would make the scaling a mere rescaling). The
 # book's example is 2-D, $u = \sin\mu x_1 \sin\mu x_2$, $\mu = 7\pi$ (15.20)–(15.21), with figures from Liu et al.
 # (2020). At CPU scale we use a 1-D analogue with two scales: $u = \sin\pi x + 0.1\sin 10\pi x$ on $(-1, 1)$, Deep Ritz,
-# a plain tanh net 1-100-100-1 vs a MscaleDNN of the same width with scales $1, 2, \dots, 32$ (`companion.frequency`).
+# a plain tanh net 1-100-100-1 vs a MscaleDNN of the same width with scales $1, 2, \dots, 32$ (`companion.experiments.ch04_frequency`).
 
 # %%
 mscale_cfg = dict(freqs=(1.0, 10.0), amps=(1.0, 0.1), width=100, depth=2, n_grid=256,
@@ -381,7 +382,7 @@ explorer
 # $A\mathbf u = h^2\mathbf g$ for the five interior unknowns. What structure does it have?
 
 # %%
-from companion.classical import check_fd_matrix, check_jacobi_eigenvalues
+from companion.core.classical import check_fd_matrix, check_jacobi_eigenvalues
 
 fd_matrix = None  # your answer: a 5×5 array
 check_fd_matrix(fd_matrix)

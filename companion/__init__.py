@@ -1,11 +1,17 @@
 """Companion to 深度学习现象导论 (Xu Zhiqin, Zhang Yaoyu): the book's phenomena, reproduced and checked.
 
-Each module holds one mechanism the chapters use; see DESIGN.md and the README's chapter map.
-Importing the package reads the profile, seed and thread count once (:mod:`companion.config`),
+The package has four layers, each importing only those below it (see docs/architecture.md):
+
+* :mod:`companion.kit` — the lab equipment (settings, claims, cache, plots, widgets, exercises);
+* :mod:`companion.core` — the science, each idea of the book once (nets, the training engine, …);
+* :mod:`companion.experiments` — one module per chapter notebook;
+* :mod:`companion.tools` — catalog, runner, robustness sweep, site, command line.
+
+Importing the package reads the profile, seed and thread count once (:mod:`companion.kit.config`),
 so torch never runs small matrix products on oversubscribed threads.
 """
 
-from .config import settings
+from companion.kit.config import settings
 
 __version__ = "0.1.0"
 

@@ -1,9 +1,10 @@
-"""Unit tests of companion.anchors: task definitions, splits and their errors."""
+"""Unit tests of companion.experiments.ch12_anchors: task definitions, splits and their errors."""
 
 import pytest
 import torch
 
-from companion import anchors, lm_analysis
+from companion.experiments import ch12_anchors as anchors
+from companion.core import lm_analysis
 
 
 def test_identity_target_is_the_token_after_the_anchor():

@@ -12,8 +12,9 @@ import nbformat
 import pytest
 from browser_support import built_site, require_jupyter_book
 
-from companion import catalog, site
-from companion.claims import EXPLORATION_MARK, FAIL_MARK, PASS_MARK
+from companion.tools import catalog
+from companion.tools import site
+from companion.kit.claims import EXPLORATION_MARK, FAIL_MARK, PASS_MARK
 
 
 def _notebook(path: Path, title: str | None, outputs: list[str]) -> Path:

@@ -25,7 +25,7 @@ import nbformat
 import pytest
 from browser_support import PageLog, free_port, isolated_env, launch, require_chromium
 
-from companion import catalog
+from companion.tools import catalog
 
 # The notebooks whose explorer is driven in the browser: the model chapter and the first other
 # chapters with an explorer.  A notebook not written yet is skipped (its chapter is planned).

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from browser_support import PageLog, built_site, launch, require_chromium, serve
 
-from companion import site
+from companion.tools import site
 
 NOTEBOOKS = site.chapter_notebooks()
 INLINE_MATH = re.compile(r"\$[^$\n]+\$")  # $…$ or $$…$$ in a markdown cell: MyST renders it as math

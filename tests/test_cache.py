@@ -1,6 +1,6 @@
 import pytest
 
-from companion import cache
+from companion.kit import cache
 
 CALLS: list[int] = []
 
@@ -49,7 +49,7 @@ def fit_line(seed: int, stop_at: int | None = None) -> dict:
     """A real (tiny) training run; ``stop_at`` simulates Ctrl-C at that step through a probe."""
     import torch
 
-    from companion.train import train
+    from companion.core.train import train
 
     def probe(model, step):
         if stop_at is not None and step >= stop_at:

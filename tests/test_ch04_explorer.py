@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from companion.frequency_explorer import (check_alias, check_asi, check_gradient_weight, check_parity_spectrum,
+from companion.experiments.ch04_explorer import (check_alias, check_asi, check_gradient_weight, check_parity_spectrum,
                                          check_stopping_step, make_explorer, parse_numbers)
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from companion import phase
+from companion.experiments import ch07_phase as phase
 
 
 @pytest.fixture(scope="module")

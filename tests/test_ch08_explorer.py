@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from companion import condensation as cond
+from companion.core import neurons as cond
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from companion import embedding as E
+from companion.experiments import ch09_embedding as E
 
 
 @pytest.fixture(scope="module")

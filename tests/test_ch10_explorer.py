@@ -2,7 +2,7 @@
 
 import pytest
 
-from companion import estimate as S
+from companion.experiments import ch10_estimate as S
 
 
 def test_rank_and_init_change_result():

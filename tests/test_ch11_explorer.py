@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from companion import flatness as fl
+from companion.experiments import ch11_flatness as fl
 
 
 @pytest.fixture(scope="module")

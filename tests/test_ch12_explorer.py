@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from companion import anchors
+from companion.experiments import ch12_anchors as anchors
 
 
 @pytest.fixture(scope="module")

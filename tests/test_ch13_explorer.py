@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from companion import anchors, lm_analysis
+from companion.experiments import ch12_anchors as anchors
+from companion.core import lm_analysis
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from companion import pde_experiments
+from companion.experiments import ch15_pinns as pde_experiments
 
 
 @pytest.fixture(scope="module")

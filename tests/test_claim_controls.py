@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 import companion
-from companion.claims import ClaimSpec
+from companion.kit.claims import ClaimSpec
 
 TESTS = Path(__file__).resolve().parent
 CHAPTERS = TESTS.parent / "chapters"

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from companion.claims import (FAIL_MARK, PASS_MARK, ClaimSpec, compare, count, identity, read_log, show,
+from companion.kit.claims import (FAIL_MARK, PASS_MARK, ClaimSpec, compare, count, identity, read_log, show,
                               threshold)
 
 ORDER = ClaimSpec("ch99.order", "图4.7", "low before high")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from companion import condensation as cond
+from companion.core import neurons as cond
 
 
 def test_amplitude_and_orientation_follow_the_book():

@@ -3,7 +3,7 @@ import os
 import pytest
 import torch
 
-from companion import config
+from companion.kit import config
 
 
 def test_unknown_profile_names_allowed_ones(monkeypatch):

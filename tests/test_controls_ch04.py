@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from companion.frequency import (FPConfig, check_early_stopping, check_fourier, check_fp_order, check_grad_loss,
+from companion.experiments.ch04_frequency import (FPConfig, check_early_stopping, check_fourier, check_fp_order, check_grad_loss,
                                  check_image_large, check_image_small, check_large_init_high_freq,
                                  check_large_init_no_order, check_mscale, check_parity, check_ricker_no_order,
                                  check_ricker_order, check_small_init_order, run_early_stopping, run_fprinciple,

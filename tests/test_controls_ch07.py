@@ -4,7 +4,7 @@ finite widths instead of the limit), must fail; the positive twins pass."""
 
 import pytest
 
-from companion import phase
+from companion.experiments import ch07_phase as phase
 
 FOUR = dict(seed=1)
 

@@ -8,8 +8,8 @@ runs the same small setting with the phenomenon present and asserts that the cla
 
 import pytest
 
-from companion import condensation as cond
-from companion import initial_condensation as ic
+from companion.core import neurons as cond
+from companion.experiments import ch08_condensation as ic
 
 P1 = [act for act, p in ic.MULTIPLICITY.items() if p == 1]
 

@@ -4,7 +4,7 @@ phenomenon is absent fails, and (where cheap) the same small setting with the ph
 import pytest
 import torch
 
-from companion import embedding as E
+from companion.experiments import ch09_embedding as E
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from companion import estimate as S
+from companion.experiments import ch10_estimate as S
 
 WIDTHS = {"CNN": 2, "CNN without sharing": 2, "fully connected": 6}
 

@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from companion import flatness as fl
-from companion import sgd_noise as sn
+from companion.experiments import ch11_flatness as fl
+from companion.experiments import ch11_sgd_noise as sn
 
 N, WIDTHS = 64, [64, 32, 10]
 

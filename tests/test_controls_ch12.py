@@ -7,7 +7,7 @@ same check passes (positive twins), so the checks discriminate.
 
 import pytest
 
-from companion import anchors
+from companion.experiments import ch12_anchors as anchors
 
 
 @pytest.fixture(scope="module")

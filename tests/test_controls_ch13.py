@@ -8,7 +8,7 @@ phenomenon is absent and, where cheap, pass on the twin where it is present.
 
 import pytest
 
-from companion import anchors
+from companion.experiments import ch12_anchors as anchors
 
 GRID = [(g, l, 0) for g in (0.2, 0.5, 0.8, 1.1, 1.4) for l in (0.01, 0.1)]
 SMALL = dict(n_train=4000, n_test=300, d_model=16, n_layers=2, batch_size=64, lr=1e-2)

@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from companion import icl, icl_tasks
-from companion.icl import check_identity_random, check_identity_trained
-from companion.icl_tasks import (check_beats_gd1, check_closer_to_gd1, check_dw_decay, check_dw_learns,
+from companion.core import icl
+from companion.experiments import ch14_icl as icl_tasks
+from companion.core.icl import check_identity_random, check_identity_trained
+from companion.experiments.ch14_icl import (check_beats_gd1, check_closer_to_gd1, check_dw_decay, check_dw_learns,
                                  check_error_falls, check_finetune, check_pattern_attention)
 
 SMALL = icl_tasks.ICLConfig(d=4, k_max=16, d_model=16, d_ff=32, steps=1, batch=8, seed=3)

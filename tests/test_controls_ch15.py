@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from companion import pde_experiments as pe
-from companion.pde_experiments import (check_hybrid, check_jacobi_high_first, check_jacobi_mode_factor, check_mscale,
+from companion.experiments import ch15_pinns as pe
+from companion.experiments.ch15_pinns import (check_hybrid, check_jacobi_high_first, check_jacobi_mode_factor, check_mscale,
                                        check_net_low_first, check_newton, check_pinn_ritz, check_wan_scaling)
 
 SEED = 1

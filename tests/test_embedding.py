@@ -1,12 +1,12 @@
-"""Tests of companion.embedding: splitting embeddings, batched GD, critical points, merging."""
+"""Tests of companion.experiments.ch09_embedding: splitting embeddings, batched GD, critical points, merging."""
 
 import numpy as np
 import pytest
 import torch
 
-from companion import embedding as E
-from companion import landscape as L
-from companion.nets import MLP
+from companion.experiments import ch09_embedding as E
+from companion.core import landscape as L
+from companion.core.nets import MLP
 
 
 @pytest.fixture

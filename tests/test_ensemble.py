@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from companion.ensemble import TwoLayerEnsemble, TwoLayerNet, top_hessian_norm, train_ensemble, train_single
+from companion.core.ensemble import TwoLayerEnsemble, TwoLayerNet, top_hessian_norm, train_ensemble, train_single
 
 
 def _data(n=6, dtype=torch.float64):
@@ -49,7 +49,7 @@ def test_member_initialisation_is_independent_of_the_batch():
 def test_hessian_norm_matches_the_exact_top_eigenvalue():
     x, y = _data()
     ens = TwoLayerEnsemble(1, 5, beta1=[1.0, 0.3], beta2=1.0, dtype=torch.float64)
-    from companion.ensemble import _risk
+    from companion.core.ensemble import _risk
     xt = torch.cat([x, torch.ones_like(x)], 1)
 
     def loss_sum(a, w):

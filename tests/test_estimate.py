@@ -1,10 +1,10 @@
-"""Tests of companion.estimate: model ranks, optimistic sizes, batched recovery experiments."""
+"""Tests of companion.experiments.ch10_estimate: model ranks, optimistic sizes, batched recovery experiments."""
 
 import numpy as np
 import pytest
 import torch
 
-from companion import estimate as S
+from companion.experiments import ch10_estimate as S
 
 
 def test_model_rank_f_nl_and_matrix():

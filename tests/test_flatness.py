@@ -1,4 +1,4 @@
-"""Tests of companion.flatness and companion.sgd_noise: quadratic GD, tracked sharpness, profiles,
+"""Tests of companion.experiments.ch11_flatness and companion.experiments.ch11_sgd_noise: quadratic GD, tracked sharpness, profiles,
 dropout, ReLU rescaling, SGD-noise covariance, alignment and Feng–Tu flatness."""
 
 import copy
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from companion import flatness as fl
-from companion import landscape as L
-from companion import sgd_noise as sn
+from companion.experiments import ch11_flatness as fl
+from companion.core import landscape as L
+from companion.experiments import ch11_sgd_noise as sn
 
 
 # ---------------------------------------------------------------- quadratic (11.8)–(11.11)

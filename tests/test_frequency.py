@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from companion.frequency import (FPConfig, FourierFeatureNet, MscaleDNN, check_fp_order, median_step, midway_step,
+from companion.experiments.ch04_frequency import (FPConfig, FourierFeatureNet, MscaleDNN, check_fp_order, median_step, midway_step,
                                  parity_data, run_fprinciple, run_parity, sum_of_sines)
 import torch
 

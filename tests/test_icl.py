@@ -1,10 +1,11 @@
-"""Unit tests of companion.icl (ΔW theorem, implicit GD, transformer adapter) and companion.icl_tasks."""
+"""Unit tests of companion.core.icl (ΔW theorem, implicit GD, transformer adapter) and companion.experiments.ch14_icl."""
 
 import pytest
 import torch
 
-from companion import icl, icl_tasks
-from companion.transformer import Transformer, TransformerConfig
+from companion.core import icl
+from companion.experiments import ch14_icl as icl_tasks
+from companion.core.transformer import Transformer, TransformerConfig
 
 F64 = torch.float64
 

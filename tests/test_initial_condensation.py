@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from companion import condensation as cond
-from companion import initial_condensation as ic
+from companion.core import neurons as cond
+from companion.experiments import ch08_condensation as ic
 
 
 def test_lines_needed_counts_lines_whatever_the_signs():

@@ -1,11 +1,11 @@
-"""Tests of companion.landscape: HVPs, eigenvalues and inertia against dense references."""
+"""Tests of companion.core.landscape: HVPs, eigenvalues and inertia against dense references."""
 
 import numpy as np
 import pytest
 import torch
 
-from companion import landscape as L
-from companion.nets import MLP
+from companion.core import landscape as L
+from companion.core.nets import MLP
 
 
 def quadratic(h: np.ndarray):

@@ -1,11 +1,12 @@
-"""Unit tests of companion.lm_analysis on hand-built attention maps, weights and a tiny model."""
+"""Unit tests of companion.core.lm_analysis on hand-built attention maps, weights and a tiny model."""
 
 import numpy as np
 import pytest
 import torch
 
-from companion import anchors, lm_analysis
-from companion.transformer import Transformer, TransformerConfig
+from companion.experiments import ch12_anchors as anchors
+from companion.core import lm_analysis
+from companion.core.transformer import Transformer, TransformerConfig
 
 
 def shift_then_broadcast_maps(key_pos, T=9):

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from companion.nets import ASI, ACTIVATIONS, MLP, BatchedMLP, activation, ricker, srelu
+from companion.core.nets import ASI, ACTIVATIONS, MLP, BatchedMLP, activation, ricker, srelu
 
 
 def test_ricker_matches_formula_4_3():

@@ -1,4 +1,4 @@
-"""Unit tests of companion.pde (problems, PINN / Ritz / WAN losses) and companion.classical (Jacobi, DST)."""
+"""Unit tests of companion.core.pde (problems, PINN / Ritz / WAN losses) and companion.core.classical (Jacobi, DST)."""
 
 import math
 
@@ -7,7 +7,9 @@ import pytest
 import torch
 from torch import nn
 
-from companion import classical, pde, pde_experiments
+from companion.core import classical
+from companion.core import pde
+from companion.experiments import ch15_pinns as pde_experiments
 
 
 class FieldModel(nn.Module):

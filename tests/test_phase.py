@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from companion import phase
+from companion.experiments import ch07_phase as phase
 
 
 def test_scales_realise_kappa_and_kappa_prime():

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from companion import catalog, robustness
+from companion.tools import catalog
+from companion.tools import robustness
 from companion.__main__ import main
-from companion.config import ConfigError
+from companion.kit.config import ConfigError
 
 TINY = '''# %%
 import os
-from companion.claims import ClaimSpec, threshold, show
+from companion.kit.claims import ClaimSpec, threshold, show
 SMALL_SEED = ClaimSpec("ch97.small-seed", "图0.2", "the seed is small")
 SEED = int(os.environ["COMPANION_SEED"])
 # %%
@@ -76,9 +77,9 @@ def test_an_edited_chapter_is_stale_and_recomputed(tiny, tmp_path):
 
 def test_the_digest_follows_the_package_modules_a_chapter_imports():
     ch04 = catalog.find("ch04")
-    modules = robustness._imported_modules(ch04.source)
-    assert {"frequency", "config"} <= modules
-    assert "pde" not in modules
+    direct = robustness.imported_modules(ch04.source)
+    assert {"companion.experiments.ch04_frequency", "companion.kit.config"} <= direct
+    assert "companion.core.pde" not in direct
 
 
 def test_an_interrupted_run_is_never_cached(tiny, tmp_path):

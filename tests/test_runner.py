@@ -3,11 +3,11 @@
 import subprocess
 import sys
 
-from companion import runner
+from companion.tools import runner
 from companion.__main__ import main
 
 TINY = '''# %%
-from companion.claims import ClaimSpec, compare, show
+from companion.kit.claims import ClaimSpec, compare, show
 import matplotlib.pyplot as plt
 plt.plot([0, 1], [0, 1]); plt.show()
 ONE_TWO = ClaimSpec("ch99.one-two", "图0.1", "one is less than two")

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from companion import spectral as sp
+from companion.core import spectral as sp
 
 
 @pytest.mark.parametrize("k", [1, 3, 5, 17])

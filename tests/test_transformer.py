@@ -1,4 +1,4 @@
-"""Unit tests of companion.transformer: shapes, causality, γ-initialisation, masking, ensembles, AdamW."""
+"""Unit tests of companion.core.transformer: shapes, causality, γ-initialisation, masking, ensembles, AdamW."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from companion.transformer import (MemberAdamW, Transformer, TransformerConfig, fit_last_token,
+from companion.core.transformer import (MemberAdamW, Transformer, TransformerConfig, fit_last_token,
                                    last_token_accuracy, lr_factor)
 
 CFG = TransformerConfig(vocab_size=30, max_len=7, d_model=16, n_layers=2, n_heads=2, d_ff=32)

@@ -1,0 +1,433 @@
+"""Neural networks that solve differential equations (神经网络求解微分方程, book chapter 15).
+
+A problem is a small declarative object, :class:`Problem`: the operator 𝒩, the source f, a box
+domain Ω, and its boundary and initial data (15.3).  The losses that make a network u_θ solve it
+are built with autograd:
+
+* :func:`pinn_loss` — least squares / PINN (最小二乘法, 物理驱动的神经网络), eqs. (15.4)–(15.8):
+  mean squared residual of the equation, the initial data, the boundary data and optional
+  observations;
+* :func:`ritz_loss` — Deep Ritz (变分方法), eqs. (15.11)–(15.12) and their grid form (15.19):
+  E(u) = ∫ ½|∇u|² − f u plus a boundary penalty; only first derivatives are needed;
+* :func:`wan_loss` — the weak adversarial network (弱对抗网络, WAN), eqs. (15.13)–(15.16).
+  **The book's loss (15.15) is unbounded** in the test function: replacing φ by cφ multiplies it by
+  c², so max_η in (15.16) is +∞.  As in the original WAN paper (Zang et al. 2020) we use test
+  functions that vanish on ∂Ω (φ = cutoff(x)·φ_η(x), needed for (15.14) to hold) and divide by
+  ‖φ‖²_{L²}; the result is scale invariant and bounded by ‖−Δu − f‖²_{L²} (Cauchy–Schwarz).
+
+:func:`fit` and :func:`fit_wan` train a solver.  The chapter's problems and experiments live in
+:mod:`companion.experiments.ch15_pinns`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+from tqdm.auto import tqdm
+
+from companion.core.train import History
+from companion.kit.progress import progress_enabled
+
+Field = Callable[[Tensor], Tensor]   # (N, d) -> (N,)
+_PROBE_POINTS = 64
+
+
+# ----------------------------------------------------------------------------------------------
+# Derivatives by autograd
+# ----------------------------------------------------------------------------------------------
+def gradient(u: Tensor, x: Tensor) -> Tensor:
+    """∇u at every point: u (N,) computed from x (N, d) that requires grad → (N, d), differentiable."""
+    (grad,) = torch.autograd.grad(u.sum(), x, create_graph=True)
+    return grad
+
+
+def partial(u: Tensor, x: Tensor, axis: int, order: int = 1) -> Tensor:
+    """∂^order u / ∂x_axis^order, shape (N,)."""
+    for _ in range(order):
+        u = gradient(u, x)[:, axis]
+    return u
+
+
+def neg_laplacian(u: Tensor, x: Tensor) -> Tensor:
+    """−Δu = −Σ_k ∂²u/∂x_k², shape (N,)."""
+    grad = gradient(u, x)
+    return -sum(gradient(grad[:, k], x)[:, k] for k in range(x.shape[1]))
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A differential operator 𝒩 of (15.3), applied as ``apply(u, x)`` with u (N,) computed from x (N, d).
+
+    ``energy_form`` marks −Δ: it has the Ritz energy (15.11) and the weak form (15.14).
+    """
+
+    name: str
+    apply: Callable[[Tensor, Tensor], Tensor]
+    energy_form: bool = False
+
+
+NEG_LAPLACIAN = Operator("−Δu", neg_laplacian, energy_form=True)
+
+
+def newton_operator(m: float) -> Operator:
+    """m d²s/dt², Newton's second law (15.1) for a mass m in one dimension (time is x[:, 0])."""
+    if not m > 0:
+        raise ValueError(f"the mass m must be positive, got {m}")
+    return Operator(f"{m:g}·s″", lambda u, x: m * partial(u, x, 0, order=2))
+
+
+# ----------------------------------------------------------------------------------------------
+# The problem
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Problem:
+    """𝒩(u) = f in Ω (15.3), Ω the box Π_k [lo_k, hi_k], with boundary and initial data.
+
+    Args:
+        operator: 𝒩, e.g. :data:`NEG_LAPLACIAN`.
+        source: f, a field (N, d) → (N,).
+        domain: ((lo_1, hi_1), …, (lo_d, hi_d)).
+        boundary: g of the Dirichlet condition u = g on the boundary faces (15.7, 15.10); required
+            on every face except those of the time axis.
+        initial: (u_0, ∂_t u_0, …) at t = lo of the time axis (15.6); required when ``time_axis`` is set.
+        time_axis: the coordinate that is time, or ``None`` for a steady problem.
+        exact: the exact solution when known (for errors only).
+
+    Bad definitions raise a ValueError at construction: an empty or inverted domain, a missing
+    boundary or initial condition, a field that does not accept (N, d) inputs or does not return N
+    finite values.
+    """
+
+    operator: Operator
+    source: Field
+    domain: tuple[tuple[float, float], ...]
+    boundary: Field | None = None
+    initial: tuple[Field, ...] = ()
+    time_axis: int | None = None
+    exact: Field | None = None
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        domain = tuple((float(lo), float(hi)) for lo, hi in self.domain)
+        if not domain or any(not (math.isfinite(lo) and math.isfinite(hi) and lo < hi) for lo, hi in domain):
+            raise ValueError(f"domain must be a non-empty list of finite intervals (lo, hi) with lo < hi; "
+                             f"got {self.domain}")
+        object.__setattr__(self, "domain", domain)
+        object.__setattr__(self, "initial", tuple(self.initial))
+        if self.time_axis is not None and not 0 <= self.time_axis < self.dim:
+            raise ValueError(f"time_axis must be None or in [0, {self.dim - 1}], got {self.time_axis}")
+        if self.time_axis is None and self.initial:
+            raise ValueError("initial data given but no time_axis: say which coordinate is time")
+        if self.time_axis is not None and not self.initial:
+            raise ValueError("a time-dependent problem needs initial data: initial=(u0, …)")
+        if self.spatial_axes and self.boundary is None:
+            raise ValueError(f"missing boundary data: the faces of axes {self.spatial_axes} need boundary=g")
+        probe = self.random_points(_PROBE_POINTS, torch.Generator().manual_seed(0))
+        named = [("source", self.source), ("boundary", self.boundary), ("exact", self.exact),
+                 *((f"initial[{k}]", f) for k, f in enumerate(self.initial))]
+        for name, fn in named:
+            if fn is not None:
+                self._check_field(name, fn, probe)
+
+    def _check_field(self, name: str, fn: Field, x: Tensor) -> None:
+        try:
+            with torch.no_grad():
+                values = fn(x)
+        except (IndexError, RuntimeError, TypeError) as exc:
+            raise ValueError(f"{name} cannot be evaluated on points of shape (N, {self.dim}) of this "
+                             f"{self.dim}-D domain: {exc}") from None
+        values = torch.as_tensor(values)
+        if values.shape not in ((x.shape[0],), (x.shape[0], 1)):
+            raise ValueError(f"{name} must map (N, {self.dim}) points to N values; it returned shape "
+                             f"{tuple(values.shape)} for N = {x.shape[0]}")
+        if not torch.isfinite(values).all():
+            raise ValueError(f"{name} returned non-finite values inside the domain")
+
+    @property
+    def dim(self) -> int:
+        return len(self.domain)
+
+    @property
+    def spatial_axes(self) -> list[int]:
+        return [k for k in range(self.dim) if k != self.time_axis]
+
+    @property
+    def volume(self) -> float:
+        return float(np.prod([hi - lo for lo, hi in self.domain]))
+
+    def random_points(self, n: int, generator: torch.Generator | None = None) -> Tensor:
+        """n points uniform in Ω, shape (n, d)."""
+        lo = torch.tensor([a for a, _ in self.domain])
+        hi = torch.tensor([b for _, b in self.domain])
+        return lo + (hi - lo) * torch.rand(n, self.dim, generator=generator)
+
+    def evaluate(self, fn: Field | None, x: Tensor) -> Tensor:
+        """A field of the problem at x, shape (N,)."""
+        if fn is None:
+            raise ValueError(f"this problem ({self.name or 'unnamed'}) does not define that field")
+        return torch.as_tensor(fn(x)).reshape(-1)
+
+
+def manufactured_poisson(exact: Field, domain: Sequence[tuple[float, float]], name: str = "") -> Problem:
+    """−Δu = f with f := −Δ(exact) computed by autograd and u = exact on ∂Ω (a manufactured solution)."""
+    def source(x: Tensor) -> Tensor:
+        with torch.enable_grad():
+            x = x.detach().requires_grad_(True)
+            return neg_laplacian(exact(x).reshape(-1), x).detach()
+    return Problem(NEG_LAPLACIAN, source, tuple(domain), boundary=exact, exact=exact, name=name)
+
+
+# ----------------------------------------------------------------------------------------------
+# Collocation points
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class Points:
+    """Where the losses are evaluated.
+
+    interior (N, d) with quadrature weights (N,) summing to |Ω| (Monte Carlo: |Ω|/N; grid: h^d);
+    boundary (N_b, d) on the faces of the spatial axes; initial (N_0, d) on t = t_0;
+    optional observations ``data`` = (x_m (M, d), û_m (M,)) for L_data (15.8).
+    """
+
+    interior: Tensor
+    weights: Tensor
+    boundary: Tensor
+    initial: Tensor
+    data: tuple[Tensor, Tensor] | None = None
+
+
+def _faces(problem: Problem, n: int, generator: torch.Generator | None) -> Tensor:
+    """n points uniform on the faces x_k = lo_k or hi_k of the spatial axes, chosen ∝ face area."""
+    axes = problem.spatial_axes
+    if not axes:
+        return torch.empty(0, problem.dim)
+    lengths = np.array([hi - lo for lo, hi in problem.domain])
+    areas = np.array([lengths.prod() / lengths[k] for k in axes for _ in (0, 1)])
+    face = torch.multinomial(torch.tensor(areas / areas.sum()), n, replacement=True, generator=generator)
+    x = problem.random_points(n, generator)
+    for f in range(len(areas)):
+        k, side = axes[f // 2], f % 2
+        x[face == f, k] = problem.domain[k][side]
+    return x
+
+
+def sample_points(problem: Problem, n_interior: int, n_boundary: int = 0, n_initial: int = 0, *,
+                  generator: torch.Generator | None = None) -> Points:
+    """Monte Carlo collocation points: uniform in Ω, on the boundary faces and on t = t_0."""
+    if n_interior < 1 or n_boundary < 0 or n_initial < 0:
+        raise ValueError(f"need n_interior ≥ 1 and n_boundary, n_initial ≥ 0; got {n_interior}, {n_boundary}, "
+                         f"{n_initial}")
+    if problem.spatial_axes and n_boundary < 1:
+        raise ValueError("this problem has boundary faces: n_boundary must be ≥ 1")
+    if problem.time_axis is not None and n_initial < 1:
+        raise ValueError("this problem has initial data: n_initial must be ≥ 1")
+    interior = problem.random_points(n_interior, generator)
+    initial = problem.random_points(n_initial, generator)
+    if problem.time_axis is not None:
+        initial[:, problem.time_axis] = problem.domain[problem.time_axis][0]
+    return Points(interior, torch.full((n_interior,), problem.volume / n_interior),
+                  _faces(problem, n_boundary, generator), initial)
+
+
+def grid_points(problem: Problem, n: int) -> Points:
+    """The uniform grid x_i = lo + i·h, i = 0 … n per axis (steady problems): interior nodes with
+    weight h^d, as in (15.19), and every node on ∂Ω as boundary points."""
+    if problem.time_axis is not None:
+        raise ValueError("grid_points is for steady problems (time_axis=None)")
+    if n < 2:
+        raise ValueError(f"need n ≥ 2 grid intervals, got {n}")
+    axes = [torch.linspace(lo, hi, n + 1) for lo, hi in problem.domain]
+    nodes = torch.stack(torch.meshgrid(*axes, indexing="ij"), -1).reshape(-1, problem.dim)   # ((n+1)^d, d)
+    on_edge = torch.zeros(len(nodes), dtype=torch.bool)
+    for k, (lo, hi) in enumerate(problem.domain):
+        on_edge |= (nodes[:, k] == lo) | (nodes[:, k] == hi)
+    h = np.prod([(hi - lo) / n for lo, hi in problem.domain])
+    interior = nodes[~on_edge]
+    return Points(interior, torch.full((len(interior),), float(h)), nodes[on_edge], torch.empty(0, problem.dim))
+
+
+# ----------------------------------------------------------------------------------------------
+# Losses
+# ----------------------------------------------------------------------------------------------
+def values(model: nn.Module, x: Tensor) -> Tensor:
+    """The network's solution u_θ at points x (N, d), as a vector (N,)."""
+    return model(x).reshape(-1)          # (N, 1) -> (N,)
+
+
+def pinn_loss(model: nn.Module, problem: Problem, points: Points) -> dict[str, Tensor]:
+    """Least-squares (PINN) loss (15.4) = L_PDE (15.5) + L_IC (15.6) + L_BC (15.7) + L_data (15.8).
+
+    Each term is a mean squared residual; L_IC averages over the given initial derivatives.
+    Returns the terms and their sum under ``"total"``.
+    """
+    x = points.interior.detach().requires_grad_(True)
+    residual = problem.operator.apply(values(model, x), x) - problem.evaluate(problem.source, points.interior)
+    terms = {"pde": (residual ** 2).mean()}
+    if problem.time_axis is not None:
+        x0 = points.initial.detach().requires_grad_(True)
+        u0 = values(model, x0)
+        terms["ic"] = sum(((partial(u0, x0, problem.time_axis, k) if k else u0)
+                           - problem.evaluate(f, points.initial)).pow(2).mean()
+                          for k, f in enumerate(problem.initial)) / len(problem.initial)
+    if len(points.boundary):
+        terms["bc"] = boundary_penalty(model, problem, points)
+    if points.data is not None:
+        xd, ud = points.data
+        terms["data"] = (values(model, xd) - ud.reshape(-1)).pow(2).mean()
+    terms["total"] = sum(terms.values())
+    return terms
+
+
+def _require_energy_form(problem: Problem, method: str) -> None:
+    if not problem.operator.energy_form or problem.time_axis is not None:
+        raise ValueError(f"{method} needs a steady problem −Δu = f; got operator {problem.operator.name!r}"
+                         f"{' with a time axis' if problem.time_axis is not None else ''}")
+
+
+def ritz_loss(model: nn.Module, problem: Problem, points: Points, beta: float = 1.0) -> dict[str, Tensor]:
+    """Deep Ritz loss (15.12): E(u_θ) + β·(1/N_BC) Σ |u_θ(x_k) − g(x_k)|², E of (15.11) by quadrature.
+
+    E(u) ≈ Σ_i w_i (½|∇u(x_i)|² − f(x_i) u(x_i)); with grid weights w_i = h this is (15.19), whose
+    penalty β_book (u(x_0)² + u(x_n)²) is a sum over the two end points, i.e. β = 2 β_book here.
+    """
+    _require_energy_form(problem, "the Ritz energy")
+    if not beta >= 0:
+        raise ValueError(f"beta must be ≥ 0, got {beta}")
+    x = points.interior.detach().requires_grad_(True)
+    u = values(model, x)
+    density = 0.5 * gradient(u, x).pow(2).sum(1) - problem.evaluate(problem.source, points.interior) * u
+    terms = {"energy": (points.weights * density).sum(), "bc": boundary_penalty(model, problem, points)}
+    terms["total"] = terms["energy"] + beta * terms["bc"]
+    return terms
+
+
+def cutoff(problem: Problem, x: Tensor) -> Tensor:
+    """Π_k (x_k − lo_k)(hi_k − x_k) / ((hi_k − lo_k)/2)²: zero on ∂Ω, one at the centre; shape (N,)."""
+    out = torch.ones(x.shape[0], dtype=x.dtype)
+    for k, (lo, hi) in enumerate(problem.domain):
+        out = out * (x[:, k] - lo) * (hi - x[:, k]) / ((hi - lo) / 2) ** 2
+    return out
+
+
+def wan_loss(u_model: nn.Module, phi_model: nn.Module, problem: Problem, points: Points, *,
+             normalise: bool = True) -> Tensor:
+    """Weak-form residual of (15.14) tested against φ = cutoff·φ_η (WAN, (15.15)).
+
+    r(φ) = ∫ ∇u_θ·∇φ − ∫ f φ (quadrature with the points' weights).  Returns r(φ)² / ‖φ‖²_{L²}
+    when ``normalise`` (bounded, invariant under φ → cφ), else the book's r(φ)² (unbounded in η).
+    The boundary condition of u_θ is not in this term; add a penalty as in :func:`ritz_loss`.
+    """
+    _require_energy_form(problem, "the weak form")
+    x = points.interior.detach().requires_grad_(True)
+    u = values(u_model, x)
+    phi = cutoff(problem, x) * values(phi_model, x)
+    f = problem.evaluate(problem.source, points.interior)
+    w = points.weights
+    r = (w * ((gradient(u, x) * gradient(phi, x)).sum(1) - f * phi)).sum()
+    return r ** 2 / (w * phi ** 2).sum() if normalise else r ** 2
+
+
+def boundary_penalty(model: nn.Module, problem: Problem, points: Points) -> Tensor:
+    """(1/N_BC) Σ |u(x_k) − g(x_k)|², the boundary term L_BC (15.7)."""
+    return (values(model, points.boundary) - problem.evaluate(problem.boundary, points.boundary)).pow(2).mean()
+
+
+# ----------------------------------------------------------------------------------------------
+# Training
+# ----------------------------------------------------------------------------------------------
+OPTIMIZERS = ("adam", "lbfgs")
+
+
+def fit(model: nn.Module, loss_fn: Callable[[], dict[str, Tensor]], *, steps: int, lr: float,
+        optimizer: str = "adam", record_every: int = 100, final_lr: float | None = None,
+        probe: Callable[[nn.Module, int], dict[str, float | np.ndarray]] | None = None) -> History:
+    """Minimise ``loss_fn()["total"]`` over ``model``'s parameters; record every ``record_every`` steps.
+
+    The recorded history has the total loss as ``train_loss`` and every term and probe value in
+    ``probes`` (one row per record, taken before the step of that index).  With ``"lbfgs"`` one step is
+    up to 20 L-BFGS iterations with a strong-Wolfe line search.  ``final_lr`` decays the learning rate
+    geometrically from ``lr`` to ``final_lr`` over the run (default: constant).
+    """
+    if steps < 0 or record_every < 1 or not lr > 0:
+        raise ValueError(f"need steps ≥ 0, record_every ≥ 1, lr > 0; got {steps}, {record_every}, {lr}")
+    if optimizer == "adam":
+        opt: torch.optim.Optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    elif optimizer == "lbfgs":
+        opt = torch.optim.LBFGS(model.parameters(), lr=lr, max_iter=20, history_size=50,
+                                line_search_fn="strong_wolfe")
+    else:
+        raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
+    if final_lr is not None and not 0 < final_lr <= lr:
+        raise ValueError(f"final_lr must lie in (0, lr = {lr}], got {final_lr}")
+    decay = 1.0 if final_lr is None or steps == 0 else (final_lr / lr) ** (1.0 / steps)
+    schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: decay ** step)
+    rows: dict[str, list] = {}
+    recorded, totals = [], []
+    bar = tqdm(total=steps, desc="solver", disable=not progress_enabled(), mininterval=0.5, leave=False)
+
+    def closure() -> Tensor:
+        opt.zero_grad(set_to_none=True)
+        total = loss_fn()["total"]
+        total.backward()
+        return total
+
+    for step in range(steps + 1):
+        if step % record_every == 0 or step == steps:
+            terms = loss_fn()
+            recorded.append(step)
+            totals.append(float(terms["total"].detach()))
+            values = {k: float(v.detach()) for k, v in terms.items() if k != "total"}
+            if probe is not None:
+                values.update(probe(model, step))
+            for key, value in values.items():
+                rows.setdefault(key, []).append(np.asarray(value))
+        if step == steps:
+            break
+        opt.step(closure)
+        schedule.step()
+        bar.update(1)
+    bar.close()
+    return History(np.asarray(recorded), np.asarray(totals), probes={k: np.stack(v) for k, v in rows.items()})
+
+
+def fit_wan(u_model: nn.Module, phi_model: nn.Module, problem: Problem, points: Points, *, steps: int,
+            lr_u: float = 1e-3, lr_phi: float = 1e-3, beta: float = 100.0, normalise: bool = True,
+            record_every: int = 50) -> History:
+    """min_θ max_η (15.16) by alternating Adam steps: η ascends the weak loss, θ descends weak + β·L_BC.
+
+    Records the weak loss, the boundary term and ‖φ‖_{L²} (which the book's unnormalised loss
+    drives to infinity).
+    """
+    if steps < 1 or record_every < 1:
+        raise ValueError(f"need steps ≥ 1 and record_every ≥ 1, got {steps}, {record_every}")
+    opt_u = torch.optim.Adam(u_model.parameters(), lr=lr_u)
+    opt_phi = torch.optim.Adam(phi_model.parameters(), lr=lr_phi, maximize=True)
+    rows: dict[str, list] = {"weak": [], "bc": [], "phi_norm": []}
+    recorded = []
+    for step in range(steps + 1):
+        weak = wan_loss(u_model, phi_model, problem, points, normalise=normalise)
+        if step % record_every == 0 or step == steps:
+            with torch.no_grad():
+                phi = cutoff(problem, points.interior) * values(phi_model, points.interior)
+                norm = float((points.weights * phi ** 2).sum().sqrt())
+            recorded.append(step)
+            rows["weak"].append(float(weak.detach()))
+            rows["bc"].append(float(boundary_penalty(u_model, problem, points).detach()))
+            rows["phi_norm"].append(norm)
+        if step == steps:
+            break
+        opt_phi.zero_grad(set_to_none=True)
+        weak.backward()
+        opt_phi.step()
+        opt_u.zero_grad(set_to_none=True)
+        total = wan_loss(u_model, phi_model, problem, points, normalise=normalise) \
+            + beta * boundary_penalty(u_model, problem, points)
+        total.backward()
+        opt_u.step()
+    return History(np.asarray(recorded), np.asarray(rows["weak"]),
+                   probes={k: np.asarray(v) for k, v in rows.items()})

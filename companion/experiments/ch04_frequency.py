@@ -1,0 +1,566 @@
+"""Experiments of the frequency principle (频率原则), book chapters 4–6.
+
+Each ``run_*`` function is one of the book's experiments, returns a small result dataclass, and
+is cached on disk (:mod:`companion.kit.cache`), so the notebook, the explorer and the tests share one
+implementation:
+
+* :func:`run_fprinciple` — fit Σ A_j sin(k_j x) on [−π, π) and track Δ_F(k) (图4.2, 4.7, 6.2–6.4);
+  members of a :class:`~companion.core.nets.BatchedMLP` may differ in init std and activation width.
+* :func:`run_image` — a grey image as a function of pixel coordinates, trained on odd columns
+  (图4.4, 4.11).
+* :func:`run_early_stopping` — noisy samples of sin x (图4.12).
+* :func:`run_parity` — the parity function on {−1, 1}^d (图4.13(b), eq. 4.4).
+* :func:`run_multiscale` — plain net vs multiscale DNN (5.2) vs Fourier features (5.11), chapter 5.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from matplotlib.axes import Axes
+from torch import Tensor, nn
+
+from companion.kit.cache import cached
+from companion.kit.claims import ClaimSpec, Condition, Verdict, compare, threshold
+from companion.kit.plots import PALETTE
+from companion.core.nets import ACTIVATIONS, BatchedMLP, activation
+from companion.core.spectral import delta_f, dft, first_step_below, psnr, uniform_grid
+from companion.core.train import LOSSES, train
+
+
+def sum_of_sines(x: np.ndarray, ks: Sequence[float], amps: Sequence[float]) -> np.ndarray:
+    """f(x) = Σ_j A_j sin(k_j x)."""
+    return sum(a * np.sin(k * x) for k, a in zip(ks, amps))
+
+
+def sum_of_sines_derivative(x: np.ndarray, ks: Sequence[float], amps: Sequence[float]) -> np.ndarray:
+    """f′(x) = Σ_j A_j k_j cos(k_j x) — the target gradient in the loss (6.3)."""
+    return sum(a * k * np.cos(k * x) for k, a in zip(ks, amps))
+
+
+def _per_member(value: float | Sequence[float], members: int, name: str) -> list[float]:
+    values = [float(value)] * members if isinstance(value, (int, float)) else [float(v) for v in value]
+    if len(values) != members:
+        raise ValueError(f"{name} has {len(values)} values but there are {members} members")
+    return values
+
+
+def _tensor(a: np.ndarray) -> Tensor:
+    return torch.as_tensor(np.asarray(a), dtype=torch.float32)
+
+
+# ----------------------------------------------------------------------------------------------
+# 1-D fits of a sum of sines: 图4.2, 4.7, 6.2, 6.3, 6.4
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FPConfig:
+    """One batched fit of Σ A_j sin(k_j x) sampled at ``n_train`` points of [−π, π).
+
+    ``init_std`` and ``a`` (Ricker width / sin rate) take one value, or one per member;
+    ``init_std=None`` means m^{−1/2} with m the first hidden width (the authors' choice).
+    """
+
+    ks: tuple[int, ...] = (1, 3, 5)
+    amps: tuple[float, ...] = (1.0, 1.0, 1.0)
+    n_train: int = 128
+    n_test: int = 1000
+    hidden: tuple[int, ...] = (100, 100)
+    act: str = "tanh"
+    a: float | tuple[float, ...] = 1.0
+    init_std: float | tuple[float, ...] | None = None
+    asi: bool = False
+    loss: str = "mse"
+    optimizer: str = "adam"
+    lr: float = 1e-3
+    steps: int = 2000
+    record_every: int = 10
+    members: int = 1
+
+    def validate(self) -> None:
+        if len(self.ks) != len(self.amps) or not self.ks:
+            raise ValueError(f"ks {self.ks} and amps {self.amps} must be non-empty and of equal length")
+        if any(k < 1 for k in self.ks) or max(self.ks) >= self.n_train // 2:
+            raise ValueError(f"frequencies must lie in [1, n_train/2) = [1, {self.n_train // 2}); got {self.ks}")
+        if self.act not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {self.act!r}; choose one of {', '.join(ACTIVATIONS)}")
+        if self.loss not in LOSSES:
+            raise ValueError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
+        if self.members < 1 or self.steps < 1 or self.n_train < 4:
+            raise ValueError(f"members, steps must be ≥ 1 and n_train ≥ 4; got {self.members}, {self.steps}, "
+                             f"{self.n_train}")
+
+
+@dataclass
+class FPResult:
+    config: FPConfig
+    x_train: np.ndarray             # (n,)
+    f_train: np.ndarray             # (n,)
+    x_test: np.ndarray              # (n_test,)
+    f_test: np.ndarray              # (n_test,)
+    steps: np.ndarray               # (T,)
+    train_loss: np.ndarray          # (T, K)
+    out_train: np.ndarray           # (T, K, n)
+    out_test: np.ndarray            # (T, K, n_test)
+    deltas: np.ndarray = field(init=False)   # (T, K, len(ks)) — Δ_F(k) on the training grid
+    first: np.ndarray = field(init=False)    # (K, len(ks)) — first step with Δ_F(k) < 0.1
+
+    def __post_init__(self) -> None:
+        self.deltas = delta_f(self.out_train, self.f_train, self.config.ks)
+        self.first = first_step_below(self.deltas, self.steps, 0.1)
+
+    @property
+    def test_mse(self) -> np.ndarray:
+        """(K,) final mean squared error on the dense test grid."""
+        return ((self.out_test[-1] - self.f_test) ** 2).mean(-1)
+
+    def high_frequency_energy(self) -> np.ndarray:
+        """(K,) share of the final output's spectral energy above the training grid's Nyquist frequency."""
+        power = np.abs(dft(self.out_test[-1])) ** 2
+        nyquist = self.config.n_train // 2
+        return power[:, nyquist + 1:].sum(-1) / power[:, 1:].sum(-1)
+
+
+@cached
+def run_fprinciple(config: FPConfig, seed: int) -> FPResult:
+    """Train ``config.members`` networks at once on Σ A_j sin(k_j x) and record Δ_F(k) (图4.7)."""
+    config.validate()
+    torch.manual_seed(seed)
+    x = uniform_grid(config.n_train)
+    x_test = uniform_grid(config.n_test)
+    f, f_test = sum_of_sines(x, config.ks, config.amps), sum_of_sines(x_test, config.ks, config.amps)
+    width = config.hidden[0]
+    std = width ** -0.5 if config.init_std is None else config.init_std
+    stds = _per_member(std, config.members, "init_std")
+    a = torch.tensor(_per_member(config.a, config.members, "a"))
+    model = BatchedMLP([1, *config.hidden, 1], config.members, config.act, init_std=torch.tensor(stds), a=a,
+                       asi=config.asi, generator=torch.Generator().manual_seed(seed))
+    X, Y = _tensor(x)[:, None], _tensor(f)[:, None]
+    dy = _tensor(sum_of_sines_derivative(x, config.ks, config.amps))[:, None] if config.loss == "mse+grad" else None
+    grid = torch.cat([X, _tensor(x_test)[:, None]])
+    hist = train(model, X, Y, steps=config.steps, lr=config.lr, optimizer=config.optimizer, loss=config.loss,
+                 dy=dy, record_every=config.record_every, x_eval=grid, keep_outputs=True, desc="F-principle")
+    out = hist.outputs[..., 0]  # (T, K, n + n_test)
+    n = config.n_train
+    return FPResult(config, x, f, x_test, f_test, hist.steps, hist.train_loss, out[..., :n], out[..., n:])
+
+
+# ----------------------------------------------------------------------------------------------
+# An image as a function of pixel coordinates: 图4.4, 4.11
+# ----------------------------------------------------------------------------------------------
+def grey_image(shape: tuple[int, int] = (32, 48)) -> np.ndarray:
+    """scikit-image's bundled cat photograph (chelsea), grey, resized to ``shape``, values in [0, 1]."""
+    from skimage import color, data, transform
+
+    if min(shape) < 4:
+        raise ValueError(f"image shape must be at least 4×4, got {shape}")
+    return transform.resize(color.rgb2gray(data.chelsea()), shape, anti_aliasing=True)
+
+
+@dataclass
+class ImageResult:
+    image: np.ndarray        # (H, W)
+    init_stds: tuple[float, ...]
+    steps: np.ndarray        # (T,)
+    snapshots: np.ndarray    # (T, K, H, W) network output on every pixel
+    psnr_train: np.ndarray   # (T, K) on odd columns (training pixels)
+    psnr_test: np.ndarray    # (T, K) on even columns (never seen)
+
+    @property
+    def baseline_psnr(self) -> float:
+        """PSNR on the unseen columns of the best constant guess (the training columns' mean grey)."""
+        return psnr(np.full_like(self.image[:, 0::2], self.image[:, 1::2].mean()), self.image[:, 0::2])
+
+
+@cached
+def run_image(shape: tuple[int, int], init_stds: tuple[float, ...], hidden: tuple[int, ...], steps: int,
+              lr: float, record_every: int, seed: int) -> ImageResult:
+    """Fit the grey value at (row, column) from the odd columns only (图4.4), one member per init std."""
+    image = grey_image(shape)
+    h, w = shape
+    rows, cols = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+    coords = np.stack([rows, cols], -1).reshape(-1, 2) / max(h, w) * 2.0 - 1.0   # (H·W, 2) in [−1, 1]
+    values = image.reshape(-1, 1)
+    train_mask = (cols % 2 == 1).reshape(-1)                       # odd columns (1-based: even)
+    torch.manual_seed(seed)
+    model = BatchedMLP([2, *hidden, 1], len(init_stds), "tanh", init_std=torch.tensor(init_stds),
+                       generator=torch.Generator().manual_seed(seed))
+    hist = train(model, _tensor(coords[train_mask]), _tensor(values[train_mask]), steps=steps, lr=lr,
+                 record_every=record_every, x_eval=_tensor(coords), keep_outputs=True, desc="image")
+    snaps = hist.outputs[..., 0].reshape(len(hist.steps), len(init_stds), h, w)
+    train_cols, test_cols = snaps[..., 1::2], snaps[..., 0::2]
+    p_train = np.array([[psnr(s, image[:, 1::2]) for s in t] for t in train_cols])
+    p_test = np.array([[psnr(s, image[:, 0::2]) for s in t] for t in test_cols])
+    return ImageResult(image, tuple(init_stds), hist.steps, snaps, p_train, p_test)
+
+
+# ----------------------------------------------------------------------------------------------
+# Early stopping on noisy data: 图4.12
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class EarlyStopResult:
+    x_train: np.ndarray     # (n,)
+    y_train: np.ndarray     # (n,) noisy labels
+    x_test: np.ndarray      # (n_test,)
+    f_test: np.ndarray      # (n_test,) clean target sin x
+    steps: np.ndarray       # (T,)
+    train_loss: np.ndarray  # (T, K)
+    test_loss: np.ndarray   # (T, K) MSE against the clean target on a dense grid
+    out_test: np.ndarray    # (T, K, n_test)
+
+
+@cached
+def run_early_stopping(n: int, noise: float, hidden: tuple[int, ...], steps: int, lr: float, members: int,
+                       record_every: int, seed: int) -> EarlyStopResult:
+    """Fit sin x + noise·N(0, 1) sampled at n random points of [−10, 10] (图4.12)."""
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.uniform(-10, 10, n))
+    y = np.sin(x) + noise * rng.standard_normal(n)
+    x_test = np.linspace(-10, 10, 1000)
+    f_test = np.sin(x_test)
+    torch.manual_seed(seed)
+    model = BatchedMLP([1, *hidden, 1], members, "tanh", init_std=hidden[0] ** -0.5,
+                       generator=torch.Generator().manual_seed(seed))
+    hist = train(model, _tensor(x)[:, None], _tensor(y)[:, None], steps=steps, lr=lr,
+                 record_every=record_every, x_eval=_tensor(x_test)[:, None], y_eval=_tensor(f_test)[:, None],
+                 keep_outputs=True, desc="early stopping")
+    return EarlyStopResult(x, y, x_test, f_test, hist.steps, hist.train_loss, hist.eval_loss,
+                           hist.outputs[..., 0])
+
+
+# ----------------------------------------------------------------------------------------------
+# Parity: 图4.13(b), eq. (4.4)
+# ----------------------------------------------------------------------------------------------
+def parity_data(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """All 2^d points of {−1, 1}^d and the parity f(x) = Π_j x_j."""
+    if not 1 <= d <= 16:
+        raise ValueError(f"parity dimension d must lie in [1, 16], got {d}")
+    x = np.array(np.meshgrid(*[[-1.0, 1.0]] * d, indexing="ij")).reshape(d, -1).T
+    return x, x.prod(axis=1)
+
+
+@dataclass
+class ParityResult:
+    x: np.ndarray           # (2^d, d)
+    y: np.ndarray           # (2^d,)
+    train_idx: np.ndarray   # (n_train,)
+    output: np.ndarray      # (K, 2^d) final network output on every point
+    train_acc: np.ndarray   # (K,)
+    test_acc: np.ndarray    # (K,)
+
+
+@cached
+def run_parity(d: int, n_train: int, hidden: tuple[int, ...], init_std: float, steps: int, lr: float,
+               members: int, seed: int) -> ParityResult:
+    """Train on ``n_train`` of the 2^d parity points and test on the rest (图4.13(b))."""
+    x, y = parity_data(d)
+    if not 1 <= n_train < len(y):
+        raise ValueError(f"n_train must lie in [1, {len(y)}), got {n_train}")
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(len(y))
+    train_idx, test_idx = idx[:n_train], idx[n_train:]
+    torch.manual_seed(seed)
+    model = BatchedMLP([d, *hidden, 1], members, "tanh", init_std=init_std,
+                       generator=torch.Generator().manual_seed(seed))
+    train(model, _tensor(x[train_idx]), _tensor(y[train_idx])[:, None], steps=steps, lr=lr,
+          record_every=steps, desc="parity")
+    with torch.no_grad():
+        out = model(_tensor(x))[..., 0].numpy()  # (K, 2^d)
+    correct = np.sign(out) == y
+    return ParityResult(x, y, train_idx, out, correct[:, train_idx].mean(1), correct[:, test_idx].mean(1))
+
+
+# ----------------------------------------------------------------------------------------------
+# Chapter 5: multiscale DNN (5.2) and Fourier features (5.11)
+# ----------------------------------------------------------------------------------------------
+class MscaleDNN(nn.Module):
+    """Multiscale DNN (5.2): the first hidden layer is split into parts, part i sees the input × scale_i.
+
+    Stretching the input by a maps frequency ξ of the target to ξ/a for that part (5.1), so high
+    frequencies become low ones that the network learns fast.  Use a compactly supported
+    activation such as sReLU (or sin): ReLU is positively homogeneous, so scaling its input only
+    rescales its output and the trick does nothing.
+    """
+
+    def __init__(self, d_in: int, width: int, depth: int, scales: Sequence[float], act: str = "srelu",
+                 init_std: float | None = None) -> None:
+        super().__init__()
+        if width < len(scales):
+            raise ValueError(f"width {width} must be at least the number of scales {len(scales)}")
+        parts = np.array_split(np.arange(width), len(scales))
+        self.register_buffer("scale", torch.cat([torch.full((len(p),), float(s)) for s, p in zip(scales, parts)]))
+        self.act = activation(act)
+        self.first = nn.Linear(d_in, width)
+        self.hidden = nn.ModuleList(nn.Linear(width, width) for _ in range(depth - 1))
+        self.out = nn.Linear(width, 1)
+        if init_std is not None:
+            for p in self.parameters():
+                nn.init.normal_(p, std=init_std)
+
+    def forward(self, x: Tensor) -> Tensor:  # (N, d_in) -> (N, 1)
+        h = self.act(self.first(x) * self.scale)          # σ(K ⊙ (W x + b)): each neuron's own scale
+        for layer in self.hidden:
+            h = self.act(layer(h))
+        return self.out(h)
+
+
+class FourierFeatureNet(nn.Module):
+    """γ(v) = [cos(2π Bv), sin(2π Bv)] with B ~ N(0, σ²) fixed (5.11), followed by an MLP."""
+
+    def __init__(self, d_in: int, n_features: int, sigma: float, width: int, depth: int,
+                 generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        self.register_buffer("B", torch.randn(n_features, d_in, generator=generator) * sigma)
+        layers: list[nn.Module] = []
+        sizes = [2 * n_features] + [width] * depth
+        for i, o in zip(sizes[:-1], sizes[1:]):
+            layers += [nn.Linear(i, o), nn.Tanh()]
+        self.mlp = nn.Sequential(*layers, nn.Linear(width, 1))
+
+    def forward(self, x: Tensor) -> Tensor:
+        z = 2 * math.pi * x @ self.B.T                     # (N, n_features)
+        return self.mlp(torch.cat([torch.cos(z), torch.sin(z)], dim=-1))
+
+
+MULTISCALE_MODELS = ("plain", "mscale", "fourier")
+
+
+@dataclass
+class MultiscaleResult:
+    kind: str
+    ks: tuple[int, ...]
+    steps: np.ndarray      # (T,)
+    deltas: np.ndarray     # (T, len(ks)) Δ_F on the training grid
+    first: np.ndarray      # (len(ks),)
+    x_test: np.ndarray
+    f_test: np.ndarray
+    out_test: np.ndarray   # (n_test,) final
+    train_mse: float
+    test_mse: float
+
+
+def multiscale_target(x: np.ndarray, ks: Sequence[int] = (1, 10, 25),
+                      amps: Sequence[float] = (1.0, 0.5, 0.25)) -> np.ndarray:
+    """sin 2πx + ½ sin(2π·10x) + ¼ sin(2π·25x) on [0, 1): a low, a middle and a high frequency."""
+    return sum(a * np.sin(2 * math.pi * k * x) for k, a in zip(ks, amps))
+
+
+@cached
+def run_multiscale(kind: str, width: int, steps: int, lr: float, n_train: int, record_every: int, seed: int,
+                   scales: tuple[float, ...] = (1.0,), sigma: float = 10.0,
+                   ks: tuple[int, ...] = (1, 10, 25)) -> MultiscaleResult:
+    """Fit :func:`multiscale_target` with a plain sReLU net, a MscaleDNN with ``scales``, or Fourier
+    features of scale ``sigma``."""
+    if kind not in MULTISCALE_MODELS:
+        raise ValueError(f"unknown model kind {kind!r}; choose one of {', '.join(MULTISCALE_MODELS)}")
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    if kind == "plain":
+        model: nn.Module = MscaleDNN(1, width, 2, scales=[1.0], act="srelu")
+    elif kind == "mscale":
+        model = MscaleDNN(1, width, 2, scales=scales, act="srelu")
+    else:
+        model = FourierFeatureNet(1, 100, sigma, width, 2, generator=gen)
+    x = uniform_grid(n_train, 0.0, 1.0)
+    x_test = uniform_grid(4 * n_train + 7, 0.0, 1.0)          # off the training grid
+    f, f_test = multiscale_target(x, ks), multiscale_target(x_test, ks)
+    X = _tensor(x)[:, None]
+    hist = train(model, X, _tensor(f)[:, None], steps=steps, lr=lr, record_every=record_every, x_eval=X,
+                 keep_outputs=True, desc=kind)
+    deltas = delta_f(hist.outputs[..., 0], f, ks)                          # (T, len(ks))
+    with torch.no_grad():
+        out_test = model(_tensor(x_test)[:, None])[:, 0].numpy()
+    return MultiscaleResult(kind, tuple(ks), hist.steps, deltas, first_step_below(deltas, hist.steps),
+                            x_test, f_test, out_test, float(hist.train_loss[-1]),
+                            float(((out_test - f_test) ** 2).mean()))
+
+
+# ----------------------------------------------------------------------------------------------
+# Claims of chapters 4–6: each a sentence of the book as measured conditions (companion.kit.claims)
+# ----------------------------------------------------------------------------------------------
+def median_step(first: np.ndarray) -> np.ndarray:
+    """Median over members (axis 0) of first-convergence steps, a peak that never converged (NaN) counting as
+    later than every step: the median is NaN ("never") only when at least half of the members never converged.
+    """
+    first = np.atleast_2d(np.asarray(first, dtype=float))
+    ordered = np.sort(np.where(np.isnan(first), np.inf, first), axis=0)   # never → last
+    n = len(ordered)
+    median = ordered[(n - 1) // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return np.where(np.isinf(median), np.nan, median)
+
+
+def midway_step(result: FPResult, peak: int = 1) -> int:
+    """Half the earliest step at which ``peak`` converged in any member (half the run if it never did)."""
+    column = result.first[:, peak]
+    done = column[~np.isnan(column)]
+    return int(done.min()) // 2 if done.size else int(result.steps[-1]) // 2
+
+
+def nearest_index(steps: np.ndarray, step: float) -> int:
+    """Index of the recorded step closest to ``step``."""
+    return int(np.argmin(np.abs(np.asarray(steps) - step)))
+
+
+def _order_conditions(t: np.ndarray, label: str = "") -> list[Condition]:
+    """t1 < t3 < t5 for three first-convergence steps; a peak that never converged fails the order."""
+    t1, t3, t5 = (float(v) for v in t)
+    return [compare(f"t1{label}", t1, "<", f"t3{label}", t3), compare(f"t3{label}", t3, "<", f"t5{label}", t5)]
+
+
+def _spread_ratio(t: np.ndarray) -> float:
+    """max/min of first-convergence steps (NaN, "never", when any peak never converged)."""
+    t = np.asarray(t, dtype=float)
+    if np.isnan(t).any():
+        return float("nan")
+    return float(t.max() / max(t.min(), 1.0))
+
+
+FP_ORDER = ClaimSpec("ch04.fp-order", "图4.7",
+                     "equal-amplitude frequencies converge in the order k=1, then 3, then 5, with k=5 at least five "
+                     "times later than k=1 (median over members)")
+RICKER_ORDER = ClaimSpec("ch04.ricker-order", "图6.3", "with Ricker a=0.3 the frequencies converge in the order 1, 3, 5")
+RICKER_NO_ORDER = ClaimSpec("ch04.ricker-no-order", "图4.9",
+                            "with Ricker a=0.1 there is no frequency order (all peaks converge within a factor 2 of "
+                            "each other) and the test error is more than twice that of a=0.3")
+SMALL_INIT_ORDER = ClaimSpec("ch04.small-init-order", "图6.2", "small initialisation keeps the order 1, 3, 5")
+LARGE_INIT_NO_ORDER = ClaimSpec("ch04.large-init-no-order", "图6.2",
+                                "large initialisation breaks the order: all three peaks converge within a factor 2 "
+                                "of each other")
+LARGE_INIT_HIGH_FREQ = ClaimSpec("ch04.large-init-high-freq", "图6.2",
+                                 "large initialisation leaves over 10 times more of the output's energy above the "
+                                 "data's Nyquist frequency and a test error over 10 times larger")
+GRAD_LOSS = ClaimSpec("ch04.grad-loss-speedup", "图6.4",
+                      "with the derivative term the k=5 component converges in less than half the steps "
+                      "(median over members)")
+IMAGE_SMALL = ClaimSpec("ch04.image-small-init", "图4.4",
+                        "small initialisation learns the picture and generalises to the unseen columns (PSNR there "
+                        "at least 2 dB above the constant-grey baseline, and within 3 dB of the training columns)")
+IMAGE_LARGE = ClaimSpec("ch04.image-large-init", "图4.11",
+                        "large initialisation does not (PSNR on the unseen columns over 10 dB below the training "
+                        "columns)")
+EARLY_STOP = ClaimSpec("ch04.early-stopping", "图4.12",
+                       "the test loss is U-shaped: its minimum comes in the first half of training and the final test "
+                       "loss is at least 1.5 times the minimum (test loss averaged over members)")
+PARITY = ClaimSpec("ch04.parity-chance", "图4.13(b)",
+                   "the network fits every training point of parity (every training error below 1, so every sign "
+                   "right) but does no better than chance on unseen points (test accuracy at most 0.6)")
+MSCALE = ClaimSpec("ch04.mscale-k10", "§5.2",
+                   "the MscaleDNN fits the k=10 component (Δ_F < 0.1), which the plain network of the same width "
+                   "never does, and ends closer at k=25 too")
+FOURIER = ClaimSpec("ch04.fourier-overfit", "§5.3", "Fourier features with σ=100 overfit: test error over 100 times "
+                                                     "that of σ=10")
+
+
+def check_fp_order(fp: FPResult) -> Verdict:
+    """图4.7 on a fit of sin x + sin 3x + sin 5x: median first-convergence steps t1 < t3 < t5 and t5/t1 ≥ 5.
+
+    t1 is floored at the first recorded step after 0 (the resolution of the measurement).
+    """
+    t1, t3, t5 = median_step(fp.first)
+    ratio = t5 / max(t1, float(fp.steps[1])) if not (np.isnan(t1) or np.isnan(t5)) else float("nan")
+    return FP_ORDER.judge(*_order_conditions((t1, t3, t5)), threshold("t5/t1", ratio, ">=", 5.0),
+                          first_per_member=fp.first)
+
+
+def check_ricker_order(ricker: FPResult) -> Verdict:
+    """图6.3: member 0 (Ricker a = 0.3, ASI) converges in the order 1, 3, 5."""
+    return RICKER_ORDER.judge(*_order_conditions(ricker.first[0], "(a=0.3)"))
+
+
+def check_ricker_no_order(ricker: FPResult) -> Verdict:
+    """图4.9: member 1 (Ricker a = 0.1) has max/min of its first steps ≤ 2 and over twice member 0's test MSE."""
+    mse = ricker.test_mse
+    return RICKER_NO_ORDER.judge(threshold("max/min t(a=0.1)", _spread_ratio(ricker.first[1]), "<=", 2.0),
+                                 compare("test MSE(a=0.1)", mse[1], ">", "2×test MSE(a=0.3)", 2 * mse[0]),
+                                 t_a01=ricker.first[1])
+
+
+def check_small_init_order(init: FPResult) -> Verdict:
+    """图6.2: member 0 (small init std) converges in the order 1, 3, 5."""
+    return SMALL_INIT_ORDER.judge(*_order_conditions(init.first[0], "(small)"))
+
+
+def check_large_init_no_order(init: FPResult) -> Verdict:
+    """图6.2: member 1 (large init std) converges with max/min of its first steps ≤ 2 (never converged: fails)."""
+    return LARGE_INIT_NO_ORDER.judge(threshold("max/min t(large)", _spread_ratio(init.first[1]), "<=", 2.0),
+                                     t_large=init.first[1], t_small=init.first[0])
+
+
+def check_large_init_high_freq(init: FPResult) -> Verdict:
+    """图6.2: member 1 (large init) has > 10× member 0's energy above the training Nyquist and > 10× its test MSE."""
+    energy, mse = init.high_frequency_energy(), init.test_mse
+    return LARGE_INIT_HIGH_FREQ.judge(
+        compare("energy above Nyquist(large)", energy[1], ">", "10×(small)", 10 * energy[0]),
+        compare("test MSE(large)", mse[1], ">", "10×(small)", 10 * mse[0]))
+
+
+def check_grad_loss(grad: FPResult, plain: FPResult) -> Verdict:
+    """图6.4: median first step of k=5 (last frequency) with L_grad is below half of that with L_nongrad."""
+    t5_grad, t5_plain = median_step(grad.first)[-1], median_step(plain.first)[-1]
+    return GRAD_LOSS.judge(compare("t5(L_grad)", t5_grad, "<", "t5(L_nongrad)/2", t5_plain / 2))
+
+
+def check_image_small(img: ImageResult) -> Verdict:
+    """图4.4: member 0 (small init) is ≥ 2 dB above the constant-grey baseline on unseen columns and its
+    train/unseen PSNR gap is below 3 dB."""
+    gain = img.psnr_test[-1, 0] - img.baseline_psnr
+    gap = img.psnr_train[-1, 0] - img.psnr_test[-1, 0]
+    return IMAGE_SMALL.judge(threshold("PSNR unseen(small) − baseline dB", gain, ">", 2.0),
+                             threshold("PSNR gap(small) dB", gap, "<", 3.0),
+                             psnr_unseen_small=img.psnr_test[-1, 0], baseline=img.baseline_psnr)
+
+
+def check_image_large(img: ImageResult) -> Verdict:
+    """图4.11: member 1 (large init) has a train/unseen PSNR gap above 10 dB."""
+    gap = img.psnr_train[-1, 1] - img.psnr_test[-1, 1]
+    return IMAGE_LARGE.judge(threshold("PSNR gap(large) dB", gap, ">", 10.0), psnr_unseen_large=img.psnr_test[-1, 1])
+
+
+def check_early_stopping(es: EarlyStopResult) -> Verdict:
+    """图4.12: the member-averaged test-loss curve (the book's one curve) has its minimum in the first half of
+    training, and its final value exceeds 1.5 times that minimum.  Each member's own numbers are reported."""
+    curve = es.test_loss.mean(axis=1)                                   # (T,)
+    best = float(es.steps[curve.argmin()])
+    ratio = float(curve[-1] / curve.min())
+    return EARLY_STOP.judge(threshold("test-minimum step", best, "<", float(es.steps[-1]) / 2),
+                            threshold("final/min test loss", ratio, ">", 1.5),
+                            member_best_steps=es.steps[es.test_loss.argmin(axis=0)],
+                            member_final_over_min=es.test_loss[-1] / es.test_loss.min(axis=0))
+
+
+def check_parity(par: ParityResult) -> Verdict:
+    """图4.13(b): the largest training error |f(x) − y| over members is below 1 (so every training sign is right)
+    and the best member's test accuracy is at most 0.6."""
+    train_error = float(np.abs(par.output[:, par.train_idx] - par.y[par.train_idx]).max())
+    return PARITY.judge(threshold("max training |f−y|", train_error, "<", 1.0),
+                        threshold("max test accuracy", float(par.test_acc.max()), "<=", 0.6),
+                        train_acc=par.train_acc, test_acc=par.test_acc)
+
+
+def check_mscale(plain: MultiscaleResult, mscale: MultiscaleResult) -> Verdict:
+    """§5.2: the MscaleDNN's Δ_F(10) falls below 0.1 at some recorded step, the plain net's never does, and the
+    MscaleDNN's final Δ_F(25) is below the plain net's."""
+    return MSCALE.judge(threshold("min Δ_F(10) MscaleDNN", float(mscale.deltas[:, 1].min()), "<", 0.1),
+                        threshold("min Δ_F(10) plain", float(plain.deltas[:, 1].min()), ">=", 0.1),
+                        compare("final Δ_F(25) MscaleDNN", mscale.deltas[-1, 2], "<", "plain", plain.deltas[-1, 2]))
+
+
+def check_fourier(sigma10: MultiscaleResult, sigma100: MultiscaleResult) -> Verdict:
+    """§5.3: the off-grid test MSE of Fourier features with σ = 100 exceeds 100× that with σ = 10."""
+    return FOURIER.judge(compare("test MSE(σ=100)", sigma100.test_mse, ">", "100×test MSE(σ=10)",
+                                 100 * sigma10.test_mse))
+
+
+def plot_spectrum(ax: Axes, target: np.ndarray, output: np.ndarray | None = None, *, k_max: int = 12,
+                  title: str = "spectrum") -> None:
+    """|f̂_k| of the target and |ĥ_k| of the output for k = 0 … k_max (uniform-grid samples)."""
+    ks = np.arange(k_max + 1)
+    ax.plot(ks, np.abs(dft(target))[ks], "o--", color="0.35", ms=3, label="target |f̂_k|")
+    if output is not None:
+        ax.plot(ks, np.abs(dft(output))[ks], "s-", color=PALETTE[1], ms=3, label="network |ĥ_k|")
+    ax.set_xlabel("frequency k")
+    ax.set_title(title)
+    ax.legend()

@@ -1,0 +1,674 @@
+"""The optimistic estimate (乐观估计, book ch. 10): model rank, optimistic sample sizes, recovery experiments.
+
+* **Model rank** (10.6): R_{f_θ}(θ′) = dim span{∂_{θ_i} f(·; θ′)} — computed as the numerical rank of
+  the Jacobian J_{ki} = ∂_{θ_i} f(x_k; θ′) over many sampled inputs x_k (float64, singular values
+  above ``rtol``·s_max).  The optimistic sample size of a target is the minimum over its target set
+  (10.7): :func:`model_rank` at the best point of the set.
+* **Formulas**: matrix factorisation (10.14) 2rd − r², two-layer tanh nets (10.15) k(d+1), 1-D CNN
+  (10.17) k_C(d+1), and Table 10.1 (d×d images, s×s kernels) as :func:`table_10_1`.
+* **Models** of the chapter as pure functions ``f(θ, x)``: f_L and f_NL (10.9), matrix factorisation
+  (10.13), the fixed-bias pair of Example 2, two-layer tanh nets, a 1-D tanh CNN (10.16) with and
+  without weight sharing.
+* **Recovery experiments**, many cells at once in NumPy with hand-written gradients (torch.bmm on
+  thousands of 4×4 products is slower): :func:`complete_matrices` (图10.2, 图10.5b) and
+  :func:`fit_linear_models` (f_L vs f_NL, 图10.1, 图10.5a); the CNN / CNN without sharing / fully
+  connected sweep of 图10.3 in torch (vmap over cells): :func:`fit_nets_10_18`, :func:`samples_needed`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch.func import jacrev
+
+from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, is_never, threshold
+
+Model = Callable[[Tensor, Tensor], Tensor]
+
+
+# --- model rank -------------------------------------------------------------------------------
+
+def jacobian(f: Model, theta: Tensor, x: Tensor) -> np.ndarray:
+    """J_{ki} = ∂_{θ_i} f(x_k; θ), shape (N, M), float64."""
+    return jacrev(f)(theta.double(), x.double()).detach().numpy().reshape(x.shape[0], -1)
+
+
+def model_rank(f: Model, theta: Tensor, x: Tensor, rtol: float = 1e-8) -> int:
+    """Numerical rank of the tangent functions ∂_{θ_i} f(·; θ) sampled at the rows of x, eq. (10.6)."""
+    if not 0 < rtol < 1:
+        raise ValueError(f"rtol must lie in (0, 1), got {rtol}")
+    s = np.linalg.svd(jacobian(f, theta, x), compute_uv=False)
+    return int((s > rtol * s.max()).sum()) if s.max() > 0 else 0
+
+
+def f_linear(theta: Tensor, x: Tensor) -> Tensor:
+    """f_L(x; θ) = θ0 + θ1 x1 + θ2 x2, linear in θ (10.9)."""
+    return theta[0] + theta[1] * x[:, 0] + theta[2] * x[:, 1]
+
+
+def f_nonlinear(theta: Tensor, x: Tensor) -> Tensor:
+    """f_NL(x; θ) = θ0 + θ1 x1 + θ2 θ3 x2 (10.9): same function space as f_L, nonlinear in θ."""
+    return theta[0] + theta[1] * x[:, 0] + theta[2] * theta[3] * x[:, 1]
+
+
+def matrix_factorisation(d: int) -> Model:
+    """f_θ = AB with A, B ∈ R^{d×d} (10.13); the "inputs" are entry indices (N, 2) (row, column)."""
+    def f(theta: Tensor, idx: Tensor) -> Tensor:
+        a, b = theta[: d * d].reshape(d, d), theta[d * d:].reshape(d, d)
+        return (a @ b)[idx[:, 0].long(), idx[:, 1].long()]
+    return f
+
+
+def all_entries(d: int) -> Tensor:
+    """All d² index pairs (row, column) of a d×d matrix, shape (d², 2)."""
+    r, c = torch.meshgrid(torch.arange(d), torch.arange(d), indexing="ij")
+    return torch.stack([r.ravel(), c.ravel()], 1).double()
+
+
+def fixed_bias_pair(theta: Tensor, x: Tensor) -> Tensor:
+    """Example 2 (习题16): a1 tanh(w1·x + 1) + a2 tanh(w2·x + 1), θ = (a1, w1, a2, w2), w_i ∈ R²."""
+    return theta[0] * torch.tanh(x @ theta[1:3] + 1) + theta[3] * torch.tanh(x @ theta[4:6] + 1)
+
+
+def two_layer_tanh(m: int, d: int) -> Model:
+    """Σ_{i≤m} a_i tanh(w_iᵀx) (10.15), θ = (a (m), W (m×d)); M = m(d+1)."""
+    def f(theta: Tensor, x: Tensor) -> Tensor:
+        return torch.tanh(x @ theta[m:].reshape(m, d).T) @ theta[:m]
+    return f
+
+
+def cnn_1d(m: int, d: int, s: int, shared: bool = True) -> Model:
+    """Two-layer 1-D tanh CNN (10.16): Σ_i Σ_{j ≤ d+1−s} a_ij tanh(Σ_{α<s} x_{j+α} K_{i;α}).
+
+    (The book writes x_{j+s−α} K_{i;α}, the same family with the kernel stored in reverse.)
+
+    With ``shared=False`` every position j has its own kernel K_{ij} ("CNN without sharing").
+    θ = (a (m, P), K (m, s) or (m, P, s)) with P = d + 1 − s positions.
+    """
+    if not 1 <= s <= d:
+        raise ValueError(f"kernel size s must lie in [1, d={d}], got {s}")
+    p = d + 1 - s
+
+    def f(theta: Tensor, x: Tensor) -> Tensor:
+        a = theta[: m * p].reshape(m, p)
+        k = theta[m * p:].reshape(m, s) if shared else theta[m * p:].reshape(m, p, s)
+        patches = x.unfold(1, s, 1)  # (N, P, s)
+        z = torch.einsum("nps,ms->nmp", patches, k) if shared else torch.einsum("nps,mps->nmp", patches, k)
+        return (torch.tanh(z) * a).sum((1, 2))
+    return f
+
+
+def n_params_cnn_1d(m: int, d: int, s: int, shared: bool = True) -> int:
+    """Number of parameters of :func:`cnn_1d`."""
+    p = d + 1 - s
+    return m * p + (m * s if shared else m * p * s)
+
+
+# --- optimistic sample sizes (closed forms) ---------------------------------------------------
+
+def optimistic_matrix(r: int, d: int) -> int:
+    """(10.14): R(M*) = 2 r d − r² for a rank-r target of the d×d factorisation AB."""
+    if not 0 <= r <= d:
+        raise ValueError(f"rank r must lie in [0, d={d}], got {r}")
+    return 2 * r * d - r * r
+
+
+def optimistic_nn(k: int, d: int) -> int:
+    """(10.15): k(f*)(d + 1) for a target of intrinsic width k, independent of the net's width m."""
+    if k < 0 or d < 1:
+        raise ValueError(f"need k ≥ 0 and d ≥ 1, got k={k}, d={d}")
+    return k * (d + 1)
+
+
+def table_10_1(d: int, s: int, k: int, m_null: int = 0) -> dict[str, int]:
+    """Table 10.1: optimistic sizes for a d×d image, s×s kernels and a target in F_k^CNN \\ F_{k−1}^CNN.
+
+    CNN k(s² + (d+1−s)²); CNN without sharing k(s²+1)(d+1−s)² − (s²+1) m_null; fully connected
+    k(d²+1)(d+1−s)² − (d²+1) m_null, where m_null counts the target's zero output weights.
+    """
+    if not 1 <= s <= d or k < 1 or m_null < 0:
+        raise ValueError(f"need 1 ≤ s ≤ d, k ≥ 1, m_null ≥ 0; got d={d}, s={s}, k={k}, m_null={m_null}")
+    p2 = (d + 1 - s) ** 2
+    if m_null > k * p2:
+        raise ValueError(f"m_null={m_null} exceeds the k·(d+1−s)² = {k * p2} output weights")
+    return {"CNN": k * (s * s + p2),
+            "CNN without sharing": k * (s * s + 1) * p2 - (s * s + 1) * m_null,
+            "fully connected": k * (d * d + 1) * p2 - (d * d + 1) * m_null}
+
+
+# --- matrix completion (图10.2, 图10.5b) --------------------------------------------------------
+
+def low_rank_targets(n: int, d: int, r: int, rng: np.random.Generator) -> np.ndarray:
+    """n random rank-r d×d matrices UVᵀ (Gaussian factors) scaled to ‖M‖_F = d; shape (n, d, d)."""
+    if not 1 <= r <= d:
+        raise ValueError(f"rank r must lie in [1, d={d}], got {r}")
+    m = rng.normal(size=(n, d, r)) @ rng.normal(size=(n, r, d))
+    return m * d / np.linalg.norm(m, axis=(1, 2), keepdims=True)
+
+
+def random_masks(n_obs: np.ndarray, d: int, rng: np.random.Generator) -> np.ndarray:
+    """One random mask per cell with n_obs[c] observed entries out of d²; shape (C, d, d) of 0/1."""
+    n_obs = np.asarray(n_obs)
+    if np.any(n_obs < 1) or np.any(n_obs > d * d):
+        raise ValueError(f"numbers of observed entries must lie in [1, {d * d}], got {n_obs.min()}–{n_obs.max()}")
+    ranks = np.argsort(rng.random((len(n_obs), d * d)), axis=1)
+    return (ranks < n_obs[:, None]).astype(float).reshape(-1, d, d)
+
+
+def complete_matrices(targets: np.ndarray, masks: np.ndarray, *, init_std: float, lr: float, steps: int,
+                      rng: np.random.Generator) -> np.ndarray:
+    """Gradient descent on (1/n) Σ_observed ((AB)_ij − M*_ij)² for every cell at once, from A, B ~ N(0, std²).
+
+    targets, masks (C, d, d).  Returns the relative errors ‖AB − M*‖_F / ‖M*‖_F over all entries, (C,).
+    """
+    if targets.shape != masks.shape or targets.ndim != 3:
+        raise ValueError(f"targets and masks must share a shape (C, d, d); got {targets.shape}, {masks.shape}")
+    if not init_std > 0 or not lr > 0 or steps < 1:
+        raise ValueError(f"need init_std > 0, lr > 0, steps ≥ 1; got {init_std}, {lr}, {steps}")
+    c, d, _ = targets.shape
+    a = rng.normal(0, init_std, (c, d, d))
+    b = rng.normal(0, init_std, (c, d, d))
+    scale = 2 * lr / masks.sum((1, 2))[:, None, None]
+    for _ in range(steps):
+        r = masks * (a @ b - targets)  # (C, d, d)
+        a, b = a - scale * r @ b.transpose(0, 2, 1), b - scale * a.transpose(0, 2, 1) @ r
+    err = np.linalg.norm(a @ b - targets, axis=(1, 2)) / np.linalg.norm(targets, axis=(1, 2))
+    return np.nan_to_num(err, nan=np.inf)
+
+
+@dataclass
+class RecoveryGrid:
+    """Success fractions (rows × n) and median errors of a recovery sweep; rows label the targets."""
+
+    rows: list
+    ns: np.ndarray
+    success: np.ndarray
+    median_error: np.ndarray
+
+
+def completion_grid(ranks: list[int], ns: np.ndarray, trials: int, *, d: int = 4, init_std: float = 1e-3,
+                    lr: float = 0.1, steps: int = 6000, threshold: float = 1e-2, seed: int = 0) -> RecoveryGrid:
+    """图10.2: for every rank r and number n of observed entries, ``trials`` random (target, mask)
+    pairs completed by GD in one batched computation; success = relative error < ``threshold``."""
+    rng = np.random.default_rng(seed)
+    ns = np.asarray(ns)
+    cells_n = np.tile(np.repeat(ns, trials), len(ranks))
+    targets = np.concatenate([low_rank_targets(len(ns) * trials, d, r, rng) for r in ranks])
+    err = complete_matrices(targets, random_masks(cells_n, d, rng), init_std=init_std, lr=lr, steps=steps,
+                            rng=rng).reshape(len(ranks), len(ns), trials)
+    return RecoveryGrid(list(ranks), ns, (err < threshold).mean(-1), np.median(err, -1))
+
+
+# --- f_L versus f_NL (图10.1, 图10.5a) ----------------------------------------------------------
+
+TARGETS_10_1 = {"1": (1, 0, 0), "x1": (0, 1, 0), "1+x1": (1, 1, 0), "x2": (0, 0, 1), "1+x2": (1, 0, 1),
+                "x1+x2": (0, 1, 1), "1+x1+x2": (1, 1, 1)}
+
+
+def fit_linear_models(coefs: list[tuple[float, float, float]], ns: np.ndarray, trials: int, *, nonlinear: bool,
+                      init_std: float, lr: float | None = None, lr_factor: float = 0.5, steps: int = 20_000,
+                      seed: int = 0, n_test: int = 500) -> np.ndarray:
+    """Fit f* = c0 + c1 x1 + c2 x2 with f_L or f_NL (10.9) by full-batch GD on the mean squared error
+    from θ ~ N(0, std²), x ~ U[−1, 1]², for every target × n × trial at once.
+
+    Step size: ``lr`` for every cell, or (``lr=None``, the default) one per cell, ``lr_factor/λ_max`` with
+    λ_max the largest eigenvalue of the Hessian (2/n) FᵀF of f_L's loss on that cell's samples (F the n×3
+    features (1, x1, x2)).  GD converges like (1 − lr·λ_min)^t: a fixed small step leaves the nearly
+    collinear samples (small λ_min) unconverged after 20 000 steps — a quarter of the 3-sample sets at
+    lr = 0.05 — whereas the curvature step leaves well under a tenth.  For f_NL the same step is stable:
+    near a solution its Hessian is at most (1 + 2|c2|)·λ_max ≤ 3 λ_max < 2/lr.
+
+    Returns the test MSE, shape (len(coefs), len(ns), trials).
+    """
+    if not init_std > 0 or (lr is not None and not lr > 0) or not lr_factor > 0 or steps < 0 or trials < 1:
+        raise ValueError(f"need init_std > 0, lr > 0 (or None), lr_factor > 0, steps ≥ 0, trials ≥ 1; got "
+                         f"{init_std}, {lr}, {lr_factor}, {steps}, {trials}")
+    rng = np.random.default_rng(seed)
+    ns = np.asarray(ns)
+    nmax = int(ns.max())
+    shape = (len(coefs), len(ns), trials)
+    coef = np.broadcast_to(np.asarray(coefs, dtype=float)[:, None, None, :], (*shape, 3))
+    x = rng.uniform(-1, 1, (*shape, nmax, 2))
+    feats = np.concatenate([np.ones((*shape, nmax, 1)), x], -1)  # (…, n, 3)
+    mask = (np.arange(nmax) < ns[None, :, None, None]).astype(float)  # (1, N, 1, n)
+    y = (feats * coef[..., None, :]).sum(-1)
+    theta = rng.normal(0, init_std, (*shape, 4 if nonlinear else 3))
+    count = ns[None, :, None].astype(float)
+    if lr is None:
+        observed = feats * mask[..., None]
+        hessian = 2 * np.einsum("...ni,...nj->...ij", observed, observed) / count[..., None, None]
+        step = (lr_factor / np.linalg.eigvalsh(hessian)[..., -1])[..., None]  # (…, 1)
+    else:
+        step = lr
+    for _ in range(steps):
+        w = np.concatenate([theta[..., :2], (theta[..., 2] * theta[..., 3])[..., None]], -1) if nonlinear else theta
+        r = mask * ((feats * w[..., None, :]).sum(-1) - y)  # (…, n)
+        g = 2 * (r[..., None] * feats).sum(-2) / count[..., None]  # gradient w.r.t. (θ0, θ1, effective θ2)
+        if nonlinear:
+            g = np.concatenate([g[..., :2], (g[..., 2] * theta[..., 3])[..., None], (g[..., 2] * theta[..., 2])[..., None]], -1)
+        theta = theta - step * g
+    w = np.concatenate([theta[..., :2], (theta[..., 2] * theta[..., 3])[..., None]], -1) if nonlinear else theta
+    xt = rng.uniform(-1, 1, (n_test, 2))
+    ft = np.concatenate([np.ones((n_test, 1)), xt], 1)
+    return (((ft @ (w - coef)[..., None])[..., 0]) ** 2).mean(-1)
+
+
+# --- CNN vs CNN without sharing vs fully connected (图10.3) -----------------------------------
+
+ARCHITECTURES_10_3 = ("CNN", "CNN without sharing", "fully connected")
+
+
+def target_10_18(x: Tensor) -> Tensor:
+    """(10.18): f*(x) = Σ_{i=1}^{3} tanh(W*[1]_i · x), rows of W*[1] the kernel (0.6, 0.8, 1) shifted by one.
+
+    ⚠ The book says x ∈ R⁴, but W*[1] is 3×5: x has d = 5 coordinates, shape (..., 5) → (...).
+    """
+    if x.shape[-1] != 5:
+        raise ValueError(f"(10.18) needs inputs with d = 5 coordinates, got shape {tuple(x.shape)}")
+    w = torch.zeros(3, 5, dtype=x.dtype)
+    for i in range(3):
+        w[i, i:i + 3] = torch.tensor([0.6, 0.8, 1.0], dtype=x.dtype)
+    return torch.tanh(x @ w.T).sum(-1)
+
+
+def net_10_3(arch: str, width: int, d: int = 5, s: int = 3) -> tuple[Model, int]:
+    """One architecture of 图10.3 with ``width`` kernels (CNNs, kernel size s) or neurons (fully connected):
+    the model f(θ, x) and its number of parameters M."""
+    if width < 1:
+        raise ValueError(f"width must be ≥ 1, got {width}")
+    if arch == "fully connected":
+        return two_layer_tanh(width, d), width * (d + 1)
+    if arch in ARCHITECTURES_10_3:
+        shared = arch == "CNN"
+        return cnn_1d(width, d, s, shared=shared), n_params_cnn_1d(width, d, s, shared=shared)
+    raise ValueError(f"unknown architecture {arch!r}; choose one of {ARCHITECTURES_10_3}")
+
+
+def fit_nets_10_18(arch: str, ns: np.ndarray, trials: int, *, width: int, init_std: float = 1e-6,
+                   lr: float = 0.3, steps: int = 3000, seed: int = 0, n_test: int = 500) -> np.ndarray:
+    """图10.3: fit the target (10.18) from n samples x ~ N(0, I_5) by full-batch GD on the mean squared
+    error from θ ~ N(0, std²), every n × trial at once (the per-cell losses are summed, so the cells
+    train independently; float64).  Returns the test MSE, shape (len(ns), trials)."""
+    if not init_std > 0 or not lr > 0 or steps < 1 or trials < 1:
+        raise ValueError(f"need init_std > 0, lr > 0, steps ≥ 1, trials ≥ 1; got {init_std}, {lr}, {steps}, {trials}")
+    ns = np.asarray(ns)
+    if ns.ndim != 1 or len(ns) == 0 or ns.min() < 1:
+        raise ValueError(f"ns must be a non-empty 1-D array of sample sizes ≥ 1, got {ns}")
+    model, n_params = net_10_3(arch, width)
+    batched = torch.func.vmap(model)
+    gen = torch.Generator().manual_seed(seed)
+    f64 = dict(dtype=torch.float64)
+    counts = torch.tensor(np.repeat(ns, trials), **f64)  # (C,) cells = n × trial
+    mask = (torch.arange(int(ns.max()))[None] < counts[:, None]).double()  # (C, n_max)
+    x = torch.randn(len(counts), int(ns.max()), 5, generator=gen, **f64)  # (C, n_max, 5)
+    y = target_10_18(x)
+    theta = (init_std * torch.randn(len(counts), n_params, generator=gen, **f64)).requires_grad_()
+    for _ in range(steps):
+        loss = ((mask * (batched(theta, x) - y) ** 2).sum(1) / counts).sum()
+        (grad,) = torch.autograd.grad(loss, theta)
+        with torch.no_grad():
+            theta -= lr * grad
+    x_test = torch.randn(n_test, 5, generator=gen, **f64)
+    with torch.no_grad():
+        err = ((torch.func.vmap(model, in_dims=(0, None))(theta, x_test) - target_10_18(x_test)) ** 2).mean(1)
+    return np.nan_to_num(err.numpy(), nan=np.inf).reshape(len(ns), trials)
+
+
+def samples_needed(ns: np.ndarray, median_error: np.ndarray, threshold: float) -> float:
+    """Smallest n from which the median error stays below ``threshold`` for every larger n of the grid
+    (NaN, "never", if it is not below at the largest n).  ns (N,) increasing, median_error (N,)."""
+    ns, median_error = np.asarray(ns), np.asarray(median_error)
+    if ns.shape != median_error.shape or ns.ndim != 1 or np.any(np.diff(ns) <= 0):
+        raise ValueError(f"need increasing ns and errors of one shape (N,); got {ns.shape}, {median_error.shape}")
+    above = np.flatnonzero(median_error >= threshold)
+    if len(above) == 0:
+        return float(ns[0])
+    return float(ns[above[-1] + 1]) if above[-1] + 1 < len(ns) else float("nan")
+
+
+def optimistic_10_18(arch: str) -> int:
+    """Optimistic sample sizes of the target (10.18) (section 1 of the chapter checks them by model rank):
+    CNN k(s)=1·(d+1) = 6, CNN without sharing 3·(s+1) = 12, fully connected k(d+1) = 18 (10.15)."""
+    sizes = {"CNN": optimistic_nn(1, 5), "CNN without sharing": 3 * (3 + 1), "fully connected": optimistic_nn(3, 5)}
+    if arch not in sizes:
+        raise ValueError(f"unknown architecture {arch!r}; choose one of {tuple(sizes)}")
+    return sizes[arch]
+
+
+# --- the chapter's experiments and claims -----------------------------------------------------
+
+@dataclass
+class RankResult:
+    """Section 1: numerical model ranks (10.6) of the chapter's models at (or near) their targets' best points.
+
+    ``perturb`` > 0 moves every point off its target set by a Gaussian of that std (the negative control).
+    """
+
+    f_nl_best: int          # f_NL at θ2 = θ3 = 0 (10.9): 2
+    f_nl_generic: int       # f_NL at a random θ: 3
+    f_l: int                # f_L anywhere: 3
+    example2: dict          # Q1, Q2, Q3 of Example 2: 3, 4, 4
+    matrix: list            # AB at A = [U, 0], B = [V; 0], r = 1..4 (10.14): 7, 12, 15, 16
+    fnn: dict               # width m → rank of Σ a tanh(wᵀx) at (10.18)'s best point (10.15): 18
+    cnn: int                # 1-D CNN (10.17): 6
+    cnn_no_sharing: int     # the same without weight sharing: 12
+    fit_error: float        # max |f_θ − f*| of the nets placed at (10.18)'s best point
+    perturb: float = 0.0
+
+
+W_STAR_10_18 = ((0.6, 0.8, 1.0, 0.0, 0.0), (0.0, 0.6, 0.8, 1.0, 0.0), (0.0, 0.0, 0.6, 0.8, 1.0))
+
+
+def model_ranks(gen: torch.Generator, *, perturb: float = 0.0, n_inputs: int = 2000,
+                widths: Sequence[int] = (3, 10, 30)) -> RankResult:
+    """Every model rank of section 1 on ``n_inputs`` random inputs drawn from ``gen`` (float64).
+
+    The points are the best points of each target set (θ2 = θ3 = 0; Q1–Q3 of Example 2; A = [U, 0],
+    B = [V; 0]; the nets holding (10.18)'s three neurons with the extra neurons zero); ``perturb`` adds
+    N(0, perturb²) to each of them, which leaves the target set (the ranks become generic)."""
+    if perturb < 0:
+        raise ValueError(f"perturb must be ≥ 0, got {perturb}")
+    f64 = dict(dtype=torch.float64)
+
+    def moved(theta: Tensor) -> Tensor:
+        return theta + perturb * torch.randn(theta.shape, generator=gen, **f64) if perturb else theta
+
+    x2 = torch.randn(n_inputs, 2, generator=gen, **f64)
+    x5 = torch.randn(n_inputs, 5, generator=gen, **f64)
+    f_nl_best = model_rank(f_nonlinear, moved(torch.tensor([0.7, -1.2, 0.0, 0.0], **f64)), x2)
+    f_nl_generic = model_rank(f_nonlinear, torch.randn(4, generator=gen, **f64), x2)
+    f_l = model_rank(f_linear, torch.randn(3, generator=gen, **f64), x2)
+
+    a_bar, w_bar, w_free = 1.3, torch.tensor([0.7, -0.4], **f64), torch.tensor([0.3, 0.9], **f64)
+    q_points = {"Q1": torch.cat([torch.tensor([0.4], **f64), w_bar, torch.tensor([a_bar - 0.4], **f64), w_bar]),
+                "Q2": torch.cat([torch.tensor([a_bar], **f64), w_bar, torch.tensor([0.0], **f64), w_free]),
+                "Q3": torch.cat([torch.tensor([0.0], **f64), w_free, torch.tensor([a_bar], **f64), w_bar])}
+    example2 = {k: model_rank(fixed_bias_pair, moved(q), x2) for k, q in q_points.items()}
+
+    d4, entries = 4, all_entries(4)
+    matrix = []
+    for r in range(1, 5):
+        a_mat, b_mat = torch.zeros(d4, d4, **f64), torch.zeros(d4, d4, **f64)
+        a_mat[:, :r] = torch.randn(d4, r, generator=gen, **f64)
+        b_mat[:r] = torch.randn(r, d4, generator=gen, **f64)
+        matrix.append(model_rank(matrix_factorisation(d4), moved(torch.cat([a_mat.ravel(), b_mat.ravel()])), entries))
+
+    w_star = torch.tensor(W_STAR_10_18, **f64)
+    f_star = torch.tanh(x5 @ w_star.T).sum(1)
+    fnn, fit_err = {}, []
+    for m in widths:
+        a_out, w_in = torch.zeros(m, **f64), torch.zeros(m, 5, **f64)
+        a_out[:3], w_in[:3] = 1.0, w_star
+        model, theta = two_layer_tanh(m, 5), moved(torch.cat([a_out, w_in.ravel()]))
+        fit_err.append(float((model(theta, x5) - f_star).abs().max()))
+        fnn[int(m)] = model_rank(model, theta, x5)
+    kernel = torch.tensor(W_STAR_10_18[0][:3], **f64)  # x_j, x_{j+1}, x_{j+2} weights (the rows of W*[1])
+    cnn = {}
+    for shared in (True, False):
+        model = cnn_1d(1, 5, 3, shared=shared)
+        theta = moved(torch.cat([torch.ones(3, **f64), kernel if shared else kernel.repeat(3)]))
+        fit_err.append(float((model(theta, x5) - f_star).abs().max()))
+        cnn[shared] = model_rank(model, theta, x5)
+    return RankResult(f_nl_best, f_nl_generic, f_l, example2, matrix, fnn, cnn[True], cnn[False], max(fit_err),
+                      perturb)
+
+
+RANK_EXAMPLES = ClaimSpec("ch10.rank-examples", "(10.9)/例2",
+                          "the model rank is 2 or 3 for f_NL, 3 for f_L, and 3, 4, 4 on Q1, Q2, Q3 of Example 2")
+
+
+def check_rank_examples(res: RankResult) -> Verdict:
+    """Every rank equals the book's: a count of the ranks that differ, which must be 0."""
+    got = [res.f_nl_best, res.f_nl_generic, res.f_l, *res.example2.values()]
+    wrong = sum(int(g != e) for g, e in zip(got, (2, 3, 3, 3, 4, 4)))
+    return RANK_EXAMPLES.judge(count("ranks differing from the book's 6", wrong, "<", 1),
+                               f_nl=[res.f_nl_best, res.f_nl_generic], f_l=res.f_l,
+                               example2=list(res.example2.values()))
+
+
+RANK_FORMULAS = ClaimSpec("ch10.rank-formulas", "(10.14)/(10.15)/(10.17)",
+                          "numerical model ranks equal 2rd − r² (7, 12, 15, 16), k(d+1) = 18 for every width, "
+                          "6 for the CNN and 12 without weight sharing")
+
+#: max |f_θ − f*| of a net that holds the target exactly: float64 rounding of a sum of three tanh of
+#: inputs of size ≲ 10 is ≲ 1e-14; 1e-12 leaves a factor 100 and is far below any fitting error.
+FIT_TOL = 1e-12
+
+
+def check_rank_formulas(res: RankResult) -> Verdict:
+    """Ranks against the closed forms (a count of mismatches, 0) and the nets hold (10.18) exactly."""
+    expected = ([optimistic_matrix(r, 4) for r in range(1, 5)] + [optimistic_nn(3, 5)] * len(res.fnn)
+                + [optimistic_nn(1, 5), 3 * (3 + 1)])
+    got = res.matrix + list(res.fnn.values()) + [res.cnn, res.cnn_no_sharing]
+    wrong = sum(int(g != e) for g, e in zip(got, expected))
+    return RANK_FORMULAS.judge(count(f"ranks differing from the formulas' {len(expected)}", wrong, "<", 1),
+                               identity("max |f − f*| at the best point", res.fit_error, FIT_TOL),
+                               matrix=res.matrix, fnn=list(res.fnn.values()), cnn=res.cnn,
+                               cnn_no_sharing=res.cnn_no_sharing)
+
+
+NAMES_10_1 = ("1", "x1", "1+x1", "x2", "1+x2")
+
+
+@dataclass
+class LinearFitResult:
+    """图10.1 / 图10.5a: median test MSE over trials, shape (target, n) for f_NL and f_L from a small init
+    and f_NL from a large init."""
+
+    names: tuple
+    ns: np.ndarray
+    small_std: float
+    large_std: float
+    f_nl: np.ndarray
+    f_l: np.ndarray
+    f_nl_large: np.ndarray
+
+    def at(self, err: np.ndarray, names: Sequence[str], n: int) -> np.ndarray:
+        """The errors of the named targets at n samples."""
+        return err[[self.names.index(k) for k in names], list(self.ns).index(n)]
+
+
+def fl_vs_fnl(trials: int, steps: int, *, seed: int = 0, names: Sequence[str] = NAMES_10_1,
+              ns: Sequence[int] = (1, 2, 3, 4), small_std: float = 1e-4, large_std: float = 0.3) -> LinearFitResult:
+    """f_L and f_NL from init std ``small_std`` and f_NL from ``large_std`` on the targets ``names``."""
+    coefs, ns = [TARGETS_10_1[k] for k in names], np.asarray(ns)
+    med = [np.median(fit_linear_models(coefs, ns, trials, nonlinear=nl, init_std=std, steps=steps, seed=seed), -1)
+           for nl, std in ((True, small_std), (False, small_std), (True, large_std))]
+    return LinearFitResult(tuple(names), ns, small_std, large_std, *med)
+
+
+#: A recovered target: median test MSE below this (the targets have mean square ≈ 1; float64 GD that has
+#: converged ends at 1e-30 … 1e-14, an unrecovered one at 1e-3 or above).
+RECOVERED = 1e-8
+NOT_RECOVERED = 1e-3
+
+FL_VS_FNL = ClaimSpec("ch10.fl-vs-fnl", "图10.1",
+                      "at n = 2 f_NL recovers 1, x1, 1+x1 while f_L recovers none; with x2 both need 3 samples")
+
+
+def check_fl_vs_fnl(res: LinearFitResult) -> Verdict:
+    no_x2, with_x2 = ("1", "x1", "1+x1"), ("x2", "1+x2")
+    worst_n3 = max(float(res.at(res.f_nl, res.names, 3).max()), float(res.at(res.f_l, res.names, 3).max()))
+    return FL_VS_FNL.judge(identity("f_NL n=2, worst of 1, x1, 1+x1", float(res.at(res.f_nl, no_x2, 2).max()), RECOVERED),
+                           threshold("f_L n=2, best target", float(res.at(res.f_l, res.names, 2).min()), ">", NOT_RECOVERED),
+                           threshold("f_NL n=2, best of x2, 1+x2", float(res.at(res.f_nl, with_x2, 2).min()), ">",
+                                     NOT_RECOVERED),
+                           identity("n=3, worst of f_L and f_NL", worst_n3, RECOVERED),
+                           f_nl_n2=res.at(res.f_nl, res.names, 2), f_l_n2=res.at(res.f_l, res.names, 2))
+
+
+FNL_LARGE_INIT = ClaimSpec("ch10.fnl-large-init", "图10.5a",
+                           "with a large init (std 0.3) f_NL no longer recovers 1+x1 from 2 samples, like the linear model")
+
+
+def check_fnl_large_init(res: LinearFitResult) -> Verdict:
+    return FNL_LARGE_INIT.judge(
+        threshold(f"f_NL n=2 1+x1, std {res.large_std:g}", float(res.at(res.f_nl_large, ["1+x1"], 2)[0]), ">", NOT_RECOVERED),
+        identity(f"f_NL n=2 1+x1, std {res.small_std:g}", float(res.at(res.f_nl, ["1+x1"], 2)[0]), RECOVERED))
+
+
+@dataclass
+class CompletionResult:
+    """图10.2 / 图10.5b: recovery grids of 4×4 matrix completion, one per init std."""
+
+    ranks: list
+    ns: np.ndarray
+    grids: dict            # init std → RecoveryGrid
+    success_threshold: float
+
+    @property
+    def optimistic(self) -> np.ndarray:
+        return np.array([optimistic_matrix(r, 4) for r in self.ranks])
+
+    @property
+    def small(self) -> RecoveryGrid:
+        return self.grids[min(self.grids)]
+
+    @property
+    def large(self) -> RecoveryGrid:
+        return self.grids[max(self.grids)]
+
+    def half_point(self, grid: RecoveryGrid) -> np.ndarray:
+        """Per rank, the smallest n with ≥ 50% success (NaN: never on the grid)."""
+        return np.array([float(self.ns[np.argmax(row >= 0.5)]) if (row >= 0.5).any() else math.nan
+                         for row in grid.success])
+
+    def success_below(self) -> float:
+        """The largest success fraction at any n < 2rd − r², over every rank, at the small init."""
+        return max(float(self.small.success[i, self.ns < opt].max(initial=0.0)) for i, opt in enumerate(self.optimistic))
+
+
+#: Matrix completion: GD from a small init std (the book's small-init limit), step 0.2, 6000 steps;
+#: success = relative error < 1e-3 (see the chapter: at 1e-2 a guessed missing entry passed by chance).
+COMPLETION = dict(lr=0.2, steps=6000, threshold=1e-3)
+
+
+def matrix_completion(ranks: Sequence[int], ns: Sequence[int], trials: int, init_stds: Sequence[float], *,
+                      seed: int = 0, lr: float = COMPLETION["lr"], steps: int = COMPLETION["steps"],
+                      threshold: float = COMPLETION["threshold"]) -> CompletionResult:
+    """The recovery grids of 图10.2/图10.5b for every init std (same seed: same targets and masks)."""
+    ns = np.asarray(ns)
+    grids = {float(std): completion_grid(list(ranks), ns, trials, init_std=std, lr=lr, steps=steps,
+                                         threshold=threshold, seed=seed) for std in init_stds}
+    return CompletionResult(list(ranks), ns, grids, threshold)
+
+
+COMPLETION_TRANSITION = ClaimSpec("ch10.completion-transition", "图10.2",
+                                  "with small init, success is (near) zero below 2rd − r² for every rank and reaches "
+                                  "50% within 4 entries of it for ranks 1 and 2")
+
+
+def check_completion_transition(res: CompletionResult) -> Verdict:
+    half = res.half_point(res.small)
+    conds = [threshold("largest success at n < 2rd − r²", res.success_below(), "<=", 0.1)]
+    for i, r in enumerate(res.ranks):
+        if r in (1, 2):
+            conds.append(threshold(f"n½ rank {r}", half[i], "<=", float(res.optimistic[i] + 4)))
+    return COMPLETION_TRANSITION.judge(*conds, n_half=half, optimistic=res.optimistic,
+                                       init_std=min(res.grids))
+
+
+COMPLETION_LARGE_INIT = ClaimSpec("ch10.completion-large-init", "图10.5b",
+                                  "with a large init (std 0.5) a rank-1 target needs at least 14 entries, like the "
+                                  "linear model (16)")
+
+
+def check_completion_large_init(res: CompletionResult) -> Verdict:
+    """n½ of rank 1 at the large init ≥ 14 and > n½ at the small init + 2; never reaching 50% on the grid
+    (16 entries) satisfies both, unless the small init never reaches it either."""
+    i = res.ranks.index(1)
+    large, small = res.half_point(res.large)[i], res.half_point(res.small)[i]
+    never = "fail" if is_never(small) else "pass"
+    return COMPLETION_LARGE_INIT.judge(
+        threshold(f"n½ rank 1, std {max(res.grids):g}", large, ">=", 14.0, never="pass"),
+        compare(f"n½ rank 1, std {max(res.grids):g}", large, ">", f"n½ std {min(res.grids):g} + 2",
+                small + 2, never=never))
+
+
+@dataclass
+class NetsResult:
+    """图10.3: median test MSE over trials per architecture and n, and the samples needed n*."""
+
+    ns: np.ndarray
+    widths: dict
+    median: dict           # architecture → (N,)
+    success: dict          # architecture → (N,) fraction of trials with test MSE < 1e-3
+    threshold: float
+
+    @property
+    def n_star(self) -> dict:
+        return {arch: samples_needed(self.ns, med, self.threshold) for arch, med in self.median.items()}
+
+
+NS_10_3 = (4, 6, 8, 12, 16, 20, 24, 28, 32, 40)
+
+
+def architectures_10_3(trials: int, steps: int, widths: dict, *, seed: int = 0, ns: Sequence[int] = NS_10_3,
+                       init_std: float = 1e-6, threshold: float = 1e-2) -> NetsResult:
+    """图10.3: every architecture of ``widths`` fitted to (10.18) for every n × trial (see :func:`fit_nets_10_18`)."""
+    ns = np.asarray(ns)
+    err = {arch: fit_nets_10_18(arch, ns, trials, width=w, steps=steps, seed=seed, init_std=init_std)
+           for arch, w in widths.items()}
+    return NetsResult(ns, dict(widths), {a: np.median(e, 1) for a, e in err.items()},
+                      {a: (e < 1e-3).mean(1) for a, e in err.items()}, threshold)
+
+
+ARCHITECTURE_ORDER = ClaimSpec("ch10.architecture-order", "图10.3",
+                               "samples needed for median test MSE < 1e-2: CNN < CNN without sharing < fully "
+                               "connected, and the CNN needs fewer than its 12 parameters")
+
+
+def check_architecture_order(res: NetsResult) -> Verdict:
+    n = res.n_star
+    m_cnn = net_10_3("CNN", res.widths["CNN"])[1]
+    return ARCHITECTURE_ORDER.judge(
+        compare("n*(CNN)", n["CNN"], "<", "n*(CNN without sharing)", n["CNN without sharing"]),
+        compare("n*(CNN without sharing)", n["CNN without sharing"], "<", "n*(fully connected)", n["fully connected"]),
+        threshold("n*(CNN)", n["CNN"], "<", float(m_cnn)))
+
+
+EXPLORER_MODELS = ("matrix completion", *ARCHITECTURES_10_3)
+_EXPLORER_WIDTHS = {"CNN": 2, "CNN without sharing": 2, "fully connected": 6}
+
+
+def make_explorer(seed: int = 0, steps: int = 6000, net_steps: int = 1500):
+    """Sliders: model (4×4 matrix completion of rank r, or one architecture of 图10.3 on the target (10.18)),
+    init std, rank r, trials and success threshold → success rate and median error against the number n of
+    observed entries / samples, with the optimistic size marked."""
+    from companion.kit import widgets
+
+    def compute(model: str, init_std: float, rank: int, trials: int, threshold: float) -> dict:
+        if model == "matrix completion":
+            grid = completion_grid([rank], np.arange(1, 17), trials, init_std=init_std, steps=steps,
+                                   lr=COMPLETION["lr"], threshold=threshold, seed=seed)
+            return {"ns": grid.ns, "success": grid.success[0], "error": grid.median_error[0],
+                    "optimistic": optimistic_matrix(rank, 4), "xlabel": "observed entries n"}
+        ns = np.array([4, 6, 8, 12, 16, 20, 24, 28, 32, 40])
+        err = fit_nets_10_18(model, ns, trials, width=_EXPLORER_WIDTHS[model], init_std=init_std,
+                             steps=net_steps, seed=seed)
+        return {"ns": ns, "success": (err < threshold).mean(1), "error": np.median(err, 1),
+                "optimistic": optimistic_10_18(model), "xlabel": "samples n (target (10.18))"}
+
+    def draw(res: dict, fig) -> None:
+        ax1, ax2 = fig.subplots(1, 2)
+        ax1.bar(res["ns"], res["success"])
+        ax2.semilogy(res["ns"], res["error"], "o-")
+        for ax in (ax1, ax2):
+            ax.axvline(res["optimistic"], color="r", ls="--", label="optimistic size")
+            ax.set_xlabel(res["xlabel"])
+        ax1.set_ylabel("success rate")
+        ax2.set_ylabel("median error")
+        ax1.legend()
+
+    controls = {"model": widgets.dropdown("matrix completion", EXPLORER_MODELS, "model"),
+                "init_std": widgets.log_slider(1e-3, 1e-6, 1.0, "init std"),
+                "rank": widgets.int_slider(1, 1, 4, "target rank r (matrix)"),
+                "trials": widgets.int_slider(20, 4, 100, "trials", step=4),
+                "threshold": widgets.log_slider(1e-3, 1e-4, 1e-1, "success threshold")}
+    return widgets.Explorer("Optimistic estimate: matrix completion and 图10.3 architectures (ch. 10)", controls,
+                            compute, draw)

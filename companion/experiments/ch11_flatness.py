@@ -1,0 +1,749 @@
+"""Flatness of solutions and the Edge of Stability (ch. 11, 解的平坦性 / 稳定边缘).
+
+* GD on the quadratic f(x) = ½λx² (11.8): x_{t+1} = (1 − ηλ) x_t (11.9), stable iff 0 < η < 2/λ
+  (11.10); it oscillates in sign when 1/λ < η < 2/λ.  The 2-D case 5x² + y² has H = diag(10, 2)
+  (11.1): GD is stable iff η < 2/λ_max (11.11).
+* Sharpness (锐度) = λ_max(H) of the training loss, tracked *during* training by warm-started power
+  iteration every ``track_every`` steps (:func:`companion.core.landscape.top_eigenvalue`); full-batch
+  GD drives it up to 2/η and keeps it there — the Edge of Stability (图11.8, 表11.4).
+* The same loop trains with mini-batches (表11.1, 图11.3), with dropout (图11.6, 11.7), or with an
+  extra noise term η ε_t (11.4)–(11.5) supplied by :mod:`companion.experiments.ch11_sgd_noise`.
+* Loss along lines in parameter space: the interpolation θ = αθ_L + (1 − α)θ_S between a
+  large-batch and a small-batch solution (图11.3), and L(α) = R_S(θ + αd) along a filter-normalised
+  random direction d (Li et al. 2017; 图11.6, 11.7).
+* ReLU rescaling (习题11): (W₁, b₁, W₂) → (cW₁, cb₁, W₂/c) leaves the function unchanged but not
+  λ_max — sharpness is not invariant under reparametrisation.
+
+Data are sklearn's bundled 8×8 digits (standing in for MNIST/CIFAR; no download).  Losses:
+``"mse"`` = ½·(1/n)Σ‖f(x_i) − y_i‖² on one-hot targets, ``"ce"`` = cross-entropy.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from sklearn.datasets import load_digits
+from torch import Tensor, nn
+from torch.func import vmap
+
+from companion.core import landscape
+from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
+from companion.core.nets import MLP
+
+LOSSES = ("mse", "ce")
+OPTIMIZERS = ("sgd", "adam")
+NoiseHook = Callable[[nn.Module, int], Tensor]
+
+
+# --------------------------------------------------------------------------- quadratic (11.8)–(11.11)
+def gd_on_quadratic(lam: float, eta: float, x0: float = 1.0, steps: int = 20, momentum: float = 0.0) -> np.ndarray:
+    """Iterates of GD on f(x) = ½λx² (11.8): x_{t+1} = (1 − ηλ)x_t (11.9); shape (steps + 1,).
+
+    ``momentum`` β > 0 gives heavy-ball GD, x_{t+1} = x_t − ηλx_t + β(x_t − x_{t−1}), whose stability
+    limit is η < 2(1 + β)/λ instead of 2/λ (the negative control of (11.10))."""
+    if not lam > 0 or not eta > 0 or steps < 1 or not 0 <= momentum < 1:
+        raise ValueError(f"need λ > 0, η > 0, steps ≥ 1 and 0 ≤ momentum < 1; got lam={lam}, eta={eta}, "
+                         f"steps={steps}, momentum={momentum}")
+    xs = [float(x0)]
+    prev = float(x0)
+    for _ in range(steps):
+        new = xs[-1] - eta * lam * xs[-1] + momentum * (xs[-1] - prev)
+        prev = xs[-1]
+        xs.append(new)
+    return np.asarray(xs)
+
+
+QUADRATIC_STABILITY = ClaimSpec("ch11.quadratic-stability", "(11.10)",
+                                "GD on a quadratic converges exactly when eta < 2/lambda and flips sign exactly when "
+                                "eta > 1/lambda")
+
+
+@dataclass
+class QuadraticSweep:
+    """GD on ½λx² for every (λ, η) pair: whether |x| fell below ``tol`` within the run and whether the
+    iterate flipped sign at each of its first 49 steps (all of them in a shorter run)."""
+
+    lam: np.ndarray
+    eta: np.ndarray
+    converged: np.ndarray
+    flipped: np.ndarray
+    momentum: float
+
+    @property
+    def eta_lambda(self) -> np.ndarray:
+        return self.eta * self.lam
+
+
+def quadratic_sweep(lambdas: Sequence[float], eta_lambdas: Sequence[float], *, steps: int = 400,
+                    tol: float = 1e-3, momentum: float = 0.0) -> QuadraticSweep:
+    """Run GD (heavy-ball GD for ``momentum`` > 0) on ½λx² from x₀ = 1 for each λ and each η·λ; sign flips
+    are checked over the first min(49, ``steps``) steps."""
+    lam = np.repeat(np.asarray(lambdas, dtype=float), len(eta_lambdas))
+    eta = np.tile(np.asarray(eta_lambdas, dtype=float), len(lambdas)) / lam
+    conv, flip = [], []
+    for l_, e_ in zip(lam, eta):
+        xs = gd_on_quadratic(l_, e_, x0=1.0, steps=steps, momentum=momentum)
+        conv.append(bool(abs(xs[-1]) < tol))
+        head = xs[: min(50, len(xs))]
+        flip.append(bool(np.all(head[1:] * head[:-1] < 0)))
+    return QuadraticSweep(lam, eta, np.array(conv), np.array(flip), momentum)
+
+
+def check_quadratic_stability(sweep: QuadraticSweep) -> Verdict:
+    """(11.10): the cases that converged are exactly those with ηλ < 2, those flipping sign exactly ηλ > 1."""
+    wrong_conv = int((sweep.converged != (sweep.eta_lambda < 2)).sum())
+    wrong_flip = int((sweep.flipped != (sweep.eta_lambda > 1)).sum())
+    return QUADRATIC_STABILITY.judge(count("cases where convergence disagrees with eta < 2/lambda", wrong_conv, "<", 1),
+                                     count("cases where sign flips disagree with eta > 1/lambda", wrong_flip, "<", 1),
+                                     n_cases=len(sweep.lam), n_converged=int(sweep.converged.sum()),
+                                     n_oscillating=int(sweep.flipped.sum()))
+
+
+def gd_regime(lam: float, eta: float) -> str:
+    """How GD behaves on ½λx²: ``"monotone"`` (η ≤ 1/λ), ``"oscillating"`` (1/λ < η < 2/λ),
+    ``"marginal"`` (η = 2/λ, constant amplitude) or ``"diverging"`` (η > 2/λ), by (11.10)."""
+    if not lam > 0 or not eta > 0:
+        raise ValueError(f"need λ > 0 and η > 0; got lam={lam}, eta={eta}")
+    factor = 1.0 - eta * lam
+    if math.isclose(abs(factor), 1.0, rel_tol=1e-12):
+        return "marginal"
+    if abs(factor) > 1:
+        return "diverging"
+    return "monotone" if factor >= 0 else "oscillating"
+
+
+def gd_path_2d(eta: float, hdiag: Sequence[float] = (10.0, 2.0), start: Sequence[float] = (0.9, 0.9),
+               steps: int = 25) -> np.ndarray:
+    """GD on f = ½ θᵀ diag(hdiag) θ (5x² + y² for the book's H = diag(10, 2), (11.1)); shape (steps+1, 2)."""
+    h = np.asarray(hdiag, dtype=float)
+    if h.shape != (2,) or not (h > 0).all() or not eta > 0:
+        raise ValueError(f"need two positive curvatures and η > 0; got hdiag={tuple(hdiag)}, eta={eta}")
+    path = [np.asarray(start, dtype=float)]
+    for _ in range(steps):
+        path.append(path[-1] * (1.0 - eta * h))
+    return np.stack(path)
+
+
+# --------------------------------------------------------------------------- data, model, loss
+@dataclass
+class Digits:
+    """Standardised digits: inputs (n, 64), one-hot targets (n, 10), labels (n,); test split likewise."""
+
+    x: Tensor
+    y: Tensor
+    labels: Tensor
+    x_test: Tensor
+    y_test: Tensor
+    labels_test: Tensor
+
+
+def digits(n_train: int = 128, n_test: int = 0) -> Digits:
+    """The first ``n_train`` digits for training and the next ``n_test`` for testing, standardised
+    per pixel with the training statistics (constant pixels are left at zero)."""
+    data = load_digits()
+    if n_train < 10 or n_test < 0 or n_train + n_test > len(data.target):
+        raise ValueError(f"need 10 ≤ n_train and n_train + n_test ≤ {len(data.target)}; "
+                         f"got n_train={n_train}, n_test={n_test}")
+    x = torch.tensor(data.data, dtype=torch.float32)
+    labels = torch.tensor(data.target)
+    mean, std = x[:n_train].mean(0), x[:n_train].std(0)
+    x = (x - mean) / torch.where(std > 0, std, torch.ones_like(std))
+    y = nn.functional.one_hot(labels, 10).float()
+    tr, te = slice(0, n_train), slice(n_train, n_train + n_test)
+    return Digits(x[tr], y[tr], labels[tr], x[te], y[te], labels[te])
+
+
+class DropoutMLP(MLP):
+    """:class:`~companion.core.nets.MLP` with dropout on every hidden layer's output while training.
+
+    Each hidden unit is kept with probability ``keep`` and rescaled by 1/keep (inverted dropout), so
+    the expected output equals the evaluation-mode output; ``keep = 1`` is the plain network.
+    """
+
+    def __init__(self, widths: Sequence[int], act: str = "tanh", keep: float = 1.0,
+                 init_std: float | Sequence[float] | None = None,
+                 generator: torch.Generator | None = None) -> None:
+        if not 0 < keep <= 1:
+            raise ValueError(f"keep probability must lie in (0, 1], got {keep}")
+        if init_std is None:  # LeCun-style N(0, 1/fan_in) for weights and biases
+            init_std = [1.0 / math.sqrt(w) for w in widths[:-1]]
+        super().__init__(widths, act, init_std=init_std, generator=generator)
+        self.keep = float(keep)
+
+    def forward(self, x: Tensor) -> Tensor:  # (N, d_in) -> (N, d_out)
+        for layer in self.layers[:-1]:
+            x = self.act(layer(x))
+            if self.training and self.keep < 1:
+                x = x * (torch.rand(x.shape) < self.keep) / self.keep
+        return self.layers[-1](x)
+
+
+def loss_fn(kind: str) -> Callable[[Tensor, Tensor], Tensor]:
+    """``"mse"``: ½·mean over samples of ‖out − y‖²; ``"ce"``: cross-entropy with one-hot y."""
+    if kind == "mse":
+        return lambda out, y: 0.5 * ((out - y) ** 2).sum(-1).mean()
+    if kind == "ce":
+        return lambda out, y: -(y * torch.log_softmax(out, dim=-1)).sum(-1).mean()
+    raise ValueError(f"unknown loss {kind!r}; choose one of {', '.join(LOSSES)}")
+
+
+def full_loss(model: nn.Module, x: Tensor, y: Tensor, loss: str = "mse") -> landscape.LossFn:
+    """The training loss as a function of the flat parameter vector (evaluation mode: no dropout)."""
+    model.eval()
+    fn = loss_fn(loss)
+    return landscape.module_loss(model, lambda out: fn(out, y), x)
+
+
+def sharpness(model: nn.Module, x: Tensor, y: Tensor, loss: str = "mse", v0: Tensor | None = None,
+              iters: int = 30, generator: torch.Generator | None = None) -> tuple[float, Tensor]:
+    """λ_max of the Hessian of the training loss at the model's parameters, and its eigenvector."""
+    theta, _ = landscape.flatten_params(model)
+    return landscape.top_eigenvalue(full_loss(model, x, y, loss), theta, v0, iters=iters, tol=1e-4,
+                                    generator=generator)
+
+
+# --------------------------------------------------------------------------- training with tracked sharpness
+@dataclass
+class Run:
+    """A training run.  ``loss`` is the full-batch training loss (evaluation mode) at ``steps``;
+    ``sharpness`` is λ_max(H) at ``sharp_steps``; ``theta`` the final flat parameters (D,)."""
+
+    eta: float
+    batch_size: int | None
+    keep: float
+    steps: np.ndarray
+    loss: np.ndarray
+    sharp_steps: np.ndarray
+    sharpness: np.ndarray
+    theta: Tensor
+    model: nn.Module
+
+    @property
+    def final_sharpness(self) -> float:
+        return float(self.sharpness[-1])
+
+    def tail(self, fraction: float = 0.5) -> np.ndarray:
+        """The sharpness values recorded in the last ``fraction`` of training."""
+        return self.sharpness[self.sharp_steps >= self.sharp_steps[-1] * (1 - fraction)]
+
+
+def add_flat_(model: nn.Module, delta: Tensor) -> None:
+    """θ ← θ + δ for a flat vector δ (D,), in place."""
+    n_params = sum(p.numel() for p in model.parameters())
+    if delta.shape != (n_params,):
+        raise ValueError(f"delta has {delta.numel()} entries but the model has {n_params} parameters")
+    with torch.no_grad():
+        offset = 0
+        for p in model.parameters():
+            p.add_(delta[offset:offset + p.numel()].view_as(p))
+            offset += p.numel()
+
+
+def train_tracked(model: nn.Module, x: Tensor, y: Tensor, *, eta: float, steps: int,
+                  batch_size: int | None = None, loss: str = "mse", optimizer: str = "sgd",
+                  track_every: int = 10, loss_every: int = 1, power_iters: int = 20,
+                  noise: NoiseHook | None = None, generator: torch.Generator | None = None,
+                  stop_at_loss: float | None = None) -> Run:
+    """Train ``model`` in place and track its loss and sharpness.
+
+    The update is θ ← θ − η ∇L̂(θ) (+ η ε_t when ``noise`` returns ε_t, (11.4)–(11.5)), with L̂ the
+    loss on a mini-batch of ``batch_size`` samples drawn without replacement (``None``: full
+    batch), or Adam with learning rate η.  Dropout acts if the model has ``keep < 1``.
+    λ_max is computed every ``track_every`` steps on the full training loss without dropout, by
+    power iteration warm-started from the previous eigenvector.  With ``stop_at_loss``, training stops
+    at the first recorded step whose full-batch loss is at most that value (λ_max is measured there):
+    a run stopped at a matched loss (图11.6).
+    """
+    n = x.shape[0]
+    if not eta > 0 or steps < 1 or track_every < 1 or loss_every < 1:
+        raise ValueError(f"need eta > 0 and steps, track_every, loss_every ≥ 1; got eta={eta}, steps={steps}, "
+                         f"track_every={track_every}, loss_every={loss_every}")
+    if batch_size is not None and not 1 <= batch_size <= n:
+        raise ValueError(f"batch_size must lie in [1, {n}] or be None, got {batch_size}")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
+    fn = loss_fn(loss)
+    opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(model.parameters(), lr=eta)
+    f_full = full_loss(model, x, y, loss)
+    steps_rec, losses, sharp_steps, sharps = [], [], [], []
+    v: Tensor | None = None
+    for step in range(steps + 1):
+        stop = step == steps
+        if step % loss_every == 0 or stop:
+            model.eval()
+            with torch.no_grad():
+                steps_rec.append(step)
+                losses.append(float(fn(model(x), y)))
+            stop = stop or (stop_at_loss is not None and losses[-1] <= stop_at_loss)
+        if step % track_every == 0 or stop:
+            model.eval()
+            theta, _ = landscape.flatten_params(model)
+            lam, v = landscape.top_eigenvalue(f_full, theta, v, iters=power_iters, tol=1e-4, generator=generator)
+            sharp_steps.append(step)
+            sharps.append(lam)
+        if stop:
+            break
+        model.train()
+        if batch_size is None:
+            xb, yb = x, y
+        else:
+            idx = torch.randperm(n, generator=generator)[:batch_size]
+            xb, yb = x[idx], y[idx]
+        opt.zero_grad(set_to_none=True)
+        fn(model(xb), yb).backward()
+        opt.step()
+        if noise is not None:
+            add_flat_(model, eta * noise(model, step))
+    model.eval()
+    theta, _ = landscape.flatten_params(model)
+    keep = float(getattr(model, "keep", 1.0))
+    return Run(eta, batch_size, keep, np.asarray(steps_rec), np.asarray(losses), np.asarray(sharp_steps),
+               np.asarray(sharps), theta, model)
+
+
+def accuracy(model: nn.Module, x: Tensor, labels: Tensor) -> float:
+    """Fraction of samples whose arg-max output is the label (evaluation mode)."""
+    model.eval()
+    with torch.no_grad():
+        return float((model(x).argmax(-1) == labels).float().mean())
+
+
+# ------------------------------------------------------------------ claims on runs (图11.8, 表11.4, 图11.3, 图11.4)
+EOS_SETTLES = ClaimSpec("ch11.eos-settles", "图11.8",
+                        "for two learning rates the sharpness settles at 2/eta: median over the last half within 10% "
+                        "of 2/eta and never above 1.2 * 2/eta there")
+EOS_LOSS_NONMONOTONE = ClaimSpec("ch11.eos-loss-nonmonotone", "图11.8",
+                                 "once the sharpness reaches 2/eta the loss still falls, but not monotonically "
+                                 "(at least 5 increases)")
+SMALL_ETA_BELOW = ClaimSpec("ch11.small-eta-below-edge", "表11.4",
+                            "with a small learning rate the sharpness stays below 0.8 * 2/eta throughout")
+SMALL_BATCH_FLATTER = ClaimSpec("ch11.small-batch-flatter", "图11.3",
+                                "smaller batches end flatter: lambda_max(B=8) < lambda_max(B=32) and lambda_max(B=8) "
+                                "< 0.7 * lambda_max(full batch)")
+SGD_FLATTER = ClaimSpec("ch11.sgd-flatter-than-gd-gld", "图11.4",
+                        "SGD ends flatter than both GD and isotropic Langevin noise of the same size "
+                        "(lambda_max below 0.7 times either)")
+
+
+@dataclass
+class EdgePhase:
+    """The Edge-of-Stability phase of a full-batch run: ``start`` the first step with λ_max ≥ 0.95·2/η after
+    the initial drop below it (NaN: never reached), the number of loss increases from there on, and the
+    loss at that step and at the end (NaN when the edge was never reached)."""
+
+    start: float
+    increases: int
+    loss_start: float
+    loss_end: float
+
+
+def edge_phase(run: Run, level: float = 0.95) -> EdgePhase:
+    """Where ``run`` reaches its edge 2/η (a start already above it is skipped) and how its loss moves after."""
+    reached = run.sharpness >= level * 2 / run.eta
+    reached[: int(np.argmax(~reached))] = False   # skip a start above the edge (all above: the edge from step 0)
+    if not reached.any():
+        return EdgePhase(float("nan"), 0, float("nan"), float("nan"))
+    start = int(run.sharp_steps[np.argmax(reached)])
+    loss = run.loss[run.steps >= start]
+    return EdgePhase(float(start), int((np.diff(loss) > 0).sum()), float(loss[0]), float(loss[-1]))
+
+
+def edge_ratios(run: Run, fraction: float = 0.5) -> tuple[float, float]:
+    """Median and maximum of λ_max / (2/η) over the last ``fraction`` of the run."""
+    tail = run.tail(fraction) * run.eta / 2
+    return float(np.median(tail)), float(tail.max())
+
+
+def check_eos_settles(runs: Sequence[Run]) -> Verdict:
+    """图11.8: for each full-batch run, median λ_max·η/2 over the last half in (0.9, 1.1), its maximum < 1.2."""
+    conds = []
+    for run in runs:
+        med, peak = edge_ratios(run)
+        conds += [threshold(f"median lambda*eta/2 (eta={run.eta:g})", med, ">", 0.9),
+                  threshold(f"median lambda*eta/2 (eta={run.eta:g})", med, "<", 1.1),
+                  threshold(f"max lambda*eta/2 (eta={run.eta:g})", peak, "<", 1.2)]
+    return EOS_SETTLES.judge(*conds, etas=[run.eta for run in runs])
+
+
+def check_eos_loss_nonmonotone(runs: Sequence[Run]) -> Verdict:
+    """图11.8: after the edge is reached the loss ends lower than it was there, with ≥ 5 increases on the way."""
+    conds, starts = [], []
+    for run in runs:
+        phase = edge_phase(run)
+        starts.append(phase.start)
+        conds += [count(f"loss increases after the edge (eta={run.eta:g})", phase.increases, ">=", 5),
+                  compare(f"final loss (eta={run.eta:g})", phase.loss_end, "<", "loss at the edge", phase.loss_start)]
+    return EOS_LOSS_NONMONOTONE.judge(*conds, edge_reached_at=starts)
+
+
+def check_small_eta_below(run: Run) -> Verdict:
+    """表11.4: with a small η the sharpness stays below 0.8·2/η at every measurement of the run."""
+    peak = float(run.sharpness.max() * run.eta / 2)
+    return SMALL_ETA_BELOW.judge(threshold(f"max lambda*eta/2 over the run (eta={run.eta:g})", peak, "<", 0.8),
+                                 final_sharpness=run.final_sharpness)
+
+
+def check_small_batch_flatter(small: Run, medium: Run, full: Run) -> Verdict:
+    """图11.3: λ_max at the end of the smallest-batch run below the medium batch's and < 0.7 × full batch's."""
+    def name(run: Run) -> str:
+        return f"lambda(B={run.batch_size})" if run.batch_size else "lambda(full batch)"
+
+    return SMALL_BATCH_FLATTER.judge(
+        compare(name(small), small.final_sharpness, "<", name(medium), medium.final_sharpness),
+        threshold(f"{name(small)}/{name(full)}", small.final_sharpness / full.final_sharpness, "<", 0.7),
+        sharpness_full=full.final_sharpness)
+
+
+def check_sgd_flatter(sgd: Run, gd: Run, gld: Run) -> Verdict:
+    """图11.4: the SGD solution's λ_max below 0.7 × that of GD and of GLD (isotropic noise of equal size)."""
+    s = sgd.final_sharpness
+    return SGD_FLATTER.judge(threshold("lambda(SGD)/lambda(GD)", s / gd.final_sharpness, "<", 0.7),
+                             threshold("lambda(SGD)/lambda(GLD)", s / gld.final_sharpness, "<", 0.7),
+                             sgd=s, gd=gd.final_sharpness, gld=gld.final_sharpness)
+
+
+# --------------------------------------------------------------------------- loss along lines (图11.3, 11.6)
+def losses_at(model: nn.Module, thetas: Tensor, x: Tensor, y: Tensor, loss: str = "mse",
+              labels: Tensor | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Loss (and accuracy if ``labels`` given) at each row of ``thetas`` (K, D), in one vmapped pass."""
+    model.eval()
+    fn = loss_fn(loss)
+    _, unflatten = landscape.flatten_params(model)
+    if thetas.ndim != 2 or thetas.shape[1] != sum(p.numel() for p in model.parameters()):
+        raise ValueError(f"thetas must have shape (K, D) with D the parameter count; got {tuple(thetas.shape)}")
+
+    def one(theta: Tensor) -> tuple[Tensor, Tensor]:
+        out = torch.func.functional_call(model, unflatten(theta), (x,))  # (N, d_out)
+        acc = (out.argmax(-1) == labels).float().mean() if labels is not None else out.new_zeros(())
+        return fn(out, y), acc
+
+    with torch.no_grad():
+        ls, accs = vmap(one)(thetas)
+    return ls.numpy(), (accs.numpy() if labels is not None else None)
+
+
+def interpolation_profile(model: nn.Module, theta_small: Tensor, theta_large: Tensor, alphas: np.ndarray,
+                          x: Tensor, y: Tensor, loss: str = "mse", labels: Tensor | None = None
+                          ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Loss (and accuracy) at θ = αθ_L + (1 − α)θ_S (图11.3: α = 0 small batch, α = 1 large batch)."""
+    a = torch.as_tensor(np.asarray(alphas), dtype=theta_small.dtype)[:, None]  # (K, 1)
+    return losses_at(model, a * theta_large + (1 - a) * theta_small, x, y, loss, labels)
+
+
+def filter_normalized_direction(model: nn.Module, generator: torch.Generator | None = None) -> Tensor:
+    """A Gaussian direction d (D,) rescaled so each neuron's incoming weights (a row of W and its bias)
+    have the norm of the model's own (Li et al. 2017), making profiles of different nets comparable."""
+    parts = []
+    layers = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    if sum(l.weight.numel() + l.bias.numel() for l in layers) != sum(p.numel() for p in model.parameters()):
+        raise ValueError("filter normalisation needs a model made only of nn.Linear layers")
+    by_param: dict[int, Tensor] = {}
+    for layer in layers:
+        w, b = layer.weight.detach(), layer.bias.detach()
+        rows = torch.cat([w, b[:, None]], dim=1)                            # (out, in + 1)
+        d = torch.randn(rows.shape, generator=generator)
+        d = d * rows.norm(dim=1, keepdim=True) / d.norm(dim=1, keepdim=True).clamp_min(1e-12)
+        by_param[id(layer.weight)], by_param[id(layer.bias)] = d[:, :-1], d[:, -1]
+    for p in model.parameters():
+        parts.append(by_param[id(p)].reshape(-1))
+    return torch.cat(parts)
+
+
+def loss_profile(model: nn.Module, direction: Tensor, alphas: np.ndarray, x: Tensor, y: Tensor,
+                 loss: str = "mse") -> np.ndarray:
+    """L(α) = R_S(θ + αd) along ``direction`` around the model's parameters θ (图11.6, 11.7)."""
+    theta, _ = landscape.flatten_params(model)
+    if direction.shape != theta.shape:
+        raise ValueError(f"direction has shape {tuple(direction.shape)}, parameters {tuple(theta.shape)}")
+    a = torch.as_tensor(np.asarray(alphas), dtype=theta.dtype)[:, None]  # (K, 1)
+    return losses_at(model, theta + a * direction, x, y, loss)[0]
+
+
+# --------------------------------------------------------------------------- dropout in 1-D (图11.6)
+def dropout_target(x: Tensor) -> Tensor:
+    """f(x) = ½ReLU(−x − ⅓) + ½ReLU(x − ⅓), the target of 图11.6."""
+    return 0.5 * torch.relu(-x - 1 / 3) + 0.5 * torch.relu(x - 1 / 3)
+
+
+def train_dropout_1d(keep: float, *, width: int = 1000, n: int = 40, steps: int = 5000, lr: float = 1e-3,
+                     track_every: int | None = None, generator: torch.Generator | None = None,
+                     stop_at_loss: float | None = None) -> Run:
+    """A width-``width`` two-layer ReLU net fitting :func:`dropout_target` on n points of [−1, 1] with
+    Adam, every parameter ~ N(0, 1/m^0.2) (the book's large initialisation), dropout keep ``keep``;
+    ``stop_at_loss``: stop at the first step whose loss is at most that (the loss is then recorded every step)."""
+    if width < 1 or n < 2:
+        raise ValueError(f"need width ≥ 1 and n ≥ 2; got width={width}, n={n}")
+    x = torch.linspace(-1, 1, n)[:, None]  # (n, 1)
+    model = DropoutMLP([1, width, 1], "relu", keep=keep, init_std=width ** -0.1, generator=generator)
+    loss_every = 1 if stop_at_loss is not None else max(1, steps // 200)
+    return train_tracked(model, x, dropout_target(x), eta=lr, steps=steps, optimizer="adam",
+                         track_every=track_every or steps, loss_every=loss_every, generator=generator,
+                         stop_at_loss=stop_at_loss)
+
+
+DROPOUT_FLATTER = ClaimSpec("ch11.dropout-flatter", "图11.6",
+                            "at the same training loss, dropout (keep 0.5) has at most half the sharpness of the plain "
+                            "network and its filter-normalised profile rises less than half as much at alpha = +-0.1")
+
+
+@dataclass
+class DropoutFlatness:
+    """The 1-D dropout experiment (图11.6): a run per keep probability, and the plain network stopped where
+    its training loss first reaches the final loss of the network with the smallest keep (``matched``;
+    ``None`` if it never does).  Profiles are the mean of L(θ + αd) over filter-normalised directions d."""
+
+    runs: dict[float, Run]
+    matched: Run | None
+    alphas: np.ndarray
+    profiles: dict[float, np.ndarray]
+    matched_profile: np.ndarray | None
+    x: Tensor
+    y: Tensor
+
+    @property
+    def dropout_keep(self) -> float:
+        return min(self.runs)
+
+    def rise(self, profile: np.ndarray | None, at: float = 0.1) -> float:
+        """Mean of L(±at) − L(0) on a profile (NaN for a missing one)."""
+        if profile is None:
+            return float("nan")
+        mid = int(np.abs(self.alphas).argmin())
+        near = (int(np.abs(self.alphas - at).argmin()), int(np.abs(self.alphas + at).argmin()))
+        return float(np.mean([profile[i] - profile[mid] for i in near]))
+
+
+def dropout_flatness(keeps: Sequence[float] = (1.0, 0.5), *, width: int = 1000, n: int = 40, steps: int = 2000,
+                     lr: float = 3e-3, n_dirs: int = 5, alphas: np.ndarray | None = None,
+                     generator: Callable[[int], torch.Generator] | None = None) -> DropoutFlatness:
+    """Train the 1-D ReLU net of 图11.6 for each keep probability (``keeps`` must contain 1.0), then the plain
+    net again from the same initialisation until its loss matches the dropout net's final loss, and take
+    filter-normalised profiles.  ``generator(k)`` gives stream k (training: 6, directions: 100 + j);
+    dropout masks come from torch's global generator."""
+    if 1.0 not in keeps or len(keeps) < 2:
+        raise ValueError(f"keeps must contain 1.0 (the plain network) and a keep < 1; got {tuple(keeps)}")
+    gen = generator or (lambda k: torch.Generator().manual_seed(k))
+    alphas = np.linspace(-0.3, 0.3, 31) if alphas is None else np.asarray(alphas)
+    runs = {p: train_dropout_1d(p, width=width, n=n, steps=steps, lr=lr, generator=gen(6)) for p in keeps}
+    target = float(runs[min(keeps)].loss[-1])
+    matched = train_dropout_1d(1.0, width=width, n=n, steps=steps, lr=lr, generator=gen(6), stop_at_loss=target)
+    if matched.loss[-1] > target:
+        matched = None
+    x = torch.linspace(-1, 1, n)[:, None]
+    y = dropout_target(x)
+
+    def profile(model: nn.Module) -> np.ndarray:
+        dirs = [filter_normalized_direction(model, gen(100 + j)) for j in range(n_dirs)]
+        return np.mean([loss_profile(model, d, alphas, x, y) for d in dirs], axis=0)
+
+    profiles = {p: profile(r.model) for p, r in runs.items()}
+    return DropoutFlatness(runs, matched, alphas, profiles, None if matched is None else profile(matched.model), x, y)
+
+
+def check_dropout_flatter(result: DropoutFlatness) -> Verdict:
+    """图11.6 at matched training loss: λ_max(dropout) < 0.5·λ_max(plain) and rise(dropout) < 0.5·rise(plain),
+    the plain network taken where its loss first reached the dropout network's final loss."""
+    drop = result.runs[result.dropout_keep]
+    plain_lam = float("nan") if result.matched is None else result.matched.final_sharpness
+    drop_rise = result.rise(result.profiles[result.dropout_keep])
+    plain_rise = result.rise(result.matched_profile)
+    return DROPOUT_FLATTER.judge(
+        threshold("lambda(dropout)/lambda(plain, same loss)", drop.final_sharpness / plain_lam, "<", 0.5),
+        threshold("rise(dropout)/rise(plain, same loss)", drop_rise / plain_rise, "<", 0.5),
+        keep=result.dropout_keep, loss_dropout=float(drop.loss[-1]),
+        matched_at_step=float("nan") if result.matched is None else int(result.matched.steps[-1]),
+        sharpness_plain_final=result.runs[1.0].final_sharpness)
+
+
+# --------------------------------------------------------------------------- ReLU rescaling (习题11)
+def rescale_relu(model: DropoutMLP, layer: int, c: float) -> DropoutMLP:
+    """A copy with (W_l, b_l, W_{l+1}) → (cW_l, cb_l, W_{l+1}/c): for ReLU (positively homogeneous)
+    the function is unchanged for every c > 0."""
+    n_hidden = len(model.layers) - 1
+    if not c > 0:
+        raise ValueError(f"the rescaling factor c must be positive, got {c}")
+    if not 0 <= layer < n_hidden:
+        raise ValueError(f"layer must index a hidden layer in [0, {n_hidden - 1}], got {layer}")
+    out = copy.deepcopy(model)
+    with torch.no_grad():
+        out.layers[layer].weight.mul_(c)
+        out.layers[layer].bias.mul_(c)
+        out.layers[layer + 1].weight.div_(c)
+    return out
+
+
+def rescaling_effect(model: DropoutMLP, x: Tensor, y: Tensor, cs: Sequence[float], layer: int = 0,
+                     loss: str = "mse") -> dict[str, np.ndarray]:
+    """For each c: λ_max after rescaling and max |f_rescaled(x) − f(x)| on the training inputs."""
+    model.eval()
+    with torch.no_grad():
+        base = model(x)
+    lams, changes = [], []
+    for c in cs:
+        other = rescale_relu(model, layer, float(c))
+        lams.append(sharpness(other, x, y, loss)[0])
+        with torch.no_grad():
+            changes.append(float((other(x) - base).abs().max()))
+    return {"c": np.asarray(cs, dtype=float), "sharpness": np.asarray(lams), "output_change": np.asarray(changes)}
+
+
+RESCALING = ClaimSpec("ch11.rescaling-changes-sharpness", "习题11",
+                      "rescaling a ReLU layer by c = 3 or 1/3 leaves the outputs unchanged (to 1e-4) but changes "
+                      "lambda_max by more than a factor 2")
+
+
+def check_rescaling_invariance(effect: dict[str, np.ndarray], tol: float = 1e-4) -> Verdict:
+    """习题11 on :func:`rescaling_effect` (whose ``c`` must include 1): every output change ≤ ``tol`` and
+    λ_max changed, up or down, by more than a factor 2 at each c ≠ 1."""
+    c = np.asarray(effect["c"])
+    if not np.any(np.isclose(c, 1.0)):
+        raise ValueError(f"the rescaling factors must include c = 1 (the reference), got {c.tolist()}")
+    ref = float(effect["sharpness"][np.isclose(c, 1.0)][0])
+    conds = [identity("max |f_c - f|", float(np.max(effect["output_change"])), tol)]
+    for ci, lam in zip(c, effect["sharpness"]):
+        if not np.isclose(ci, 1.0):
+            ratio = float(lam) / ref
+            conds.append(threshold(f"lambda_max change factor (c={ci:.3g})", max(ratio, 1 / ratio), ">", 2.0))
+    return RESCALING.judge(*conds, sharpness=effect["sharpness"])
+
+
+# --------------------------------------------------------------------------- figures and explorers
+def quadratic_animation(etas: Sequence[float], hdiag: Sequence[float] = (10.0, 2.0), steps: int = 16):
+    """An animation of GD on ½θᵀdiag(hdiag)θ for several η, one panel each (图11.1, (11.11))."""
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import FuncAnimation
+
+    paths = [gd_path_2d(eta, hdiag, steps=steps) for eta in etas]
+    fig, axes = plt.subplots(1, len(etas), figsize=(2.6 * len(etas), 2.6), layout="constrained", squeeze=False)
+    grid = np.linspace(-1.5, 1.5, 121)
+    gx, gy = np.meshgrid(grid, grid)
+    lines = []
+    for ax, eta, path in zip(axes[0], etas, paths):
+        ax.contour(gx, gy, 0.5 * (hdiag[0] * gx ** 2 + hdiag[1] * gy ** 2), levels=10, colors="0.75", linewidths=0.7)
+        ax.set(xlim=(-1.5, 1.5), ylim=(-1.5, 1.5), aspect="equal", xticks=[], yticks=[],
+               title=f"eta={eta:g} (eta*lam_max={eta * max(hdiag):.2g})")
+        (line,) = ax.plot([], [], "o-", color="#d62728", ms=3, lw=1)
+        lines.append(line)
+
+    def frame(t: int):
+        for line, path in zip(lines, paths):
+            shown = np.clip(path[: t + 1], -1.5, 1.5)
+            line.set_data(shown[:, 0], shown[:, 1])
+        return lines
+
+    anim = FuncAnimation(fig, frame, frames=steps + 1, interval=350, blit=True)
+    plt.close(fig)
+    return anim
+
+
+def plot_sharpness(ax, runs: Sequence[Run], *, title: str = "sharpness") -> None:
+    """Sharpness curves with each run's 2/η as a dashed line of the same colour (图11.8)."""
+    for i, run in enumerate(runs):
+        color = f"C{i}"
+        ax.plot(run.sharp_steps, run.sharpness, color=color, label=f"eta={run.eta:g}")
+        ax.axhline(2 / run.eta, color=color, ls="--", lw=1)
+    ax.set(xlabel="step", ylabel="lambda_max(H)", title=title)
+    ax.legend()
+
+
+EXPLORER_SAMPLES, EXPLORER_STEPS = 128, 400
+
+
+def explore_training(eta: float = 0.25, batch_size: int = EXPLORER_SAMPLES, keep: float = 1.0, width: int = 64,
+                     steps: int = EXPLORER_STEPS, seed: int = 0) -> dict[str, np.ndarray | float]:
+    """One digits run for the explorer: a tanh MLP 64-w-w-w-10, MSE, GD/SGD with dropout ``keep``."""
+    data = digits(EXPLORER_SAMPLES)
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)  # dropout masks
+    model = DropoutMLP([64, width, width, width, 10], "tanh", keep=keep, generator=gen)
+    full = batch_size >= EXPLORER_SAMPLES
+    run = train_tracked(model, data.x, data.y, eta=eta, steps=steps, batch_size=None if full else batch_size,
+                        track_every=10, loss_every=1 if full else 5, generator=gen)
+    return {"steps": run.steps, "loss": run.loss, "sharp_steps": run.sharp_steps, "sharpness": run.sharpness,
+            "two_over_eta": 2 / eta, "tail_median": float(np.median(run.tail(0.5))), "eta": eta}
+
+
+def make_explorer(seed: int | None = None):
+    """Explorer: η, batch size, keep probability and width → sharpness against 2/η, and the loss."""
+    from companion.kit.config import settings
+    from companion.kit.widgets import Explorer, dropdown, float_slider, int_slider, log_slider
+
+    seed = settings().seed if seed is None else seed
+
+    def compute(eta: float, batch_size: int, keep: float, width: int) -> dict:
+        return explore_training(eta, batch_size, keep, width, seed=seed)
+
+    def draw(result: dict, fig) -> None:
+        ax1, ax2 = fig.subplots(1, 2)
+        ax1.plot(result["sharp_steps"], result["sharpness"], label="lambda_max(H)")
+        ax1.axhline(result["two_over_eta"], color="k", ls="--", lw=1, label="2/eta")
+        ax1.set(xlabel="step", ylabel="sharpness", title="sharpness and the stability limit")
+        ax1.legend()
+        ax2.semilogy(result["steps"], result["loss"])
+        ax2.set(xlabel="step", ylabel="training loss", title="loss (full batch, no dropout)")
+
+    controls = {"eta": log_slider(0.25, 0.02, 0.6, "learning rate eta"),
+                "batch_size": dropdown(EXPLORER_SAMPLES, [8, 16, 32, 64, EXPLORER_SAMPLES], "batch size (128 = GD)"),
+                "keep": float_slider(1.0, 0.5, 1.0, 0.05, "keep probability"),
+                "width": int_slider(64, 16, 128, "width", step=16)}
+    return Explorer("Edge of Stability on digits", controls, compute, draw)
+
+
+def rescaling_explorer(model: DropoutMLP, x: Tensor, y: Tensor, cs: Sequence[float] = tuple(np.geomspace(0.1, 10, 21)),
+                       layer: int = 0):
+    """习题11: a slider for the rescaling factor c; the function stays, λ_max moves along the curve."""
+    from companion.kit.widgets import Explorer, log_slider
+
+    curve = rescaling_effect(model, x, y, cs, layer)
+
+    def compute(c: float) -> dict:
+        point = rescaling_effect(model, x, y, [c], layer)
+        return {"curve": curve, "c": c, "sharpness": float(point["sharpness"][0]),
+                "output_change": float(point["output_change"][0])}
+
+    def draw(result: dict, fig) -> None:
+        ax = fig.subplots()
+        ax.loglog(result["curve"]["c"], result["curve"]["sharpness"], "-", color="0.5")
+        ax.loglog([result["c"]], [result["sharpness"]], "o", color="#d62728")
+        ax.set(xlabel="rescaling factor c", ylabel="lambda_max(H)",
+               title=f"max |f_c(x) - f(x)| = {result['output_change']:.1e}")
+
+    return Explorer("ReLU rescaling (exercise 11)", {"c": log_slider(1.0, 0.1, 10.0, "c")}, compute, draw,
+                    figsize=(5.0, 3.3))
+
+
+# --------------------------------------------------------------------------- exercise checks
+def check_stability_limit(eta_max: float | None, lam: float = 10.0) -> bool:
+    """习题2: the largest stable learning rate of GD on ½λθ² is 2/λ (11.10)."""
+    if eta_max is None:
+        print(f"Hint: write x_(t+1) = (1 - eta*lam) x_t and ask when |1 - eta*lam| < 1 (lam = {lam:g}).")
+        return False
+    ok = math.isclose(float(eta_max), 2.0 / lam, rel_tol=1e-6)
+    regime = gd_regime(lam, float(eta_max) * 1.01) if eta_max > 0 else "not a learning rate"
+    print("✔ correct: eta = 2/lambda is the stability limit" if ok else
+          f"✘ not quite: just above your value GD is {regime}; the limit solves |1 - eta*lambda| = 1")
+    return ok
+
+
+def check_rescaling(rescale: Callable[[DropoutMLP, float], DropoutMLP] | None, model: DropoutMLP, x: Tensor,
+                    y: Tensor, c: float = 3.0) -> bool:
+    """习题11: ``rescale(model, c)`` must return a net with the same outputs and a different λ_max."""
+    if rescale is None:
+        print("Hint: multiply the first layer's weight and bias by c and divide the second layer's weight by c "
+              "(on a copy: copy.deepcopy(model)); ReLU(c z) = c ReLU(z) for c > 0.")
+        return False
+    other = rescale(model, c)
+    model.eval()
+    other.eval()
+    with torch.no_grad():
+        change = float((other(x) - model(x)).abs().max())
+    lam0, lam1 = sharpness(model, x, y)[0], sharpness(other, x, y)[0]
+    same, moved = change < 1e-4, abs(lam1 / lam0 - 1) > 0.1
+    print(f"{'✔' if same else '✘'} outputs {'unchanged' if same else 'changed'} (max |Δf| = {change:.1e}); "
+          f"{'✔' if moved else '✘'} lambda_max {lam0:.3g} → {lam1:.3g}")
+    return same and moved

@@ -1,0 +1,1 @@
+"""The lab equipment: settings, claims, cache, plots, widgets, exercise feedback.  Imports no other part of the package."""

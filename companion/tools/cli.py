@@ -1,0 +1,137 @@
+"""Command line: ``python -m companion {list, run, reproduce, bench}``.
+
+* ``list`` — the chapter map and which notebooks exist;
+* ``run ch04`` — execute one chapter headless and print its claims;
+* ``reproduce`` — execute every chapter (quick profile by default), write the executed notebooks
+  and their figures to ``--out`` and print the claims report; exit status 1 if any claim failed
+  or any notebook raised;
+* ``robustness --seeds 0-19 [--chapters ch04,ch07] [--jobs N]`` — every chapter × seed, the claims'
+  pass counts and margins, written to ``robustness/report.json``; exit status 1 below the standard;
+* ``sync ch04`` — rebuild a chapter's committed .ipynb from its .py and execute it (seed 0);
+* ``bench`` — run the timing scripts of ``benchmarks/``;
+* ``book`` — build the book site from the committed notebooks into ``book/_build/html``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+from pathlib import Path
+
+from companion.tools import catalog
+from companion.kit.config import ConfigError, read_profile, read_seed
+from companion.tools.runner import format_report, run_chapter, sync_notebook
+
+
+def _list(_args: argparse.Namespace) -> int:
+    print(f"{'notebook':28} {'book ch.':8} {'status':8} title / figures")
+    for ch in catalog.CHAPTERS:
+        status = "ready" if ch.available else "planned"
+        print(f"{ch.slug:28} {ch.book:8} {status:8} {ch.title} ({ch.title_zh})")
+        print(f"{'':46} {', '.join(ch.figures)}")
+    return 0
+
+
+def _run(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> int:
+    out = Path(args.out)
+    runs = []
+    for ch in chapters:
+        if not ch.available:
+            print(f"skipping {ch.slug}: its notebook is not written yet", file=sys.stderr)
+            continue
+        print(f"running {ch.slug} (profile={args.profile}, seed={args.seed}) …", flush=True)
+        run = run_chapter(ch.source, out, profile=args.profile, seed=args.seed, timeout=args.timeout)
+        print(f"  {'ok' if run.ok else 'FAILED'} in {run.seconds:.1f} s, {len(run.claims)} claims, "
+              f"{len(run.figures)} figures → {run.notebook}", flush=True)
+        runs.append(run)
+    print()
+    print(format_report(runs))
+    return 0 if runs and all(r.ok for r in runs) else 1
+
+
+def _robustness(args: argparse.Namespace) -> int:
+    from companion.tools import robustness
+
+    seeds = robustness.parse_seeds(args.seeds)
+    try:
+        jobs = int(args.jobs)
+    except ValueError:
+        raise ConfigError(f"--jobs must be a positive integer, got {args.jobs!r}") from None
+    if jobs < 1:
+        raise ConfigError(f"--jobs must be a positive integer, got {jobs}")
+    names = [n for n in (args.chapters or "").split(",") if n.strip()]
+    chapters = [catalog.find(n.strip()) for n in names] if names else catalog.available()
+    out = Path(args.out) if args.out else robustness.REPORT_DIR
+    if args.merge:
+        report = robustness.merge_reports([Path(p) for p in args.merge], out)
+    else:
+        report = robustness.robustness(chapters, seeds, jobs=jobs, out=out, timeout=args.timeout,
+                                       cached_only=args.cached_only)
+    print(robustness.format_summary(report))
+    print(f"\nreport: {out / 'report.json'}")
+    return 0 if robustness.meets_standard(report) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m companion", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="show the chapter map")
+    for name, helptext in (("run", "execute one chapter headless"), ("reproduce", "execute every chapter")):
+        p = sub.add_parser(name, help=helptext)
+        if name == "run":
+            p.add_argument("chapter", help="chapter slug or prefix, e.g. ch04")
+        p.add_argument("--profile", default=None, help="quick (default) or full; default from COMPANION_PROFILE")
+        p.add_argument("--seed", default=None, help="default from COMPANION_SEED, else 0")
+        p.add_argument("--out", default="reproduced", help="output folder (default: ./reproduced)")
+        p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
+    p = sub.add_parser("robustness", help="run chapters × seeds and report every claim's pass count and margin")
+    p.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,5-7 (default 0-19)")
+    p.add_argument("--chapters", default=None, help="comma-separated slugs or prefixes (default: every chapter)")
+    p.add_argument("--jobs", default="1", help="parallel runs (default 1; each run uses one torch thread when > 1)")
+    p.add_argument("--out", default=None, help="report folder (default: robustness/ in the repository)")
+    p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
+    p.add_argument("--merge", nargs="+", metavar="REPORT", default=None,
+                   help="run nothing: merge these report folders (e.g. one per machine) into --out")
+    p.add_argument("--cached-only", action="store_true",
+                   help="run nothing: report the runs the cache holds for the current code (a stopped sweep)")
+    p = sub.add_parser("sync", help="rebuild and execute a chapter's committed .ipynb from its .py")
+    p.add_argument("chapter", nargs="+", help="chapter slug(s) or prefix(es)")
+    sub.add_parser("bench", help="run the benchmarks in benchmarks/")
+    p = sub.add_parser("book", help="build the book site (Jupyter Book) from the committed notebooks")
+    p.add_argument("--out", default=str(catalog.ROOT / "book"), help="the site goes to OUT/_build/html")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "list":
+            return _list(args)
+        if args.command == "bench":
+            for script in sorted((catalog.ROOT / "benchmarks").glob("*.py")):
+                print(f"== {script.name}")
+                runpy.run_path(str(script), run_name="__main__")
+            return 0
+        if args.command == "book":
+            from companion.tools.site import build
+
+            try:
+                print(f"built {build(Path(args.out)) / 'index.html'}")
+            except RuntimeError as exc:  # the build's own output says what went wrong
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
+            return 0
+        if args.command == "robustness":
+            return _robustness(args)
+        if args.command == "sync":
+            for name in args.chapter:
+                print(f"synced {sync_notebook(catalog.find(name).source)}", flush=True)
+            return 0
+        args.profile, args.seed = read_profile(args.profile), read_seed(args.seed)
+        chapters = [catalog.find(args.chapter)] if args.command == "run" else list(catalog.CHAPTERS)
+        return _run(args, chapters)
+    except (ConfigError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""Headless execution of chapter notebooks and the claims report.
+
+:func:`run_chapter` reads a chapter's jupytext source, executes it in a fresh kernel with the
+requested profile and seed, writes the executed notebook and every figure it drew (PNG) to an
+output folder, and collects the claims the notebook checked.  :func:`format_report` prints the
+table the ``reproduce`` command ends with: chapter, claim, verdict, measured numbers, seconds.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from companion.kit.claims import LoggedClaim, read_log
+from companion.kit.config import read_profile, read_seed
+
+
+@dataclass
+class ChapterRun:
+    slug: str
+    seconds: float
+    claims: list[LoggedClaim] = field(default_factory=list)
+    figures: list[Path] = field(default_factory=list)
+    error: str | None = None
+    notebook: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The notebook ran to its end and every claim (explorations aside) held."""
+        return self.error is None and all(c.passed for c in self.claims if not c.exploration)
+
+
+def load_source(path: Path) -> nbformat.NotebookNode:
+    """A chapter's jupytext percent source as a notebook (outputs empty)."""
+    return jupytext.read(path)
+
+
+def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: int = 600) -> None:
+    """Execute ``nb`` in place in a fresh python3 kernel whose environment includes ``env``."""
+    env = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", **env}   # figures as PNG outputs
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def extract_figures(nb: nbformat.NotebookNode, folder: Path) -> list[Path]:
+    """Write every PNG output of ``nb`` to ``folder`` as fig-CC-II.png (cell, index) and list them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for c, cell in enumerate(nb.cells):
+        for i, output in enumerate(cell.get("outputs", [])):
+            png = output.get("data", {}).get("image/png")
+            if png:
+                path = folder / f"fig-{c:02d}-{i}.png"
+                path.write_bytes(base64.b64decode(png))
+                paths.append(path)
+    return paths
+
+
+def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed: int = 0, timeout: int = 600,
+                extra_env: dict[str, str] | None = None) -> ChapterRun:
+    """Execute one chapter source headless and collect its claims.
+
+    With an ``out_dir``, the executed notebook goes to ``out_dir/<slug>.ipynb`` and its figures beside it;
+    with ``None`` nothing is written (the robustness sweep keeps only the claims).
+    """
+    profile, seed = read_profile(profile), read_seed(seed)
+    slug = source.stem
+    nb = load_source(source)
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "claims.jsonl"
+        env = {"COMPANION_PROFILE": profile, "COMPANION_SEED": str(seed), "COMPANION_CLAIMS_LOG": str(log),
+               "COMPANION_CHAPTER": slug, "COMPANION_PROGRESS": "0", **(extra_env or {})}
+        start = time.perf_counter()
+        error = None
+        try:
+            execute(nb, source.parent, env, timeout=timeout)
+        except CellExecutionError as exc:
+            error = f"{exc.ename}: {exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''}"
+        seconds = time.perf_counter() - start
+        claims = read_log(log)
+    if out_dir is None:
+        return ChapterRun(slug, seconds, claims, [], error, None)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    notebook = out_dir / f"{slug}.ipynb"
+    nbformat.write(nb, notebook)
+    figures = extract_figures(nb, out_dir / "figures" / slug)
+    return ChapterRun(slug, seconds, claims, figures, error, notebook)
+
+
+def sync_notebook(source: Path, seed: int = 0, timeout: int = 600) -> Path:
+    """Rebuild ``source``'s paired .ipynb from the .py and execute it in place (quick profile, ``seed``).
+
+    The committed notebook is what nbval compares against and what the book site shows, so it is
+    always produced this way: same profile, same seed, progress bars off, no widget state.
+    """
+    nb = load_source(source)
+    env = {"COMPANION_PROFILE": "quick", "COMPANION_SEED": str(seed), "COMPANION_CHAPTER": source.stem,
+           "COMPANION_PROGRESS": "0"}
+    execute(nb, source.parent, env, timeout=timeout)
+    nb.metadata.pop("widgets", None)
+    nb.metadata["jupytext"] = {"formats": "ipynb,py:percent"}
+    target = source.with_suffix(".ipynb")
+    nbformat.write(nb, target)
+    return target
+
+
+def format_report(runs: list[ChapterRun]) -> str:
+    """The claims report: one row per claim (chapter, claim id and sentence, verdict, margin, seconds)."""
+    header = ("chapter", "claim", "verdict", "margin", "seconds")
+    rows = []
+    for run in runs:
+        for c in run.claims:
+            verdict = ("explored" if c.exploration else "PASS (thin)" if c.thin else "PASS") if c.passed else \
+                ("explored" if c.exploration else "FAIL")
+            margin = "never" if c.margin is None else f"{c.margin:+.3g} {c.unit}"
+            rows.append((run.slug, f"{c.id} [{c.figure}] {c.text}", verdict, f"margin {margin}", ""))
+        status = "ok" if run.ok else f"ERROR: {run.error}" if run.error else "claim failed"
+        rows.append((run.slug, f"(notebook: {len(run.figures)} figures, {len(run.claims)} claims)", status, "",
+                     f"{run.seconds:.1f}"))
+    widths = [min(70, max(len(str(r[i])) for r in [header, *rows])) for i in range(len(header))]
+
+    def fmt(row: tuple) -> str:
+        return " | ".join(str(v)[:w].ljust(w) for v, w in zip(row, widths))
+
+    lines = [fmt(header), "-+-".join("-" * w for w in widths), *map(fmt, rows)]
+    n_claims = sum(not c.exploration for r in runs for c in r.claims)
+    n_pass = sum(c.passed and not c.exploration for r in runs for c in r.claims)
+    lines.append(f"\n{n_pass}/{n_claims} claims hold; {sum(r.ok for r in runs)}/{len(runs)} chapters ran clean; "
+                 f"{sum(r.seconds for r in runs):.0f} s in all")
+    return "\n".join(lines)

@@ -1,0 +1,251 @@
+"""The book site: stage ``book/`` and the committed chapter notebooks, then build them with Jupyter Book.
+
+The chapters live in ``chapters/`` (outside the book's folder), so a build first *stages* a
+source folder: the hand-written pages of ``book/`` (landing page, glossary, configuration, the
+local Sphinx extension), a copy of every executed ``chapters/chNN_*.ipynb`` that exists, and
+three generated files:
+
+* ``_toc.yml`` — the landing page, one page per chapter in the book's order, the claims page
+  and the glossary;
+* ``_chapter_map.md`` — the table notebook ↔ book chapter ↔ figures (from :mod:`companion.tools.catalog`),
+  included by the landing page;
+* ``claims.md`` — every claim the committed notebooks checked, read from their outputs
+  (the ``✔ CLAIM HOLDS [figure] text`` lines that :func:`companion.kit.claims.show` prints);
+* ``robustness.md`` — the committed robustness report (``robustness/report.json``): every claim's
+  pass count over seeds and its margins, each chapter's pass count, and a mark on the chapters whose
+  code changed since the report was made (stale).
+
+The notebooks are shown with their committed outputs; nothing is executed at build time::
+
+    python -m companion book            # → book/_build/html/index.html
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from companion.tools import catalog
+from companion.kit.claims import EXPLORATION_MARK, FAIL_MARK, PASS_MARK
+
+BOOK_DIR = catalog.ROOT / "book"
+_CLAIM_LINE = re.compile(rf"^(?:\x1b\[\d+m)?(?P<mark>{re.escape(PASS_MARK)}|{re.escape(FAIL_MARK)}|"
+                         rf"{re.escape(EXPLORATION_MARK)}) \[(?P<figure>[^\]]+)\] (?P<text>.+?)(?:\x1b\[0m)?\s*$")
+_NOTEBOOK_NAME = re.compile(r"^ch\d\d_\w+\.ipynb$")
+
+
+@dataclass(frozen=True)
+class ClaimRecord:
+    """One claim as a committed notebook printed it."""
+
+    chapter: str
+    figure: str
+    text: str
+    holds: bool
+    exploration: bool = False
+
+
+def chapter_notebooks(chapters_dir: Path | None = None) -> list[Path]:
+    """The executed chapter notebooks that exist (in ``chapters/`` by default), in the book's order.
+
+    Notebooks the catalog knows come in its order; any other ``chNN_*.ipynb`` follows by name.
+    """
+    chapters_dir = catalog.CHAPTERS_DIR if chapters_dir is None else chapters_dir
+    found = {p.stem: p for p in chapters_dir.glob("ch*.ipynb") if _NOTEBOOK_NAME.match(p.name)}
+    known = [found.pop(c.slug) for c in catalog.CHAPTERS if c.slug in found]
+    return known + [found[name] for name in sorted(found)]
+
+
+def _output_text(output: nbformat.NotebookNode) -> str:
+    if output.get("output_type") == "stream":
+        text = output.get("text", "")
+    else:
+        text = output.get("data", {}).get("text/plain", "")
+    return "".join(text) if isinstance(text, list) else text
+
+
+def read_claims(notebook: Path) -> list[ClaimRecord]:
+    """The claims printed in ``notebook``'s committed outputs, in cell order."""
+    nb = nbformat.read(notebook, as_version=4)
+    records = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            for line in _output_text(output).splitlines():
+                match = _CLAIM_LINE.match(line)
+                if match:
+                    records.append(ClaimRecord(notebook.stem, match["figure"], match["text"],
+                                               match["mark"] == PASS_MARK, match["mark"] == EXPLORATION_MARK))
+    return records
+
+
+def notebook_title(notebook: Path) -> str:
+    """The text of the first level-1 heading of ``notebook`` (its page title)."""
+    nb = nbformat.read(notebook, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    raise ValueError(f"{notebook.name} has no level-1 heading ('# Title'): the book needs one per chapter page")
+
+
+def toc_yaml(chapter_pages: list[str]) -> str:
+    """The ``_toc.yml`` of the site: landing page, chapters (in order), claims, glossary."""
+    lines = ["format: jb-book", "root: intro", "parts:"]
+    if chapter_pages:
+        lines += ["  - caption: Chapters", "    chapters:"] + [f"      - file: {p}" for p in chapter_pages]
+    lines += ["  - caption: Reference", "    chapters:", "      - file: claims", "      - file: robustness",
+              "      - file: glossary"]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def chapter_map_markdown(built: list[str]) -> str:
+    """The chapter map as a Markdown table: every catalog chapter, linked when its page is ``built``."""
+    rows = ["| Notebook | Book chapter | Topic | Figures reproduced |", "| --- | --- | --- | --- |"]
+    for ch in catalog.CHAPTERS:
+        name = f"[`{ch.slug}`]({ch.slug}.ipynb)" if ch.slug in built else f"`{ch.slug}` (planned)"
+        rows.append(f"| {name} | {ch.book} | {_cell(ch.title)} ({ch.title_zh}) | {_cell(', '.join(ch.figures))} |")
+    return "\n".join(rows) + "\n"
+
+
+def claims_markdown(notebooks: list[Path]) -> str:
+    """The claims page: one table per chapter listing each claim and the figure it reproduces."""
+    claims = {notebook: read_claims(notebook) for notebook in notebooks}
+    total = sum(not r.exploration for records in claims.values() for r in records)
+    explorations = sum(r.exploration for records in claims.values() for r in records)
+    parts = ["# Claims checked by the notebooks", "",
+             "Every claim below is a sentence of the book turned into measured comparisons that fail when the "
+             "phenomenon is absent (each has a negative control in the tests). The notebooks check them each "
+             "time they run; how often each holds over seeds 0–19 is on the [robustness page](robustness.md). "
+             f"This page lists the verdicts printed in the committed notebooks (seed 0): {total} claims and "
+             f"{explorations} explorations (a phenomenon that does not reproduce robustly at CPU scale, shown "
+             f"with its pass rate instead of a verdict) in {len(notebooks)} notebooks.", ""]
+    for notebook, records in claims.items():
+        parts += [f"## [{_cell(notebook_title(notebook))}]({notebook.name})", ""]
+        if not records:
+            parts += ["This notebook checks no claim yet.", ""]
+            continue
+        parts += ["| Figure | Claim | Verdict |", "| --- | --- | --- |"]
+        parts += [f"| {_cell(r.figure)} | {_cell(r.text)} | "
+                  f"{'◇ exploration' if r.exploration else '✔ holds' if r.holds else '✘ fails'} |" for r in records]
+        parts.append("")
+    if not notebooks:
+        parts += ["No chapter notebook has been committed yet.", ""]
+    return "\n".join(parts)
+
+
+def _margin(stat: dict | None) -> str:
+    if not stat or stat.get("margin") is None:
+        return "never"
+    return f"{stat['margin']:+.3g} {stat['unit']}"
+
+
+def robustness_markdown(report: dict | None, stale: list[str]) -> str:
+    """The robustness page: the committed 20-seed report, per claim and per chapter, stale rows marked."""
+    parts = ["# Robustness over seeds", "",
+             "A claim counts as reproduced only if it holds on at least 19 of 20 seeds (0–19) in the quick profile, "
+             "each chapter as a whole (all its claims on one seed) on at least 18 of 20, with a median margin above "
+             "the thin line. The **margin** is how far a claim's tightest condition is from flipping: `rel` is the "
+             "slack as a fraction of the threshold (or of the larger of two compared values), `sd` the slack in "
+             "units of the quantity's measured spread, `count` the distance in counts. A margin below 0.05 rel, "
+             "0.5 sd or 1 count is *thin*. Made with "
+             "`python -m companion robustness --seeds 0-19`.", ""]
+    if not report:
+        return "\n".join(parts + ["No robustness report has been committed yet (`robustness/report.json`).", ""])
+    wall = report.get("wall_seconds")
+    parts += [f"Profile `{report['profile']}`, seeds {report['seeds'][0]}–{report['seeds'][-1]}, torch "
+              f"{report['torch']}, {report['machine']}, made {report['made_at']}"
+              + (f", {wall / 60:.0f} min wall with {report['jobs']} jobs." if wall else "."), ""]
+    if stale:
+        parts += [":::{warning}", "The code of " + ", ".join(f"`{s}`" for s in stale) + " changed since this "
+                  "report was made: its rows below are **stale** until the report is made again.", ":::", ""]
+    parts += ["## Chapters", "", "| Chapter | Whole chapter passes | Median s/run | Commit | Status |",
+              "| --- | --- | --- | --- | --- |"]
+    for slug, ch in report["chapters"].items():
+        secs = sorted(run["seconds"] for run in ch["seeds"].values())
+        if slug in stale:
+            status = "stale"
+        elif not ch.get("complete", True):
+            status = f"incomplete: {ch['runs']} of {len(report['seeds'])} seeds run"
+        else:
+            status = "✔ meets the standard" if ch["meets_standard"] else "✘ below"
+        parts.append(f"| [{slug}]({slug}.ipynb) | {ch['passed']}/{ch['runs']} | {secs[len(secs) // 2]:.0f} | "
+                     f"`{ch['commit']}` | {status} |")
+    parts += ["", "## Claims", "", "| Claim | Figure | Passes | Min margin | Median margin | Status |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for cid, c in report["claims"].items():
+        if c["chapter"] in stale:
+            status = "stale"
+        elif not report["chapters"][c["chapter"]].get("complete", True):
+            status = "incomplete"
+        elif c["exploration"]:
+            status = "◇ exploration"
+        else:
+            status = "✔" if c["meets_standard"] else "✘ below"
+        parts.append(f"| `{cid}` | {_cell(c['figure'])} | {c['passed']}/{c['runs']} | {_margin(c.get('min_margin'))} "
+                     f"| {_margin(c.get('median_margin'))} | {status} |")
+    return "\n".join(parts) + "\n"
+
+
+def read_robustness(path: Path | None = None) -> tuple[dict | None, list[str]]:
+    """The committed robustness report (or None) and the chapters that changed since it was made."""
+    from companion.tools import robustness
+
+    path = robustness.REPORT_DIR / "report.json" if path is None else path
+    if not path.exists():
+        return None, []
+    report = json.loads(path.read_text(encoding="utf-8"))
+    return report, robustness.stale_chapters(report)
+
+
+def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = None) -> list[Path]:
+    """Write the book's source folder ``source`` (emptied first); return the chapter notebooks it holds."""
+    if source.exists():
+        shutil.rmtree(source)
+    shutil.copytree(book_dir, source, ignore=shutil.ignore_patterns("_build", "__pycache__", ".*"))
+    notebooks = chapter_notebooks(chapters_dir)
+    for notebook in notebooks:
+        notebook_title(notebook)  # fail early, with the notebook's name, if a page would have no title
+        shutil.copy2(notebook, source / notebook.name)
+    pages = [p.stem for p in notebooks]
+    (source / "_toc.yml").write_text(toc_yaml(pages), encoding="utf-8")
+    (source / "_chapter_map.md").write_text(chapter_map_markdown(pages), encoding="utf-8")
+    (source / "claims.md").write_text(claims_markdown(notebooks), encoding="utf-8")
+    (source / "robustness.md").write_text(robustness_markdown(*read_robustness()), encoding="utf-8")
+    return notebooks
+
+
+def build(out: Path = BOOK_DIR, chapters_dir: Path | None = None, strict: bool = True) -> Path:
+    """Stage and build the site under ``out/_build``; return the folder holding ``index.html``.
+
+    With ``strict`` every Sphinx warning is an error (the build must be warning-free).
+    Raises RuntimeError with Jupyter Book's output if the build fails.
+    """
+    if importlib.util.find_spec("jupyter_book") is None:
+        raise RuntimeError("Jupyter Book 1.x is not installed: pip install -e '.[dev]' (it brings jupyter-book<2)")
+    out = Path(out).resolve()
+    source, html = out / "_build" / "src", out / "_build" / "html"
+    stage(source, chapters_dir=chapters_dir)
+    if html.exists():
+        shutil.rmtree(html)  # no page of a removed chapter survives
+    command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
+               "build", str(source), "--path-output", str(out), "--all", "-q"]
+    if strict:
+        command += ["-W", "--keep-going"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not (html / "index.html").exists():
+        raise RuntimeError(f"the book build failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return html
