@@ -52,9 +52,10 @@ from companion.experiments.ch04_frequency import (FPConfig, plot_spectrum, run_f
                                  check_early_stopping, check_parity, check_mscale, check_fourier)
 from companion.core.spectral import dft, projection_spectrum, uniform_grid
 from companion.kit.plots import panels, plot_fit, plot_delta_f, plot_delta_f_curves, plot_curves
+from companion.kit.seeds import active_seed
 
 S = settings()
-SEED = S.seed
+seed = active_seed()
 print(S.describe())
 
 # %% [markdown]
@@ -84,7 +85,7 @@ fp_config = FPConfig(
     record_every=pick(quick=10, full=50),
     members=pick(quick=3, full=5),
 )
-fp = run_fprinciple(fp_config, SEED)
+fp = run_fprinciple(fp_config, seed)
 
 # snapshots: start, half-way to the first k=3 convergence (half the run if k=3 never converged), end
 snaps = [nearest_index(fp.steps, step) for step in (0, midway_step(fp, peak=1), fp.steps[-1])]
@@ -128,7 +129,7 @@ ricker_config = FPConfig(
     hidden=pick(quick=(100, 100), full=(200, 200, 100)),
     steps=pick(quick=1000, full=5000), record_every=10,
 )
-ricker = run_fprinciple(ricker_config, SEED)
+ricker = run_fprinciple(ricker_config, seed)
 
 fig, axes = panels(3, width=3.6)
 for ax, m, a in zip(axes[:2], range(2), ricker_config.a):
@@ -167,7 +168,7 @@ init_config = FPConfig(
     n_train=40, hidden=pick(quick=(200, 200), full=(500, 500)), init_std=(0.07, 2.0), members=2,
     steps=pick(quick=2000, full=10000), record_every=10,
 )
-init = run_fprinciple(init_config, SEED)
+init = run_fprinciple(init_config, seed)
 hf_energy = init.high_frequency_energy()
 
 fig, axes = panels(3, width=3.6)
@@ -211,7 +212,7 @@ show(check_large_init_high_freq(init))
 # %%
 grad_config = FPConfig(n_train=fp_config.n_train, hidden=fp_config.hidden, lr=fp_config.lr, loss="mse+grad",
                        steps=pick(quick=1000, full=10000), record_every=10, members=2)
-grad = run_fprinciple(grad_config, SEED)
+grad = run_fprinciple(grad_config, seed)
 
 fig, axes = panels(2, width=4.2)
 for ax, res, name in zip(axes, (fp, grad), ("L_nongrad (6.2)", "L_grad (6.3)")):
@@ -246,7 +247,7 @@ image_stds = (0.1, 1.5)
 img = run_image(shape=pick(quick=(24, 36), full=(75, 60)), init_stds=image_stds,
                 hidden=pick(quick=(100, 100, 100), full=(500, 400, 300, 200, 200, 100)),
                 steps=pick(quick=2000, full=20000), lr=pick(quick=1e-2, full=5e-5),
-                record_every=pick(quick=100, full=1000), seed=SEED)
+                record_every=pick(quick=100, full=1000), seed=seed)
 
 fig, axes = panels(6, width=2.4, height=2.0, nrows=2)
 axes[0].imshow(img.image, cmap="gray", vmin=0, vmax=1)
@@ -286,7 +287,7 @@ show(check_image_large(img))
 # %%
 es_steps = pick(quick=2000, full=30000)
 es = run_early_stopping(n=100, noise=0.2, hidden=pick(quick=(100, 100, 50), full=(200, 200, 100)), steps=es_steps,
-                        lr=pick(quick=2e-3, full=1e-5), members=4, record_every=20, seed=SEED)
+                        lr=pick(quick=2e-3, full=1e-5), members=4, record_every=20, seed=seed)
 best = es.test_loss.argmin(axis=0)                  # (members,)
 ratio = es.test_loss[-1] / es.test_loss.min(axis=0)
 
@@ -331,7 +332,7 @@ show(check_early_stopping(es))
 
 # %%
 par = run_parity(d=10, n_train=200, hidden=(500, 100), init_std=0.05, steps=pick(quick=600, full=3000),
-                 lr=5e-4, members=2, seed=SEED)
+                 lr=5e-4, members=2, seed=seed)
 p = np.ones(10) / np.sqrt(10)
 freqs = np.linspace(0, 1.6, 81)
 spec_true = projection_spectrum(par.x, par.y, p, freqs)
@@ -376,7 +377,7 @@ show(check_parity(par))
 
 # %%
 ms_kw = dict(width=pick(quick=100, full=200), steps=pick(quick=2000, full=5000), lr=2e-3, n_train=pick(quick=200, full=300),
-             record_every=50, seed=SEED)
+             record_every=50, seed=seed)
 ms_runs = {
     "plain (sReLU)": run_multiscale("plain", **ms_kw),
     # quick: 25 scales, 4 neurons each at width 100 (with 50 scales, 2 neurons per scale left k=10 short on 2 of
@@ -428,7 +429,7 @@ show(check_fourier(ms_runs["Fourier σ=10"], ms_runs["Fourier σ=100"]))
 # watch the fit, its spectrum and the Δ_F(k) heat map. Each change retrains one network (about a second).
 
 # %%
-from companion.experiments.ch04_explorer import make_explorer
+from companion.experiments.ch04_frequency import make_explorer
 
 explorer = make_explorer()
 explorer
@@ -443,7 +444,7 @@ explorer
 # $k \in [0, 8]$ does it show up? Answer without computing, then check.
 
 # %%
-from companion.experiments.ch04_explorer import check_alias, check_parity_spectrum, check_gradient_weight, check_asi, \
+from companion.experiments.ch04_frequency import check_alias, check_parity_spectrum, check_gradient_weight, check_asi, \
     check_stopping_step
 
 alias_bin = None  # your answer: an integer

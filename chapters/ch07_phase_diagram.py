@@ -47,13 +47,14 @@ import torch
 from companion.core import neurons as cond
 from companion.experiments import ch07_phase as phase
 from companion.kit.claims import show
-from companion.kit.config import pick, seed_everything, settings
+from companion.kit.config import pick, settings
 from companion.experiments.ch07_phase import (check_condensed_orientations, check_kinks, check_phase_adjacent, check_phase_diagram,
                              check_sw_signs, check_table_7_1)
 from companion.kit.plots import panels
+from companion.kit.seeds import active_seed
 
 print(settings().describe())
-seed = seed_everything()
+seed = active_seed()
 
 # %% [markdown]
 # ## 1. Three regimes on four points (图7.1, 图7.3, 图7.4)

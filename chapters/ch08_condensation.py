@@ -39,17 +39,18 @@ import numpy as np
 import torch
 
 from companion.core import neurons as cond
-from companion.experiments import ch08_condensation as ic
+from companion.experiments import ch08_condensation as ch8
+from companion.experiments.ch08_condensation import (check_dead_neurons, check_dropout_condenses, check_dropout_risk,
+                                                     check_dropout_simpler_fit, check_multiplicity_bound,
+                                                     check_p1_one_line, check_plateau_condensation)
 from companion.kit.claims import show
-from companion.core.neurons import (check_dead_neurons, check_dropout_condenses, check_dropout_risk,
-                                    check_dropout_simpler_fit, check_plateau_condensation)
-from companion.kit.config import pick, seed_everything, settings
+from companion.kit.config import pick, settings
 from companion.kit.exercises import feedback
-from companion.experiments.ch08_condensation import check_multiplicity_bound, check_p1_one_line
 from companion.kit.plots import panels
+from companion.kit.seeds import active_seed
 
 print(settings().describe())
-seed = seed_everything()
+seed = active_seed()
 
 # %% [markdown]
 # ## 1. The condensation process (图8.1–8.4)
@@ -60,28 +61,28 @@ seed = seed_everything()
 # theory.) Each neuron is drawn at angle Ω_k = atan2(b_k, w_k) and radius log₁₀ A_k, A_k = |a_k|‖(w_k, b_k)‖.
 
 # %%
-proc = cond.run_condensation(width=100, init_std=1e-3, steps=pick(quick=16_000, full=40_000), seed=seed)
-start, end = cond.first_plateau(proc["steps"], proc["loss"])
-snap = proc["snap_steps"]
+proc = ch8.run_condensation(width=100, init_std=1e-3, steps=pick(quick=16_000, full=40_000), seed=seed)
+start, end = ch8.first_plateau(proc.steps, proc.loss)
+snap = proc.snap_steps
 mid = (start + end) // 2
 shown = [0, snap[1], mid, end, (end + snap[-1]) // 2, snap[-1]]
 fig = plt.figure(figsize=(12, 2.6), layout="constrained")
 ax = fig.add_subplot(1, len(shown) + 1, 1)
-ax.semilogy(proc["steps"], proc["loss"])
+ax.semilogy(proc.steps, proc.loss)
 ax.axvspan(start, end, color="0.85")
 ax.set_title("loss (plateau shaded)")
 ax.set_xlabel("step")
 for j, s in enumerate(shown):
     i = int(np.argmin(np.abs(snap - s)))
     pax = fig.add_subplot(1, len(shown) + 1, j + 2, projection="polar")
-    cond.plot_polar(pax, proc["w"][i], proc["a"][i], dead=proc["dead"], title=f"step {snap[i]}: {cond.clusters_at(proc, s)} cl.")
+    ch8.plot_polar(pax, proc.w[i], proc.a[i], dead=proc.dead, title=f"step {snap[i]}: {ch8.clusters_at(proc, s)} cl.")
 plt.show()
 
 fig, axes = panels(4, width=2.8, height=2.3)
 for ax, s in zip(axes, [snap[1], mid, end, snap[-1]]):
     i = int(np.argmin(np.abs(snap - s)))
-    ax.plot(proc["grid"], proc["target"], "--", color="0.4")
-    ax.plot(proc["grid"], proc["outputs"][i], color="#d62728")
+    ax.plot(proc.grid, proc.target, "--", color="0.4")
+    ax.plot(proc.grid, proc.outputs[i], color="#d62728")
     ax.set_title(f"output at step {snap[i]}")
 plt.show()
 
@@ -130,15 +131,15 @@ show(check_dead_neurons(proc))
 # leading eigenvector of the matrix.
 
 # %%
-initial = {act: ic.run_initial_condensation(act, n_members=3, steps=100, seed=seed) for act in ic.MULTIPLICITY}
-line = {act: [cond.alignment_eigenvalue(w) for w in r["w"]] for act, r in initial.items()}
+initial = {act: ch8.run_initial_condensation(act, n_members=3, steps=100, seed=seed) for act in ch8.MULTIPLICITY}
+line = {act: [cond.alignment_eigenvalue(w) for w in r.w] for act, r in initial.items()}
 fig, axes = panels(5, width=2.4, height=2.5)
 for ax, (act, r) in zip(axes, initial.items()):
-    cond.plot_cosine_heatmap(ax, r["w"][0], title=f"{act} (p={ic.MULTIPLICITY[act]}): λ₁={line[act][0]:.2f}")
+    ch8.plot_cosine_heatmap(ax, r.w[0], title=f"{act} (p={ch8.MULTIPLICITY[act]}): λ₁={line[act][0]:.2f}")
 plt.show()
 for act in initial:
     print(f"{act:9s} top eigenvalue of the direction Gram per seed: {np.round(line[act], 3)}   "
-          f"loss ratio after 100 steps: {np.round(initial[act]['loss_ratio'], 3)}")
+          f"loss ratio after 100 steps: {np.round(initial[act].loss_ratio, 3)}")
 
 # %% [markdown]
 # **The one-line check** (一条线). The direction Gram (1/m) Σ ŵ_kŵ_kᵀ of the 50 unit input weights has top
@@ -178,16 +179,16 @@ show(check_p1_one_line(initial))
 # plateau); a 10%-drop rule alone failed once in 60 (a tanh net that stalls at 0.94·R_S(0)).
 
 # %%
-multiplicity = {act: ic.run_multiplicity(act, n_members=4, seed=seed) for act in ic.MULTIPLICITY}
+multiplicity = {act: ch8.run_multiplicity(act, n_members=4, seed=seed) for act in ch8.MULTIPLICITY}
 fig, axes = panels(5, width=2.5, height=2.6, subplot_kw={"projection": "polar"})
 for ax, (act, r) in zip(axes, multiplicity.items()):
-    cond.plot_polar(ax, r["w"][0], r["a"][0], title=f"{act} (p={ic.MULTIPLICITY[act]}): {r['clusters'][0]} clusters")
+    ch8.plot_polar(ax, r.w[0], r.a[0], title=f"{act} (p={ch8.MULTIPLICITY[act]}): {r.clusters[0]} clusters")
 plt.show()
 for act, r in multiplicity.items():
-    print(f"{act:9s} p={ic.MULTIPLICITY[act]}  clusters per net {r['clusters'].tolist()}  (bound 2p = "
-          f"{2 * ic.MULTIPLICITY[act]})  stopped at steps {r['steps'].tolist()}  loss ratio {np.round(r['loss_ratio'], 2)}")
-p1_counts = np.concatenate([multiplicity[a]["clusters"] for a in ("tanh", "sigmoid", "softplus")])
-p23_counts = np.concatenate([multiplicity[a]["clusters"] for a in ("xtanh", "x2tanh")])
+    print(f"{act:9s} p={ch8.MULTIPLICITY[act]}  clusters per net {r.clusters.tolist()}  (bound 2p = "
+          f"{2 * ch8.MULTIPLICITY[act]})  stopped at steps {r.steps.tolist()}  loss ratio {np.round(r.loss_ratio, 2)}")
+p1_counts = np.concatenate([multiplicity[a].clusters for a in ("tanh", "sigmoid", "softplus")])
+p23_counts = np.concatenate([multiplicity[a].clusters for a in ("xtanh", "x2tanh")])
 print(f"mean clusters per net: p = 1 {p1_counts.mean():.2f}, p ≥ 2 {p23_counts.mean():.2f}")
 
 # %%
@@ -210,14 +211,14 @@ show(check_multiplicity_bound(multiplicity))
 # as the eigenvalues of the direction Gram needed for 95% of its trace.
 
 # %%
-residual = ic.run_residual_condensation(n_members=4, seed=seed)
+residual = ch8.run_residual_condensation(n_members=4, seed=seed)
 fig, axes = panels(5, width=2.4, height=2.5)
-for ax, (act, epoch), w in zip(axes, ic.RESIDUAL_LAYERS, residual["weights"]):
-    cond.plot_cosine_heatmap(ax, w[0], title=f"layer {ic.RESIDUAL_LAYERS.index((act, epoch)) + 1}: {act}\n"
-                             f"epoch {epoch}, {ic.lines_needed(w[0])} lines")
+for ax, (act, epoch), w in zip(axes, ch8.RESIDUAL_LAYERS, residual.weights):
+    ch8.plot_cosine_heatmap(ax, w[0], title=f"layer {ch8.RESIDUAL_LAYERS.index((act, epoch)) + 1}: {act}\n"
+                             f"epoch {epoch}, {ch8.lines_needed(w[0])} lines")
 plt.show()
-for (act, epoch), w in zip(ic.RESIDUAL_LAYERS, residual["weights"]):
-    print(f"{act:9s} (p={ic.MULTIPLICITY[act]}) lines per net at epoch {epoch}: {[ic.lines_needed(wk) for wk in w]}")
+for (act, epoch), w in zip(ch8.RESIDUAL_LAYERS, residual.weights):
+    print(f"{act:9s} (p={ch8.MULTIPLICITY[act]}) lines per net at epoch {epoch}: {[ch8.lines_needed(wk) for wk in w]}")
 
 # %% [markdown]
 # Exploration, no claim: the heat maps show the block structure of condensation in every layer, and the
@@ -238,10 +239,10 @@ for (act, epoch), w in zip(ic.RESIDUAL_LAYERS, residual["weights"]):
 
 # %%
 M_DROP, KEEP = pick(quick=500, full=1000), 0.9
-drop = cond.run_dropout_relu(width=M_DROP, keep=KEEP, steps=pick(quick=20_000, full=50_000),
+drop = ch8.run_dropout_relu(width=M_DROP, keep=KEEP, steps=pick(quick=20_000, full=50_000),
                              n_masks=pick(quick=40_000, full=200_000), seed=seed)
-print(f"R_S = {drop['r_s']:.5f}, R_1 = {drop['r_1']:.5f}, Monte Carlo E R_drop = {drop['mc_mean']:.5f} "
-      f"± {drop['mc_se']:.5f}")
+print(f"R_S = {drop.r_s:.5f}, R_1 = {drop.r_1:.5f}, Monte Carlo E R_drop = {drop.mc_mean:.5f} "
+      f"± {drop.mc_se:.5f}")
 
 # %% [markdown]
 # The check of (8.5): the Monte-Carlo mean over masks (float64, on the trained dropout net) differs from
@@ -252,27 +253,27 @@ print(f"R_S = {drop['r_s']:.5f}, R_1 = {drop['r_1']:.5f}, Monte Carlo E R_drop =
 show(check_dropout_risk(drop))
 
 # %%
-drop_net, drop_hist, x8, y8 = drop["net"], drop["hist"], drop["x"], drop["y"]
+drop_net, drop_hist, x8, y8 = drop.net, drop.hist, drop.x, drop.y
 grid8 = torch.linspace(-1, 1, 401).reshape(-1, 1)
 with torch.no_grad():
     out8 = drop_net(grid8).numpy()
 names = ("p = 1", f"p = {KEEP}")
 fig, axes = panels(6, width=2.9, height=2.6, nrows=2)
 for k, name in enumerate(names):
-    axes[0].semilogy(drop_hist.steps, drop_hist.risk[:, k], label=name)
+    axes[0].semilogy(drop_hist.steps, drop_hist["risk"][:, k], label=name)
     axes[1].plot(grid8.ravel(), out8[k], label=name)
     a, w = drop_net.a.detach()[k].numpy(), drop_net.w.detach()[k].numpy()
     cond.plot_feature_scatter(axes[2 + k], a, w, a0=drop_net.a0[k].numpy(), w0=drop_net.w0[k].numpy(),
-                              title=f"{name}: RD = {drop['rd'][k]:.3f}")
+                              title=f"{name}: RD = {drop.rd[k]:.3f}")
     top = cond.carrying_mask(cond.amplitude(a, w), 0.5)
-    cond.plot_cosine_heatmap(axes[4 + k], w[top], title=f"{name}: cos of top-A neurons")
+    ch8.plot_cosine_heatmap(axes[4 + k], w[top], title=f"{name}: cos of top-A neurons")
 axes[0].set_title("R_S (no dropout at evaluation)")
 axes[0].legend()
 axes[1].plot(x8.ravel(), y8, "*", ms=8, color="k")
 axes[1].set_title("outputs")
 axes[1].legend()
 plt.show()
-print({names[k]: f"{drop['clusters'][k]} clusters, {drop['occupied'][k]:.0%} of 36 angular bins" for k in range(2)},
+print({names[k]: f"{drop.clusters[k]} clusters, {drop.occupied[k]:.0%} of 36 angular bins" for k in range(2)},
       "(neurons carrying half the amplitude)")
 
 # %% [markdown]
@@ -302,20 +303,20 @@ show(check_dropout_condenses(drop))
 # uses the mean over the three initialisations (a single net occasionally lands at a ratio near ½).
 
 # %%
-fit13 = cond.run_tanh_dropout(keep=KEEP, trials=3, width=pick(quick=500, full=1000),
+fit13 = ch8.run_tanh_dropout(keep=KEEP, trials=3, width=pick(quick=500, full=1000),
                               steps=pick(quick=5_000, full=50_000), seed=seed)
-x13, y13, grid13 = fit13["x"], fit13["y"], fit13["grid"]
-tv_each, tv_target = fit13["tv"], fit13["tv_target"]  # tv_each: (trial, p), p = 1 and p = 0.9
-risk13, zero_risk13 = fit13["final_risk"], fit13["zero_risk"]
+x13, y13, grid13 = fit13.x, fit13.y, fit13.grid
+tv_each, tv_target = fit13.tv, fit13.tv_target  # tv_each: (trial, p), p = 1 and p = 0.9
+risk13, zero_risk13 = fit13.final_risk, fit13.zero_risk
 fig, axes = panels(5, width=2.6, height=2.5)
 for k, name in enumerate(names):
-    axes[0].semilogy(fit13["steps"], fit13["risk"][:, k], label=name)
-    axes[1 + k].plot(grid13.ravel(), cond.target_8_13(grid13).ravel(), "--", color="0.4", label="target")
-    axes[1 + k].plot(grid13.ravel(), fit13["outputs"][k], color="#d62728", label="fit")
+    axes[0].semilogy(fit13.steps, fit13.risk[:, k], label=name)
+    axes[1 + k].plot(grid13.ravel(), ch8.target_8_13(grid13).ravel(), "--", color="0.4", label="target")
+    axes[1 + k].plot(grid13.ravel(), fit13.outputs[k], color="#d62728", label="fit")
     axes[1 + k].plot(x13.ravel(), y13, "*", ms=7, color="k")
     axes[1 + k].set_title(f"{name}: TV = {tv_each[0, k]:.2f}")
-    cond.plot_feature_scatter(axes[3 + k], fit13["a"][k], fit13["w"][k], a0=fit13["a0"][k], w0=fit13["w0"][k],
-                              title=f"{name}: RD = {fit13['rd'][k]:.2f}")
+    cond.plot_feature_scatter(axes[3 + k], fit13.a[k], fit13.w[k], a0=fit13.a0[k], w0=fit13.w0[k],
+                              title=f"{name}: RD = {fit13.rd[k]:.2f}")
 axes[0].set_title("R_S (no dropout at evaluation)")
 axes[0].set_xlabel("step")
 axes[0].legend()
@@ -352,7 +353,7 @@ show(check_dropout_simpler_fit(fit13))
 
 # %%
 SIZES = pick(quick=(3, 6, 10, 14), full=(2, 4, 6, 8, 10, 12, 16, 20))
-err16 = cond.run_dropout_sample_size(SIZES, keeps=(1.0, KEEP), trials=pick(quick=2, full=10),
+err16 = ch8.run_dropout_sample_size(SIZES, keeps=(1.0, KEEP), trials=pick(quick=2, full=10),
                                      width=pick(quick=200, full=1000), steps=pick(quick=3_000, full=50_000),
                                      seed=seed)  # (len(SIZES), 2)
 fig, ax = plt.subplots(figsize=(4, 3), layout="constrained")
@@ -379,7 +380,7 @@ print({n: {name: f"{e:.4f}" for name, e in zip(names, row)} for n, row in zip(SI
 # and then p = 0.8 with it.
 
 # %%
-explorer = cond.make_explorer(seed=seed, steps=pick(quick=6_000, full=20_000))
+explorer = ch8.make_explorer(seed=seed, steps=pick(quick=6_000, full=20_000))
 explorer
 
 # %% [markdown]

@@ -46,14 +46,16 @@ import torch
 from companion.core import neurons as cond
 from companion.experiments import ch09_embedding as emb
 from companion.kit.claims import show
-from companion.kit.config import generator, pick, seed_everything, settings
+from companion.core.data import digits
+from companion.kit.config import pick, settings
+from companion.kit.seeds import active_seed
 from companion.experiments.ch09_embedding import (check_loss_spectrum, check_merge, check_split_hessian, check_split_identities,
                                  check_width_plateau)
 from companion.kit.plots import panels
 from companion.core.spectral import dft
 
 print(settings().describe())
-seed = seed_everything()
+seed = active_seed()
 
 # %% [markdown]
 # ## 1. Width similarity: shared plateaus (图9.1, 图9.2)
@@ -82,8 +84,9 @@ LR = 0.1
 sharp = emb.plateau_sharpness(narrow, xa, y, (1, 2, 3, 5, 10, 50))
 print(f"2/lr = {2 / LR:g}; λ_max at the width-m image of the width-1 optimum:",
       ", ".join(f"m={m}: {v:.1f}" for m, v in zip((1, 2, 3, 5, 10, 50), sharp)))
-runs = emb.run_widths(xa, y, WIDTHS, N_SEEDS, init_std=1e-3, lr=LR, steps=STEPS, snap_every=100,
-                      generator=generator(9))
+RECORD_EVERY = pick(quick=10, full=100)
+runs = emb.run_widths(xa, y, WIDTHS, N_SEEDS, init_std=1e-3, lr=LR, steps=STEPS, record_every=RECORD_EVERY,
+                      seed=seed + 9)
 wide = [m for m in WIDTHS if m >= 3]
 match = {m: emb.plateau_match(runs[m], narrow.loss, out_narrow, xa) for m in wide}
 
@@ -99,7 +102,7 @@ match = {m: emb.plateau_match(runs[m], narrow.loss, out_narrow, xa) for m in wid
 # %%
 fig, axes = panels(3, width=3.8)
 for m in WIDTHS:
-    axes[0].semilogy(runs[m].losses[:, 0], label=f"m={m}")
+    axes[0].semilogy(runs[m].steps, runs[m].losses[:, 0], label=f"m={m}")
 axes[0].axhline(narrow.loss, ls="--", color="0.3", lw=1)
 axes[0].set_xlabel("step")
 axes[0].set_ylabel("loss")
@@ -108,7 +111,7 @@ axes[0].set_title("training loss")
 axes[1].plot(x, y[:, 0], ":", color="0.5", label="target")
 axes[1].plot(x, out_narrow[:, 0], color="k", lw=3, alpha=0.3, label="width-1 optimum")
 for m in wide:
-    r, s = runs[m], int(np.flatnonzero(runs[m].snap_steps == match[m].step[0])[0])
+    r, s = runs[m], int(np.flatnonzero(runs[m].steps == match[m].step[0])[0])
     out = emb.two_layer(torch.as_tensor(r.a[s, 0]), torch.as_tensor(r.w[s, 0]), xa).numpy()
     axes[1].plot(x, out[:, 0], lw=1, label=f"m={m}")
     amp = cond.amplitude(r.a[s, 0, :, 0], r.w[s, 0])
@@ -135,8 +138,9 @@ show(check_width_plateau(match))
 # %% [markdown]
 # ## 2. The loss spectrum (图9.5)
 #
-# All steps of all seeds of one width go into a histogram of log₁₀(loss) (200 bins on [−5, 0]); the colour
-# is log₁₀ of the fraction of (step, seed) pairs in each bin. Bright lines are losses where training
+# The losses of all seeds of one width, recorded every 10 steps (full profile: every 100), go into a
+# histogram of log₁₀(loss) (200 bins on [−5, 0]); the colour is log₁₀ of the fraction of (recorded step, seed)
+# pairs in each bin. Bright lines are losses where training
 # stalls. The book runs 100 seeds per width; the quick profile 8 seeds and 6000 steps, so it mostly shows
 # the first plateau; the full profile (40 000 steps) also shows the escapes to lower lines.
 #
@@ -174,7 +178,7 @@ show(check_loss_spectrum(runs, narrow.loss))
 
 # %%
 r50 = runs[max(wide)]
-s50 = int(np.flatnonzero(r50.snap_steps == match[max(wide)].step[0])[0])
+s50 = int(np.flatnonzero(r50.steps == match[max(wide)].step[0])[0])
 h_plateau = emb.two_layer(torch.as_tensor(r50.a[s50, 0]), torch.as_tensor(r50.w[s50, 0]), xa).numpy()[:, 0]
 h_final = emb.two_layer(torch.as_tensor(r50.a[-1, 0]), torch.as_tensor(r50.w[-1, 0]), xa).numpy()[:, 0]
 ks = np.arange(13)
@@ -200,7 +204,7 @@ plt.show()
 # negative control moves the copy's input weights by 10⁻⁶ (a near-split that is not an embedding).
 
 # %%
-errors = emb.split_identity_errors(xa, y, generator(97), alphas=(-0.5, 0.3, 1.7))
+errors = emb.split_identity_errors(xa, y, seed + 97, alphas=(-0.5, 0.3, 1.7))
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -277,11 +281,9 @@ show(check_split_hessian(chains))
 # %%
 STEPS_98 = pick(quick=200, full=1500)
 WIDTH_98 = pick(quick=400, full=400)
-xd, yd, lab_d, xd_test, lab_test = emb.digits_data(1000, seed=seed)
-comp = emb.compress(xd, yd, xd_test, lab_test, width=WIDTH_98, init_std=1e-6, steps=STEPS_98, lr=1.0,
-                    generator=generator(98))
-control = emb.compress(xd, yd, xd_test, lab_test, width=WIDTH_98, init_std=1e-2, steps=STEPS_98, lr=1.0,
-                       generator=generator(99))
+data = digits(1000, None, seed=seed)
+comp = emb.compress(data, width=WIDTH_98, init_std=1e-6, steps=STEPS_98, lr=1.0, seed=seed + 98)
+control = emb.compress(data, width=WIDTH_98, init_std=1e-2, steps=STEPS_98, lr=1.0, seed=seed + 99)
 for name, r in (("condensed (init 1e-6)", comp), ("control (init 1e-2)", control)):
     print(f"{name}: width {r.width} → {r.n_significant} significant (pruning) → {r.n_groups} merged "
           f"(merge factor {r.merge_factor:.2f}); test accuracy {r.accuracy_wide:.3f} (wide) vs {r.accuracy_merged:.3f} "

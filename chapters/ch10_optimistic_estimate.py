@@ -39,13 +39,14 @@ import torch
 
 from companion.experiments import ch10_estimate as est
 from companion.kit.claims import show
-from companion.kit.config import generator, pick, seed_everything, settings
+from companion.kit.config import pick, settings
+from companion.kit.seeds import active_seed
 from companion.experiments.ch10_estimate import (check_architecture_order, check_completion_large_init, check_completion_transition,
                                 check_fl_vs_fnl, check_fnl_large_init, check_rank_examples, check_rank_formulas)
 from companion.kit.plots import panels
 
 print(settings().describe())
-seed = seed_everything()
+seed = active_seed()
 
 # %% [markdown]
 # ## 1. The model-rank calculator
@@ -66,7 +67,7 @@ seed = seed_everything()
 #   k(d+1) = 18 independent of m; CNN 1·(d+1) = 6; without sharing 3·(s+1) = 12.
 
 # %%
-ranks = est.model_ranks(generator(10))
+ranks = est.model_ranks(seed + 10)
 print(f"f_NL: {ranks.f_nl_best} at θ2=θ3=0, {ranks.f_nl_generic} elsewhere; f_L: {ranks.f_l}; "
       f"Example 2: {ranks.example2}")
 print(f"matrix factorisation d=4, r=1..4: {ranks.matrix}; (10.18) FNN widths {list(ranks.fnn)}: "
@@ -143,7 +144,7 @@ show(check_fnl_large_init(fits))
 #
 # 4×4 targets of rank r (Gaussian factors, ‖M*‖_F = 4), n random observed entries, f_θ = AB trained by GD
 # (lr 0.2, 6000 steps) on the mean squared error of the observed entries; **success = relative error
-# < 10⁻³** over all 16 entries. All 4 ranks × 16 values of n × trials train as one batched NumPy
+# < 10⁻³** over all 16 entries. All 4 ranks × 16 values of n × trials train as one batched
 # computation. The optimistic sizes 2rd − r² = 7, 12, 15, 16 are the red lines.
 #
 # ⚠ The book shows success exactly from n = R. With random masks a mask of R entries is often not

@@ -39,7 +39,7 @@
 # reproduced on sklearn's 8×8 digits with small tanh MLPs, not their numbers.
 #
 # Each claim prints one ✔/✘ line and a `measured:` line with its conditions and margin; its check lives in
-# `companion.experiments.ch11_flatness` / `companion.experiments.ch11_sgd_noise` (ids `ch11.…`), where the negative-control tests run it too.
+# `companion.experiments.ch11_flatness` (ids `ch11.…`), where the negative-control tests run it too.
 #
 # **Run time.** Quick profile (default): about 30 CPU-seconds. Full profile (`COMPANION_PROFILE=full`):
 # more samples and steps, a few minutes.
@@ -50,14 +50,15 @@ import numpy as np
 import torch
 from IPython.display import HTML
 
+from companion.core.data import digits
 from companion.experiments import ch11_flatness as fl
-from companion.experiments import ch11_sgd_noise as sgd_noise
 from companion.kit.claims import show
-from companion.kit.config import generator, pick, seed_everything, settings
+from companion.kit.config import pick, settings
 from companion.kit.plots import offline_jshtml, panels
+from companion.kit.seeds import active_seed, generator
 
 print(settings().describe())
-SEED = seed_everything()
+seed = active_seed()
 
 # %% [markdown]
 # ## 1 · Curvature and the stability of gradient descent ((11.1), (11.8)–(11.11), 图11.1)
@@ -128,10 +129,11 @@ EOS_ETAS = (0.3, 0.4)
 BS_ETA = 0.25            # also the full-batch run of section 3
 SMALL_ETA = 0.1
 TRACK_EVERY = pick(quick=20, full=10)
-data = fl.digits(N_TRAIN, n_test=500)
-# every run of sections 2–4 starts from the same initialisation, fl.DropoutMLP(WIDTHS, "tanh", generator=generator(1))
-eos = {eta: fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(1)), data.x, data.y, eta=eta,
-                             steps=EOS_STEPS, track_every=TRACK_EVERY)
+data = digits(N_TRAIN, 500, standardise=True)
+y, y_test = data.one_hot(), data.one_hot(test=True)
+# every run of sections 2–4 starts from one initialisation: fl.DropoutMLP(WIDTHS, "tanh", generator=generator(seed, 1))
+eos = {eta: fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(seed, 1)), data.x, y, eta=eta,
+                             steps=EOS_STEPS, track_every=TRACK_EVERY, generator=generator(seed, 2))
        for eta in (SMALL_ETA, BS_ETA, *EOS_ETAS)}
 
 fig, axes = panels(2, width=4.6)
@@ -193,8 +195,9 @@ show(fl.check_small_eta_below(eos[SMALL_ETA]))
 BATCHES = (8, 32)
 sgd_runs = {}
 for b in BATCHES:
-    sgd_runs[b] = fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(1)), data.x, data.y, eta=BS_ETA, steps=EOS_STEPS, batch_size=b,
-                                   track_every=EOS_STEPS // 8, loss_every=10, generator=generator(2 + b))
+    sgd_runs[b] = fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(seed, 1)), data.x, y, eta=BS_ETA,
+                                   steps=EOS_STEPS, batch_size=b, track_every=EOS_STEPS // 8, loss_every=10,
+                                   generator=generator(seed, 2 + b))
 bs_runs = {**sgd_runs, N_TRAIN: eos[BS_ETA]}
 bs_sharp = {b: r.final_sharpness for b, r in bs_runs.items()}
 
@@ -205,9 +208,9 @@ for b, r in bs_runs.items():
 
 alphas = np.linspace(-1.0, 2.0, 61)
 theta_s, theta_l = bs_runs[8].theta, bs_runs[N_TRAIN].theta
-net = fl.DropoutMLP(WIDTHS, "tanh", generator=generator(1))   # only its architecture is used
-tr_loss, tr_acc = fl.interpolation_profile(net, theta_s, theta_l, alphas, data.x, data.y, labels=data.labels)
-te_loss, te_acc = fl.interpolation_profile(net, theta_s, theta_l, alphas, data.x_test, data.y_test,
+net = fl.DropoutMLP(WIDTHS, "tanh", generator=generator(seed, 1))   # only its architecture is used
+tr_loss, tr_acc = fl.interpolation_profile(net, theta_s, theta_l, alphas, data.x, y, labels=data.labels)
+te_loss, te_acc = fl.interpolation_profile(net, theta_s, theta_l, alphas, data.x_test, y_test,
                                            labels=data.labels_test)
 
 fig, axes = panels(2, width=4.6)
@@ -263,14 +266,14 @@ show(fl.check_small_batch_flatter(bs_runs[8], bs_runs[32], bs_runs[N_TRAIN]))
 # %%
 NOISE_B = 8
 sgd_model = bs_runs[NOISE_B].model
-align = sgd_noise.noise_alignment(sgd_model, data.x, data.y, NOISE_B, generator=generator(3))
+align = fl.noise_alignment(sgd_model, data.x, y, NOISE_B, generator=generator(seed, 3))
 print(f"D = {align.dim}: Tr(H Sigma) = {align.tr_h_sigma:.3e},  Tr(H) Tr(Sigma) / D = {align.isotropic:.3e} "
       f"(ratio {align.ratio:.1f}),  Tr(H Pi) Tr(Sigma) / r = {align.span_uniform:.3e} (r = {align.rank}, "
       f"ratio {align.span_ratio:.2f})")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(sgd_noise.check_noise_alignment(align))
+show(fl.check_noise_alignment(align))
 
 # %% [markdown]
 # **Directional flatness (Feng & Tu 2021, (11.2)–(11.3), 图11.5).** Along the i-th eigenvector p_i of Σ
@@ -280,7 +283,7 @@ show(sgd_noise.check_noise_alignment(align))
 
 # %%
 K_DIRECTIONS = pick(quick=40, full=80)
-ft = sgd_noise.feng_tu(sgd_model, data.x, data.y, NOISE_B, k=K_DIRECTIONS)
+ft = fl.feng_tu(sgd_model, data.x, y, NOISE_B, k=K_DIRECTIONS)
 fig, axes = panels(1, width=4.6)
 axes[0].loglog(ft.flatness, ft.variances, "o", ms=4)
 fit = np.exp(np.polyval(np.polyfit(np.log(ft.flatness), np.log(ft.variances), 1), np.log(ft.flatness)))
@@ -294,7 +297,7 @@ print(f"log-log slope = {ft.slope:.2f} (book: about -4), Spearman rho = {ft.spea
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(sgd_noise.check_feng_tu(ft))
+show(fl.check_feng_tu(ft))
 
 # %% [markdown]
 # **SGD vs GD vs GLD (图11.4, 表11.2).** From the same initialisation and with the same η: full-batch GD
@@ -305,10 +308,9 @@ show(sgd_noise.check_feng_tu(ft))
 # (Negative control: "SGD" with the full batch, B = n, which has no noise.)
 
 # %%
-gld = fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(1)), data.x, data.y, eta=BS_ETA,
-                       steps=EOS_STEPS, track_every=EOS_STEPS // 8, loss_every=10, generator=generator(4),
-                       noise=sgd_noise.isotropic_noise(data.x, data.y, NOISE_B, refresh_every=20,
-                                                       generator=generator(5)))
+gld = fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(seed, 1)), data.x, y, eta=BS_ETA,
+                       steps=EOS_STEPS, track_every=EOS_STEPS // 8, loss_every=10, generator=generator(seed, 4),
+                       noise=fl.isotropic_noise(data.x, y, NOISE_B, refresh_every=20, generator=generator(seed, 5)))
 dyn_sharp = {"GD": bs_sharp[N_TRAIN], "GLD (isotropic)": gld.final_sharpness, f"SGD (B={NOISE_B})": bs_sharp[NOISE_B]}
 dyn_test = {"GD": fl.accuracy(eos[BS_ETA].model, data.x_test, data.labels_test),
             "GLD (isotropic)": fl.accuracy(gld.model, data.x_test, data.labels_test),
@@ -325,7 +327,7 @@ for name in dyn_sharp:
 
 # %%
 for name, model in (("GD", eos[BS_ETA].model), ("GLD (isotropic)", gld.model), (f"SGD (B={NOISE_B})", sgd_model)):
-    c = sgd_noise.noise_factor(sgd_noise.per_sample_gradients(model, data.x, data.y), NOISE_B)
+    c = fl.noise_factor(fl.per_sample_gradients(model, data.x, y), NOISE_B)
     print(f"{name:16} (eta/4) Tr(Sigma_sgd) = {BS_ETA / 4 * float((c * c).sum()):.2e}")
 
 # %% [markdown]
@@ -363,8 +365,7 @@ DROP_WIDTH = 1000
 DROP_STEPS = pick(quick=2000, full=5000)
 DROP_LR = pick(quick=3e-3, full=1e-3)
 KEEPS = pick(quick=(1.0, 0.5), full=(1.0, 0.8, 0.5))
-seed_everything()  # dropout masks
-dropout = fl.dropout_flatness(KEEPS, width=DROP_WIDTH, steps=DROP_STEPS, lr=DROP_LR, n_dirs=5, generator=generator)
+dropout = fl.dropout_flatness(KEEPS, width=DROP_WIDTH, steps=DROP_STEPS, lr=DROP_LR, n_dirs=5, seed=seed)
 drop, profiles, prof_alphas = dropout.runs, dropout.profiles, dropout.alphas
 x1, y1 = dropout.x, dropout.y
 drop_sharp = {p: r.final_sharpness for p, r in drop.items()}
@@ -414,7 +415,7 @@ show(fl.check_dropout_flatter(dropout))
 relu_net = drop[1.0].model
 cs = (1 / 3, 1.0, 3.0)
 effect = fl.rescaling_effect(relu_net, x1, y1, cs)
-for c, lam, change in zip(effect["c"], effect["sharpness"], effect["output_change"]):
+for c, lam, change in zip(effect.c, effect.sharpness, effect.output_change):
     print(f"c = {c:5.3f}: lambda_max = {lam:9.1f}, max |f_c - f| = {change:.1e}")
 
 # %% [markdown]

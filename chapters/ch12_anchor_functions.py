@@ -42,14 +42,15 @@
 # %%
 import matplotlib.pyplot as plt
 
+from companion.core import anchor_tasks, attention
 from companion.experiments import ch12_anchors as anchors
-from companion.core import lm_analysis
 from companion.kit.claims import show
-from companion.kit.config import pick, seed_everything, settings
+from companion.kit.config import pick, settings
 from companion.kit.plots import panels
+from companion.kit.seeds import active_seed
 
 print(settings().describe())
-seed = seed_everything()
+seed = active_seed()
 
 # %% [markdown]
 # ## 1. Data: anchors, keys and the splits (§12.4–12.5)
@@ -66,7 +67,7 @@ seed = seed_everything()
 #   to an output — the book predicts failure.
 
 # %%
-example = anchors.identity_task(3, 3, seed=seed)
+example = anchor_tasks.identity_task(3, 3, seed=seed)
 print("training sequences:\n", example.train.x.numpy(), "\ntargets:", example.train.y.numpy())
 print("test keys mod 9 = key position:", (example.tests["test"].y % 9).numpy(), example.tests["test"].key_pos.numpy())
 
@@ -138,7 +139,7 @@ show(anchors.check_key_range(run))
 # key's vector now also carries "I follow a 3" — and layer 2 **broadcasts** — the last position, where
 # the answer is read, attends to the position that holds anchor + key.
 #
-# Measures (`companion.core.lm_analysis`): whether, at every key position, the anchor is the token the key
+# Measures (`companion.core.attention`): whether, at every key position, the anchor is the token the key
 # attends to most among those before it; the *shift contrast*, the mean layer-1 weight key → anchor
 # divided by the mean weight key → any other earlier token (1 for a uniform map); the *broadcast score*,
 # the mean layer-2 weight last position → key.
@@ -146,12 +147,12 @@ show(anchors.check_key_range(run))
 # %%
 test = run.data("identity").tests["test"]
 k_id = k_of["identity"]
-maps = [m[k_id] for m in lm_analysis.attention_maps(model, test.x)]  # per layer (N, H, T, T)
-shift = float(lm_analysis.shift_contrast(maps[0], test.key_pos))
-anchor_top = float(lm_analysis.anchor_is_top(maps[0], test.key_pos))
-anchor_weight = float(lm_analysis.shift_score(maps[0], test.key_pos))
-broadcast = float(lm_analysis.broadcast_score(maps[1], test.key_pos))
-broadcast_l1 = float(lm_analysis.broadcast_score(maps[0], test.key_pos))
+maps = [m[k_id] for m in attention.attention_maps(model, test.x)]  # per layer (N, H, T, T)
+shift = float(attention.shift_contrast(maps[0], test.key_pos))
+anchor_top = float(attention.anchor_is_top(maps[0], test.key_pos))
+anchor_weight = float(attention.shift_score(maps[0], test.key_pos))
+broadcast = float(attention.broadcast_score(maps[1], test.key_pos))
+broadcast_l1 = float(attention.broadcast_score(maps[0], test.key_pos))
 
 POS = 4  # show the sequences whose key sits at position 4 (the anchor at 3)
 sel = (test.key_pos == POS).numpy()
@@ -171,7 +172,7 @@ print(f"layer 1: anchor most attended at {anchor_top:.0%} of key positions, key�
 # %% [markdown]
 # The shift claim states "the anchor is the most attended earlier token at every key position" as a number
 # with a margin: at the worst key position, the anchor's mean weight divided by the largest mean weight of
-# any other earlier token (best head) must exceed 1 (`lm_analysis.anchor_top_ratio`); and the shift
+# any other earlier token (best head) must exceed 1 (`attention.anchor_top_ratio`); and the shift
 # contrast must be ≥ 2. The broadcast claim: layer-2 weight last position → key ≥ 0.8, layer-1 < 0.5.
 
 # %%
@@ -251,7 +252,7 @@ explorer
 
 # %%
 train_pairs = set()  # fill with (key position, key) pairs of a random training set …
-test_pairs = set()  # … and of a random test set (see anchors.identity_task for the data layout)
+test_pairs = set()  # … and of a random test set (see anchor_tasks.identity_task for the data layout)
 anchors.check_overlap(train_pairs, test_pairs)
 
 # %% [markdown]

@@ -54,14 +54,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from companion.experiments import ch12_anchors as anchors
-from companion.core import lm_analysis
+from companion.core import anchor_tasks, attention
+from companion.experiments import ch13_complexity as complexity
 from companion.kit.claims import show
-from companion.kit.config import pick, seed_everything, settings
+from companion.kit.config import pick, settings
 from companion.kit.plots import panels
+from companion.kit.seeds import active_seed
 
 print(settings().describe())
-seed = seed_everything()
+seed = active_seed()
 
 # %% [markdown]
 # ## 1. The data (§13.2)
@@ -72,7 +73,7 @@ seed = seed_everything()
 # (d, c) with any key. The book's example (23, a, b, 43, …) ↦ 23 + 5 + 1 = 29.
 
 # %%
-example = anchors.composition_data(4, 4, seed)
+example = complexity.composition_data(4, 4, seed)
 print("train:", example.train.x.numpy().tolist(), "→", example.train.y.numpy().tolist())
 print("OOD:  ", example.tests["OOD"].x.numpy().tolist(), "→", example.tests["OOD"].y.numpy().tolist())
 
@@ -110,13 +111,13 @@ print("OOD:  ", example.tests["OOD"].x.numpy().tolist(), "→", example.tests["O
 # %%
 GAMMAS = pick(quick=(0.2, 0.5, 0.8, 1.1, 1.4), full=(0.2, 0.35, 0.5, 0.65, 0.8, 0.95, 1.1, 1.25, 1.4, 1.55))
 LAMBDAS = pick(quick=(0.01, 0.1), full=(0.01, 0.03, 0.1, 0.3, 1.0))
-WEAK, STRONG = anchors.WEAK_CONTROL, anchors.STRONG_CONTROL  # (0.8, 0.01) / (1.4, 0.1): weak / strong control
+WEAK, STRONG = complexity.WEAK_CONTROL, complexity.STRONG_CONTROL  # (0.8, 0.01) / (1.4, 0.1): weak / strong control
 DATA_SEEDS = pick(quick=(3 * seed, 3 * seed + 1, 3 * seed + 2), full=tuple(range(5 * seed, 5 * seed + 5)))
 S0 = DATA_SEEDS[0]
 MODEL = dict(n_train=20000, n_test=1000, d_model=pick(quick=32, full=64), n_layers=2, batch_size=128)
-run = anchors.run_composition([(g, l, S0) for g in GAMMAS for l in LAMBDAS], **MODEL,
+run = complexity.run_composition([(g, l, S0) for g in GAMMAS for l in LAMBDAS], **MODEL,
                               steps=pick(quick=1000, full=3000), lr=pick(quick=1e-2, full=3e-3), record_every=250)
-contrast = anchors.run_composition([(*setting, s) for s in DATA_SEEDS for setting in (WEAK, STRONG)], **MODEL,
+contrast = complexity.run_composition([(*setting, s) for s in DATA_SEEDS for setting in (WEAK, STRONG)], **MODEL,
                                    steps=pick(quick=1500, full=3000), lr=pick(quick=1e-2, full=3e-3),
                                    record_every=300)
 print(f"grid: {len(run.settings)} members in {run.seconds:.0f} CPU-s; "
@@ -166,7 +167,7 @@ for k, (g, l, s) in enumerate(contrast.settings):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(anchors.check_phase_one(run))
+show(complexity.check_phase_one(run))
 
 # %% [markdown]
 # ### Weak against strong complexity control (图13.5, 图13.6)
@@ -187,11 +188,11 @@ show(anchors.check_phase_one(run))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(anchors.check_complexity_control(contrast))
+show(complexity.check_complexity_control(contrast))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(anchors.check_reasoning_level(contrast))
+show(complexity.check_reasoning_level(contrast))
 
 # %% [markdown]
 # ### Commutativity of the memorising solution (§13.3)
@@ -203,7 +204,7 @@ show(anchors.check_reasoning_level(contrast))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(anchors.check_commutativity(contrast))
+show(complexity.check_commutativity(contrast))
 
 # %% [markdown]
 # ## 3. Mechanisms (图13.7, 图13.8, 图13.10, 图13.12)
@@ -224,13 +225,13 @@ for a, b in pairs:  # 50 sequences per pair from the ID and OOD test sets
     src = data.tests["OOD"] if (a, b) in ((3, 4), (4, 3)) else data.tests["ID"]
     rows = torch.nonzero((src.anchors[:, 0] == a) & (src.anchors[:, 1] == b)).ravel()[:50]
     picked.append(src.subset(torch.isin(torch.arange(len(src)), rows)))
-probe = anchors.AnchorData(*(torch.cat([getattr(p, f) for p in picked]) for f in ("x", "y", "key_pos", "anchors")))
-masked = lm_analysis.masked_last_outputs(model, probe, offsets=(0,))  # (K, N, V)
-shift = np.array([anchors.BOOK_SHIFTS[a] + anchors.BOOK_SHIFTS[b] for a, b in probe.anchors.tolist()])
+probe = anchor_tasks.AnchorData(*(torch.cat([getattr(p, f) for p in picked]) for f in ("x", "y", "key_pos", "anchors")))
+masked = attention.masked_last_outputs(model, probe, offsets=(0,))  # (K, N, V)
+shift = np.array([anchor_tasks.BOOK_SHIFTS[a] + anchor_tasks.BOOK_SHIFTS[b] for a, b in probe.anchors.tolist()])
 fig, axes = panels(2, width=4.2, height=3.4)
 for ax, (g, lam) in zip(axes, (WEAK, STRONG)):
     k = run.members(g, lam)[0]
-    xy, ratio = lm_analysis.pca(masked[k], 2)
+    xy, ratio = attention.pca(masked[k], 2)
     points = ax.scatter(xy[:, 0], xy[:, 1], c=shift, cmap="coolwarm", s=6)
     for a, b in ((3, 4), (4, 3)):
         sel = (probe.anchors[:, 0] == a) & (probe.anchors[:, 1] == b)
@@ -255,13 +256,12 @@ plt.show()
 # as blocks. The book shows γ = 0.2, 0.5, 0.8 at λ = 0.01; we add γ = 1.4. The claim uses the whole grid.
 
 # %%
-cond = anchors.grid_measure(run, "wq_condensation")  # (γ, λ) → mean |cos| of the W_Q(1) neurons
-rho_cond = anchors.rank_correlation([g for g, _ in cond], list(cond.values()))
+cond = complexity.grid_measure(run, "wq_condensation")  # (γ, λ) → mean |cos| of the W_Q(1) neurons
+rho_cond = complexity.rank_correlation([g for g, _ in cond], list(cond.values()))
 fig, axes = panels(4, width=3.0, height=2.9)
 for ax, g in zip(axes, (0.2, 0.5, 0.8, 1.4)):
     w = model.member_weight("w_q", run.members(g, 0.01)[0], layer=0).numpy()
-    order = lm_analysis.cosine_order(w)
-    ax.imshow(lm_analysis.neuron_cosine(w)[np.ix_(order, order)], cmap="RdBu_r", vmin=-1, vmax=1)
+    ax.imshow(attention.sorted_neuron_cosine(w), cmap="RdBu_r", vmin=-1, vmax=1)
     ax.set(title=f"γ = {g}, λ = 0.01: |cos| {cond[(g, 0.01)]:.2f}", xlabel="neuron", ylabel="neuron")
     ax.grid(False)
 plt.show()
@@ -276,7 +276,7 @@ print("mean |cos| of W_Q(1) neurons:", {f"γ={g},λ={l}": round(v, 2) for (g, l)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(anchors.check_wq_condensation(run))
+show(complexity.check_wq_condensation(run))
 
 # %% [markdown]
 # ### Token embeddings (图13.12)
@@ -287,12 +287,12 @@ show(anchors.check_wq_condensation(run))
 # give ≈ 0.15), over the whole γ × λ grid; the scatter plots show weak vs strong control.
 
 # %%
-emb_var = anchors.grid_measure(run, "embedding_variance")  # (γ, λ) → top-2 PCA variance share
-rho_emb = anchors.rank_correlation([g for g, _ in emb_var], list(emb_var.values()))
+emb_var = complexity.grid_measure(run, "embedding_variance")  # (γ, λ) → top-2 PCA variance share
+rho_emb = complexity.rank_correlation([g for g, _ in emb_var], list(emb_var.values()))
 emb_by_gamma = {g: float(np.mean([emb_var[(g, l)] for l in LAMBDAS])) for g in GAMMAS}
 fig, axes = panels(2, width=4.0, height=3.3)
 for ax, c in zip(axes, (WEAK, STRONG)):
-    xy, ratio = lm_analysis.pca(model.member_weight("w_em", run.members(*c)[0])[20:100].numpy(), 2)
+    xy, ratio = attention.pca(model.member_weight("w_em", run.members(*c)[0])[20:100].numpy(), 2)
     points = ax.scatter(xy[:, 0], xy[:, 1], c=np.arange(20, 100), cmap="viridis", s=12)
     ax.set(title=f"γ = {c[0]}, λ = {c[1]}: top-2 variance {ratio.sum():.2f}", xlabel="PC1", ylabel="PC2")
 plt.colorbar(points, ax=axes[-1], fraction=0.05, label="token value")
@@ -312,11 +312,11 @@ print("top-2 PCA variance of the number embeddings by γ (mean over λ):",
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(anchors.check_embedding_order(run))
+show(complexity.check_embedding_order(run))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(anchors.check_embedding_contrast(run))
+show(complexity.check_embedding_contrast(run))
 
 # %% [markdown]
 # ## 4. The authors' stored results (their composition task)
@@ -345,7 +345,7 @@ print("this run, OOD accuracy at λ = 0.01:", {g: round(run.final("OOD", g, 0.01
 # OOD accuracy, its commutativity on the unseen pairs, and the cosine matrix of its W^{Q(1)} neurons.
 
 # %%
-explorer = anchors.make_composition_explorer(seed=seed)
+explorer = complexity.make_explorer(seed=seed)
 explorer
 
 # %% [markdown]
@@ -353,7 +353,7 @@ explorer
 #
 # 1. With the explorer, fix γ = 1.4 and lower λ from 0.1 to 0.001: does the OOD accuracy survive? Then fix
 #    λ = 0.1 and lower γ. Which knob matters more at this scale?
-# 2. (图13.9) Mask the **second anchor** instead of the key (`lm_analysis.masked_last_outputs(model, probe,
+# 2. (图13.9) Mask the **second anchor** instead of the key (`attention.masked_last_outputs(model, probe,
 #    offsets=(2,))`) and compute the cosine similarity of the outputs. Sort the sequences by g(x; a1):
 #    a step-by-step (reasoning) model should give blocks of high similarity for equal g(x; a1).
 # 3. Why does a small initialisation favour the reasoning solution? Relate it to condensation (chapter 8):

@@ -1,14 +1,16 @@
-"""Unit tests of companion.experiments.ch12_anchors: task definitions, splits and their errors."""
+"""Unit tests of the anchor tasks (companion.core.anchor_tasks: definitions, splits, their errors) and of the
+chapter-12/13 experiment helpers built on them."""
 
 import pytest
 import torch
 
+from companion.core import anchor_tasks, attention
 from companion.experiments import ch12_anchors as anchors
-from companion.core import lm_analysis
+from companion.experiments import ch13_complexity as complexity
 
 
 def test_identity_target_is_the_token_after_the_anchor():
-    task = anchors.identity_task(200, 100, seed=0)
+    task = anchor_tasks.identity_task(200, 100, seed=0)
     for data in (task.train, task.tests["test"]):
         rows = torch.arange(len(data))
         assert (data.x[rows, data.key_pos - 1] == 3).all()
@@ -19,7 +21,7 @@ def test_identity_target_is_the_token_after_the_anchor():
 
 
 def test_mod_residue_split_separates_position_key_pairs():
-    task = anchors.identity_task(2000, 500, seed=1)
+    task = anchor_tasks.identity_task(2000, 500, seed=1)
     train, test = task.train, task.tests["test"]
     assert ((train.y % 9) != (train.key_pos % 9)).all()
     assert ((test.y % 9) == (test.key_pos % 9)).all()
@@ -30,16 +32,16 @@ def test_mod_residue_split_separates_position_key_pairs():
 
 
 def test_key_range_split_and_determinism():
-    task = anchors.identity_task(300, 100, split="key_range", split_at=80, seed=2)
+    task = anchor_tasks.identity_task(300, 100, split="key_range", split_at=80, seed=2)
     assert task.train.y.max() < 80 and task.tests["test"].y.min() >= 80
-    again = anchors.identity_task(300, 100, split="key_range", split_at=80, seed=2)
+    again = anchor_tasks.identity_task(300, 100, split="key_range", split_at=80, seed=2)
     assert torch.equal(task.train.x, again.train.x)
-    other = anchors.identity_task(300, 100, split="key_range", split_at=80, seed=3)
+    other = anchor_tasks.identity_task(300, 100, split="key_range", split_at=80, seed=3)
     assert not torch.equal(task.train.x, other.train.x)
 
 
 def test_reading_comprehension_answers_the_asked_anchor():
-    task = anchors.reading_task(300, 100, seed=0)
+    task = anchor_tasks.reading_task(300, 100, seed=0)
     x, y = task.train.x, task.train.y
     asked = x[:, -1]
     k = (x[:, 0:-1:2] == asked[:, None]).float().argmax(1)
@@ -48,18 +50,18 @@ def test_reading_comprehension_answers_the_asked_anchor():
 
 
 def test_statistical_output_type1_and_type2():
-    t1 = anchors.statistical_task(500, 50, kind=1, seed=0)
+    t1 = anchor_tasks.statistical_task(500, 50, kind=1, seed=0)
     base = t1.train.x[torch.arange(500), t1.train.key_pos]
     shifted = t1.train.y - base
     assert set(shifted.tolist()) == {0, 1} and float(shifted.float().mean()) == pytest.approx(0.2)
     assert torch.equal(t1.train.x[0], t1.train.x[4]) and t1.train.y[4] == t1.train.y[0] + 1
-    t2 = anchors.statistical_task(2000, 50, kind=2, seed=0)
+    t2 = anchor_tasks.statistical_task(2000, 50, kind=2, seed=0)
     frac = float((t2.train.y - t2.train.x[torch.arange(2000), t2.train.key_pos]).float().mean())
     assert 0.15 < frac < 0.25
 
 
 def test_composite_task_book_example_and_splits():
-    task = anchors.composite_task(400, 200, 200, seed=0, residue_mod=4)
+    task = anchor_tasks.composite_task(400, 200, 200, seed=0, residue_mod=4)
     for name, data in (("train", task.train), ("ID", task.tests["ID"]), ("OOD", task.tests["OOD"])):
         rows = torch.arange(len(data))
         x, p = data.x, data.key_pos
@@ -72,24 +74,24 @@ def test_composite_task_book_example_and_splits():
 
 
 def test_swap_anchors_exchanges_the_pair():
-    data = anchors.composite_task(10, 10, 10, seed=0).tests["OOD"]
-    swapped = anchors.swap_anchors(data)
+    data = anchor_tasks.composite_task(10, 10, 10, seed=0).tests["OOD"]
+    swapped = anchor_tasks.swap_anchors(data)
     rows = torch.arange(10)
     assert torch.equal(swapped.x[rows, data.key_pos + 1], data.x[rows, data.key_pos + 2])
-    assert torch.equal(anchors.swap_anchors(swapped).x, data.x)
+    assert torch.equal(anchor_tasks.swap_anchors(swapped).x, data.x)
 
 
 @pytest.mark.parametrize("call, word", [
-    (lambda: anchors.identity_task(10, 10, anchor=30), "overlap"),
-    (lambda: anchors.identity_task(10, 10, split="random"), "split"),
-    (lambda: anchors.identity_task(10, 10, lo=20, hi=24), "no test key"),
-    (lambda: anchors.identity_task(0, 10), "n_train"),
-    (lambda: anchors.identity_task(10, 10, split="key_range", split_at=200), "split_at"),
-    (lambda: anchors.composite_task(10, 10, 10, held_out=((5, 6),)), "held_out"),
-    (lambda: anchors.composite_task(10, 10, 10, modulus=50), "modulus"),
-    (lambda: anchors.statistical_task(10, 10, kind=3), "kind"),
-    (lambda: anchors.statistical_task(10, 10, p_shift=0.3), "p_shift"),
-    (lambda: anchors.reading_task(10, 10, n_pairs=9), "n_pairs"),
+    (lambda: anchor_tasks.identity_task(10, 10, anchor=30), "overlap"),
+    (lambda: anchor_tasks.identity_task(10, 10, split="random"), "split"),
+    (lambda: anchor_tasks.identity_task(10, 10, lo=20, hi=24), "no test key"),
+    (lambda: anchor_tasks.identity_task(0, 10), "n_train"),
+    (lambda: anchor_tasks.identity_task(10, 10, split="key_range", split_at=200), "split_at"),
+    (lambda: anchor_tasks.composite_task(10, 10, 10, held_out=((5, 6),)), "held_out"),
+    (lambda: anchor_tasks.composite_task(10, 10, 10, modulus=50), "modulus"),
+    (lambda: anchor_tasks.statistical_task(10, 10, kind=3), "kind"),
+    (lambda: anchor_tasks.statistical_task(10, 10, p_shift=0.3), "p_shift"),
+    (lambda: anchor_tasks.reading_task(10, 10, n_pairs=9), "n_pairs"),
     (lambda: anchors.make_task("poetry", 10, 10), "unknown task"),
 ])
 def test_bad_arguments_raise(call, word):
@@ -116,16 +118,16 @@ def test_identity_run_generalises_and_broadcasts_on_other_seeds(seed):
 
 def test_rank_correlation_gives_tied_values_their_average_rank():
     # γ repeats once per λ: ties share rank 1.5 and 3.5, so a perfect order of the other variable scores 0.894
-    assert anchors.rank_correlation([0.2, 0.2, 0.5, 0.5], [1, 2, 3, 4]) == pytest.approx(4 / (2 * 5**0.5))
-    assert anchors.rank_correlation([1, 2, 3, 4], [10, 30, 20, 40]) == pytest.approx(0.8)
+    assert complexity.rank_correlation([0.2, 0.2, 0.5, 0.5], [1, 2, 3, 4]) == pytest.approx(4 / (2 * 5**0.5))
+    assert complexity.rank_correlation([1, 2, 3, 4], [10, 30, 20, 40]) == pytest.approx(0.8)
 
 
 def test_grid_measure_averages_members_of_a_cell():
-    run = anchors.run_composition([(1.4, 0.1, 0), (1.4, 0.1, 1), (0.2, 0.1, 0)], n_train=500, n_test=100,
+    run = complexity.run_composition([(1.4, 0.1, 0), (1.4, 0.1, 1), (0.2, 0.1, 0)], n_train=500, n_test=100,
                                   d_model=16, steps=1, record_every=1)
     model = run.model()
-    by_hand = [lm_analysis.condensation(model.member_weight("w_q", k, layer=0).numpy()) for k in range(3)]
-    cond = anchors.grid_measure(run, "wq_condensation")
+    by_hand = [attention.condensation(model.member_weight("w_q", k, layer=0).numpy()) for k in range(3)]
+    cond = complexity.grid_measure(run, "wq_condensation")
     assert cond == pytest.approx({(1.4, 0.1): (by_hand[0] + by_hand[1]) / 2, (0.2, 0.1): by_hand[2]})
     with pytest.raises(ValueError, match="measure"):
-        anchors.grid_measure(run, "sharpness")
+        complexity.grid_measure(run, "sharpness")

@@ -3,39 +3,39 @@
 import numpy as np
 import pytest
 
-from companion.core import neurons as cond
+from companion.experiments import ch08_condensation as ch08
 
 
 @pytest.fixture(scope="module")
 def explorer():
-    return cond.make_explorer(seed=0, steps=1500)
+    return ch08.make_explorer(seed=0, steps=1500)
 
 
 def test_snapshot_scrubber_moves_through_training(explorer):
     first = explorer.set(snapshot=0, init_std=1e-3, width=50)
-    out0 = first["outputs"][first["index"]].copy()
+    out0 = first.outputs[first.index].copy()
     last = explorer.set(snapshot=40)
-    assert last["index"] == 40 and not np.allclose(last["outputs"][40], out0)
+    assert last.index == 40 and not np.allclose(last.outputs[40], out0)
 
 
 def test_init_scale_controls_condensation(explorer):
     small = explorer.set(init_std=1e-3, snapshot=40, width=50)
     big = explorer.set(init_std=1.0)
-    assert small["clusters"] < big["clusters"]
+    assert small.clusters < big.clusters
 
 
 def test_keep_and_activation_retrain(explorer):
     base = explorer.set(init_std=0.1, keep=1.0, act="relu", width=50)
-    out = base["outputs"][-1].copy()
-    dead = cond.dead_neurons(base["w"][0], base["x"])  # inactive at every training input at init
-    assert base["dead"].tolist() == dead.tolist() and 0 < dead.sum() < 50
-    assert np.all(cond.neuron_moves(base)[dead] == 0) and np.all(cond.neuron_moves(base)[~dead] > 0)
+    out = base.outputs[-1].copy()
+    dead = ch08.dead_neurons(base.w[0], base.x)  # inactive at every training input at init
+    assert base.dead.tolist() == dead.tolist() and 0 < dead.sum() < 50
+    assert np.all(ch08.neuron_moves(base)[dead] == 0) and np.all(ch08.neuron_moves(base)[~dead] > 0)
     dropped = explorer.set(keep=0.6)
-    assert not np.allclose(dropped["outputs"][-1], out)
+    assert not np.allclose(dropped.outputs[-1], out)
     tanh = explorer.set(act="tanh", keep=1.0)
-    assert not tanh["dead"].any()  # tanh has no dead zone ...
-    inactive = cond.dead_neurons(tanh["w"][0], tanh["x"])  # ... so neurons on the negative side still move
-    assert inactive.any() and np.all(cond.neuron_moves(tanh)[inactive] > 0)
+    assert not tanh.dead.any()  # tanh has no dead zone ...
+    inactive = ch08.dead_neurons(tanh.w[0], tanh.x)  # ... so neurons on the negative side still move
+    assert inactive.any() and np.all(ch08.neuron_moves(tanh)[inactive] > 0)
 
 
 def test_out_of_range_values_raise(explorer):

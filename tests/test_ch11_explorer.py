@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from companion.experiments import ch11_flatness as fl
+from companion.kit.seeds import generator
 
 
 @pytest.fixture(scope="module")
@@ -14,23 +15,22 @@ def explorer():
 
 def test_learning_rate_moves_the_edge(explorer):
     base = explorer.set(eta=0.25, batch_size=fl.EXPLORER_SAMPLES, keep=1.0, width=64)
-    assert base["two_over_eta"] == pytest.approx(8.0)
-    assert abs(base["tail_median"] / 8.0 - 1) < 0.15          # at the edge
+    assert base.eta == pytest.approx(0.25)
+    assert abs(np.median(base.tail()) / 8.0 - 1) < 0.15          # at the edge 2/eta = 8
     big = explorer.set(eta=0.5)
-    assert big["two_over_eta"] == pytest.approx(4.0)
-    assert big["tail_median"] < 0.7 * base["tail_median"]      # a larger step, a flatter edge
-    assert abs(big["tail_median"] / 4.0 - 1) < 0.15
+    assert np.median(big.tail()) < 0.7 * np.median(base.tail())  # a larger step, a flatter edge
+    assert abs(np.median(big.tail()) / 4.0 - 1) < 0.15
 
 
 def test_batch_size_keep_and_width_retrain(explorer):
     gd = explorer.set(eta=0.25, batch_size=fl.EXPLORER_SAMPLES, keep=1.0, width=64)
     sgd = explorer.set(batch_size=8)
-    assert sgd["tail_median"] < gd["tail_median"]
-    assert len(sgd["loss"]) < len(gd["loss"])                  # mini-batch runs record the loss every 5 steps
+    assert np.median(sgd.tail()) < np.median(gd.tail())
+    assert len(sgd.loss) < len(gd.loss)                        # mini-batch runs record the loss every 5 steps
     drop = explorer.set(batch_size=fl.EXPLORER_SAMPLES, keep=0.5)
-    assert not np.allclose(drop["sharpness"], gd["sharpness"])
+    assert not np.allclose(drop.sharpness, gd.sharpness)
     narrow = explorer.set(keep=1.0, width=16)
-    assert not np.allclose(narrow["loss"], gd["loss"])
+    assert not np.allclose(narrow.loss, gd.loss)
 
 
 def test_out_of_range_values_raise(explorer):
@@ -46,10 +46,10 @@ def test_out_of_range_values_raise(explorer):
 
 def test_rescaling_explorer():
     x = torch.linspace(-1, 1, 20)[:, None]
-    net = fl.DropoutMLP([1, 30, 1], "relu", generator=torch.Generator().manual_seed(0))
+    net = fl.DropoutMLP([1, 30, 1], "relu", generator=generator(0))
     ex = fl.rescaling_explorer(net, x, fl.dropout_target(x), cs=(0.5, 1.0, 2.0))
     one = ex.set(c=1.0)
     other = ex.set(c=4.0)
-    assert other["output_change"] < 1e-4 and abs(other["sharpness"] / one["sharpness"] - 1) > 0.1
+    assert other.output_change[0] < 1e-4 and abs(other.sharpness[0] / one.sharpness[0] - 1) > 0.1
     with pytest.raises(ValueError, match="c=20"):
         ex.set(c=20.0)

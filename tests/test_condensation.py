@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from companion.core import neurons as cond
+from companion.experiments import ch08_condensation as ch08
 
 
 def test_amplitude_and_orientation_follow_the_book():
@@ -107,75 +108,75 @@ def test_dropout_regulariser_matches_monte_carlo_and_the_book_formula():
 
 def test_dead_neurons_and_first_plateau():
     w = np.array([[1.0, -2.0], [1.0, 0.0], [-1.0, -1.5]])
-    assert cond.dead_neurons(w, np.linspace(-1, 1, 5)).tolist() == [True, False, True]
+    assert ch08.dead_neurons(w, np.linspace(-1, 1, 5)).tolist() == [True, False, True]
     steps = np.arange(10) * 10
     loss = np.array([1.0, 0.4, 0.3, 0.3, 0.3, 0.29, 0.29, 0.1, 0.05, 0.05])
-    assert cond.first_plateau(steps, loss, window=0.2) == (20, 70)
+    assert ch08.first_plateau(steps, loss, window=0.2) == (20, 70)
     with pytest.raises(ValueError, match="never fell"):
-        cond.first_plateau(steps, np.ones(6))
+        ch08.first_plateau(steps, np.ones(6))
 
 
 def test_target_8_2_values():
     x = torch.tensor([-1.0, 0.0, 1.0])
-    assert torch.allclose(cond.target_8_2(x), torch.tensor([0.0, 0.6, 0.8]), atol=1e-6)
+    assert torch.allclose(ch08.target_8_2(x), torch.tensor([0.0, 0.6, 0.8]), atol=1e-6)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_small_condensation_run_condenses_on_the_plateau(seed):
-    res = cond.run_condensation(width=40, init_std=1e-3, steps=1500, n_snapshots=4, seed=seed)
-    assert res["outputs"].shape == (4, 401) and res["w"].shape == (4, 40, 2)
-    assert cond.clusters_at(res, 0) > 5  # random initial orientations
-    assert cond.clusters_at(res, 1000) == 1  # one cluster on the plateau
-    assert cond.angle_gaps(cond.orientation(res["w"][2]), cond.amplitude(res["a"][2], res["w"][2]))[1] < 0.1
+    res = ch08.run_condensation(width=40, init_std=1e-3, steps=1500, n_snapshots=4, seed=seed)
+    assert res.outputs.shape == (4, 401) and res.w.shape == (4, 40, 2)
+    assert ch08.clusters_at(res, 0) > 5  # random initial orientations
+    assert ch08.clusters_at(res, 1000) == 1  # one cluster on the plateau
+    assert cond.angle_gaps(cond.orientation(res.w[2]), cond.amplitude(res.a[2], res.w[2]))[1] < 0.1
 
 
 def test_a_dense_non_condensed_net_is_not_one_cluster():
     # 2000 neurons at a large initialisation, untrained: orientations uniform round the circle with no gap
     # above 0.1 rad among the amplitude-carrying ones — a ring, which an earlier version counted as 1
-    res = cond.run_condensation(width=2000, init_std=1.0, steps=1, n_snapshots=2, seed=3)
-    amp, ang = cond.amplitude(res["a"][0], res["w"][0]), cond.orientation(res["w"][0])
+    res = ch08.run_condensation(width=2000, init_std=1.0, steps=1, n_snapshots=2, seed=3)
+    amp, ang = cond.amplitude(res.a[0], res.w[0]), cond.orientation(res.w[0])
     assert cond.angle_gaps(ang, amp)[0] < 0.1
     assert cond.count_angle_clusters(ang, amp) >= 50
     assert cond.occupied_fraction(ang, amp) == 1.0
     with pytest.raises(ValueError, match="width"):
-        cond.run_condensation(width=0)
+        ch08.run_condensation(width=0)
 
 
 def test_target_8_13_and_total_variation():
     x = torch.tensor([-6.0, 0.0, 6.0])
-    assert torch.allclose(cond.target_8_13(x), torch.tensor([-math.tanh(12), 0.0, math.tanh(12)]), atol=1e-6)
+    assert torch.allclose(ch08.target_8_13(x), torch.tensor([-math.tanh(12), 0.0, math.tanh(12)]), atol=1e-6)
     grid = np.linspace(-10, 10, 2001)
-    assert cond.total_variation(np.tanh(grid - 6) + np.tanh(grid + 6)) == pytest.approx(4.0, abs=0.01)
+    assert ch08.total_variation(np.tanh(grid - 6) + np.tanh(grid + 6)) == pytest.approx(4.0, abs=0.01)
     curves = np.stack([grid, np.sin(np.pi * grid)])  # monotone: TV = 20; 20 half-waves: TV = 40
-    assert np.allclose(cond.total_variation(curves), [20.0, 40.0], atol=1e-3)
+    assert np.allclose(ch08.total_variation(curves), [20.0, 40.0], atol=1e-3)
     with pytest.raises(ValueError, match="2 grid points"):
-        cond.total_variation(np.ones(1))
+        ch08.total_variation(np.ones(1))
 
 
 def test_dropout_fit_orders_members_and_keeps_linear_regime_init():
     x = torch.linspace(-10, 10, 6).reshape(-1, 1)
     grid = torch.linspace(-10, 10, 50).reshape(-1, 1)
-    fit = cond.run_dropout_fit(x, cond.target_8_13(x).ravel(), keeps=(1.0, 0.8), trials=2, width=30,
+    fit = ch08.run_dropout_fit(x, ch08.target_8_13(x).ravel(), keeps=(1.0, 0.8), trials=2, width=30,
                                steps=200, grid=grid, seed=0)
-    assert fit["keep"].tolist() == pytest.approx([1.0, 0.8, 1.0, 0.8])
-    assert fit["outputs"].shape == (4, 50) and fit["w"].shape == (4, 30, 2) and fit["rd"].shape == (4,)
-    assert np.allclose(fit["rd"], cond.relative_distance(fit["w"], fit["w0"]), rtol=1e-5)  # RD (7.3) of w
-    assert np.all(fit["rd"] > 1e-3)  # every member's input weights moved measurably
-    assert np.all(fit["risk"][-1] < 0.5 * fit["risk"][0])  # and every member's risk fell, dropout or not
-    assert np.std(fit["a0"]) == pytest.approx(1.0, rel=0.3)  # a ~ N(0, 1): the linear regime
+    assert fit.keep.tolist() == pytest.approx([1.0, 0.8, 1.0, 0.8])
+    assert fit.outputs.shape == (4, 50) and fit.w.shape == (4, 30, 2) and fit.rd.shape == (4,)
+    assert np.allclose(fit.rd, cond.relative_distance(fit.w, fit.w0), rtol=1e-5)  # RD (7.3) of w
+    assert np.all(fit.rd > 1e-3)  # every member's input weights moved measurably
+    assert np.all(fit.risk[-1] < 0.5 * fit.risk[0])  # and every member's risk fell, dropout or not
+    assert np.std(fit.a0) == pytest.approx(1.0, rel=0.3)  # a ~ N(0, 1): the linear regime
     with pytest.raises(ValueError, match="keep"):
-        cond.run_dropout_fit(x, x.ravel(), keeps=(1.2,))
+        ch08.run_dropout_fit(x, x.ravel(), keeps=(1.2,))
     with pytest.raises(ValueError, match="width"):
-        cond.run_dropout_fit(x, x.ravel(), width=0)
+        ch08.run_dropout_fit(x, x.ravel(), width=0)
 
 
 @pytest.mark.parametrize("seed", [3, 4])
 def test_dropout_sample_size_shape_and_more_data_helps(seed):
-    err = cond.run_dropout_sample_size((2, 12), keeps=(1.0, 0.9), trials=1, width=40, steps=600, seed=seed)
+    err = ch08.run_dropout_sample_size((2, 12), keeps=(1.0, 0.9), trials=1, width=40, steps=600, seed=seed)
     assert err.shape == (2, 2)
     grid = torch.linspace(-10, 10, 401)
-    zero_error = 0.5 * float((cond.target_8_13(grid) ** 2).mean())  # test error of the zero function
+    zero_error = 0.5 * float((ch08.target_8_13(grid) ** 2).mean())  # test error of the zero function
     assert np.all(err[1] < 0.5 * zero_error)  # 12 samples pin the teacher down, with or without dropout
     assert err[1, 0] < 0.5 * err[0, 0]  # 12 samples of the teacher beat 2 by far
     with pytest.raises(ValueError, match="sample sizes"):
-        cond.run_dropout_sample_size((0, 4))
+        ch08.run_dropout_sample_size((0, 4))

@@ -3,7 +3,9 @@ import os
 import pytest
 import torch
 
-from companion.kit import config
+import numpy as np
+
+from companion.kit import config, seeds
 
 
 def test_unknown_profile_names_allowed_ones(monkeypatch):
@@ -52,12 +54,18 @@ def test_bad_thread_count(monkeypatch):
         config.read_threads("quick", "0")
 
 
-def test_seed_everything_is_reproducible():
-    config.seed_everything(7)
-    a = torch.randn(3)
-    config.seed_everything(7)
-    assert torch.equal(a, torch.randn(3))
-    assert torch.equal(torch.randn(2, generator=config.generator(1)), torch.randn(2, generator=config.generator(1)))
+def test_seeds_make_independent_reproducible_streams():
+    assert torch.equal(torch.randn(2, generator=seeds.generator(7, 1)), torch.randn(2, generator=seeds.generator(7, 1)))
+    assert not torch.equal(torch.randn(2, generator=seeds.generator(7, 0)), torch.randn(2, generator=seeds.generator(7, 1)))
+    # stream 0 is the plain seed: the draws of torch.Generator().manual_seed(7) and np.random.default_rng(7)
+    assert torch.equal(torch.randn(3, generator=seeds.generator(7)), torch.randn(3, generator=torch.Generator().manual_seed(7)))
+    assert seeds.numpy_rng(7).integers(1000) == np.random.default_rng(7).integers(1000)
+
+
+@pytest.mark.parametrize("seed, stream", [(-1, 0), (1.5, 0), ("3", 0), (True, 0), (0, -2)])
+def test_bad_seed_or_stream_names_the_value(seed, stream):
+    with pytest.raises(ValueError, match="must be an integer ≥ 0, got"):
+        seeds.generator(seed, stream)
 
 
 def test_batched_threads_lends_two_threads_and_restores(monkeypatch):

@@ -6,26 +6,28 @@ keep probability in the identity) and asserts that the claim fails; where it is 
 runs the same small setting with the phenomenon present and asserts that the claim holds.
 """
 
+import dataclasses
+
 import pytest
 
 from companion.core import neurons as cond
-from companion.experiments import ch08_condensation as ic
+from companion.experiments import ch08_condensation as ch08
 
-P1 = [act for act, p in ic.MULTIPLICITY.items() if p == 1]
+P1 = [act for act, p in ch08.MULTIPLICITY.items() if p == 1]
 
 
 # 图8.3 — one orientation cluster on the first plateau, ≥ 3 at the end
 
 def test_control_ch08_plateau_one_orientation():
     # a linear-regime initialisation (std 1 instead of 10⁻³): no saddle, no plateau, no condensation
-    proc = cond.run_condensation(width=40, init_std=1.0, steps=1500, n_snapshots=5, seed=0)
-    v = cond.check_plateau_condensation(proc)
+    proc = ch08.run_condensation(width=40, init_std=1.0, steps=1500, n_snapshots=5, seed=0)
+    v = ch08.check_plateau_condensation(proc)
     assert not v.passed, v.measured_line()
 
 
 def test_plateau_check_discriminates_on_a_small_condensing_run():
-    proc = cond.run_condensation(width=40, init_std=1e-3, steps=8000, n_snapshots=17, seed=0)
-    v = cond.check_plateau_condensation(proc)
+    proc = ch08.run_condensation(width=40, init_std=1e-3, steps=8000, n_snapshots=17, seed=0)
+    v = ch08.check_plateau_condensation(proc)
     assert v.passed, v.measured_line()
 
 
@@ -33,14 +35,14 @@ def test_plateau_check_discriminates_on_a_small_condensing_run():
 
 def test_control_ch08_dead_neurons_still():
     # softplus has no dead zone: the neurons inactive (w x + b ≤ 0) at every input still get a gradient
-    proc = cond.run_condensation(width=40, init_std=0.1, act="softplus", steps=300, n_snapshots=2, seed=0)
-    v = cond.check_dead_neurons(proc)
+    proc = ch08.run_condensation(width=40, init_std=0.1, act="softplus", steps=300, n_snapshots=2, seed=0)
+    v = ch08.check_dead_neurons(proc)
     assert not v.passed, v.measured_line()
 
 
 def test_dead_neuron_check_holds_for_the_same_relu_run():
-    proc = cond.run_condensation(width=40, init_std=0.1, act="relu", steps=300, n_snapshots=2, seed=0)
-    v = cond.check_dead_neurons(proc)
+    proc = ch08.run_condensation(width=40, init_std=0.1, act="relu", steps=300, n_snapshots=2, seed=0)
+    v = ch08.check_dead_neurons(proc)
     assert v.passed, v.measured_line()
 
 
@@ -48,14 +50,14 @@ def test_dead_neuron_check_holds_for_the_same_relu_run():
 
 def test_control_ch08_p1_one_line():
     # a large initialisation (std 1 instead of 50⁻⁴): the input weights stay spread in R⁶
-    initial = {act: ic.run_initial_condensation(act, n_members=1, steps=100, init_std=1.0, seed=0) for act in P1}
-    v = ic.check_p1_one_line(initial)
+    initial = {act: ch08.run_initial_condensation(act, n_members=1, steps=100, init_std=1.0, seed=0) for act in P1}
+    v = ch08.check_p1_one_line(initial)
     assert not v.passed, v.measured_line()
 
 
 def test_one_line_check_holds_at_the_book_initialisation():
-    initial = {act: ic.run_initial_condensation(act, n_members=1, steps=100, seed=0) for act in P1}
-    v = ic.check_p1_one_line(initial)
+    initial = {act: ch08.run_initial_condensation(act, n_members=1, steps=100, seed=0) for act in P1}
+    v = ch08.check_p1_one_line(initial)
     assert v.passed, v.measured_line()
 
 
@@ -63,15 +65,15 @@ def test_one_line_check_holds_at_the_book_initialisation():
 
 def test_control_ch08_multiplicity_bound():
     # a large initialisation (std 1): the amplitude-carrying neurons stay spread round the circle
-    runs = {act: ic.run_multiplicity(act, n_members=2, init_std=1.0, seed=0) for act in ic.MULTIPLICITY}
-    v = ic.check_multiplicity_bound(runs)
+    runs = {act: ch08.run_multiplicity(act, n_members=2, init_std=1.0, seed=0) for act in ch08.MULTIPLICITY}
+    v = ch08.check_multiplicity_bound(runs)
     assert not v.passed, v.measured_line()
-    assert all((r["clusters"] > 2 * ic.MULTIPLICITY[a]).any() for a, r in runs.items() if ic.MULTIPLICITY[a] == 1)
+    assert all((r.clusters > 2 * ch08.MULTIPLICITY[a]).any() for a, r in runs.items() if ch08.MULTIPLICITY[a] == 1)
 
 
 def test_multiplicity_check_holds_at_small_initialisation():
-    runs = {act: ic.run_multiplicity(act, n_members=2, seed=0) for act in ic.MULTIPLICITY}
-    v = ic.check_multiplicity_bound(runs)
+    runs = {act: ch08.run_multiplicity(act, n_members=2, seed=0) for act in ch08.MULTIPLICITY}
+    v = ch08.check_multiplicity_bound(runs)
     assert v.passed, v.measured_line()
 
 
@@ -79,19 +81,19 @@ def test_multiplicity_check_holds_at_small_initialisation():
 
 @pytest.fixture(scope="module")
 def small_dropout():
-    return cond.run_dropout_relu(width=60, keep=0.9, steps=300, n_masks=20_000, seed=0)
+    return ch08.run_dropout_relu(width=60, keep=0.9, steps=300, n_masks=20_000, seed=0)
 
 
 def test_control_ch08_dropout_risk_identity(small_dropout):
     # a perturbed identity: the masks of the Monte-Carlo run keep 80% of the neurons, R_1 assumes p = 0.9
-    mean, se = cond.dropout_risk_monte_carlo(small_dropout["a_eff"], small_dropout["hidden"], small_dropout["y"],
+    mean, se = cond.dropout_risk_monte_carlo(small_dropout.a_eff, small_dropout.hidden, small_dropout.y,
                                              0.8, n_masks=20_000, seed=0)
-    v = cond.check_dropout_risk({**small_dropout, "mc_mean": mean, "mc_se": se})
+    v = ch08.check_dropout_risk(dataclasses.replace(small_dropout, mc_mean=mean, mc_se=se))
     assert not v.passed, v.measured_line()
 
 
 def test_dropout_risk_identity_holds_on_the_same_run(small_dropout):
-    v = cond.check_dropout_risk(small_dropout)
+    v = ch08.check_dropout_risk(small_dropout)
     assert v.passed, v.measured_line()
 
 
@@ -99,8 +101,8 @@ def test_dropout_risk_identity_holds_on_the_same_run(small_dropout):
 
 def test_control_ch08_dropout_condenses():
     # no dropout in either member (p = 1 twice): no RD ratio, no gathering
-    result = cond.run_dropout_relu(width=100, keep=1.0, steps=2000, n_masks=100, seed=0)
-    v = cond.check_dropout_condenses(result)
+    result = ch08.run_dropout_relu(width=100, keep=1.0, steps=2000, n_masks=100, seed=0)
+    v = ch08.check_dropout_condenses(result)
     assert not v.passed, v.measured_line()
 
 
@@ -108,6 +110,6 @@ def test_control_ch08_dropout_condenses():
 
 def test_control_ch08_dropout_simpler_fit():
     # no dropout in either member: the two fits' total variations are alike (while both fit the data)
-    result = cond.run_tanh_dropout(keep=1.0, trials=3, width=100, steps=2000, seed=0)
-    v = cond.check_dropout_simpler_fit(result)
+    result = ch08.run_tanh_dropout(keep=1.0, trials=3, width=100, steps=2000, seed=0)
+    v = ch08.check_dropout_simpler_fit(result)
     assert not v.passed, v.measured_line()

@@ -4,6 +4,7 @@ phenomenon is absent fails, and (where cheap) the same small setting with the ph
 import pytest
 import torch
 
+from companion.core.data import digits as load_digits
 from companion.experiments import ch09_embedding as E
 
 
@@ -17,8 +18,8 @@ def three_tanh():
 
 def _plateau_runs(three_tanh, init_std, seed=3):
     xa, y, narrow, out = three_tanh
-    runs = E.run_widths(xa, y, (3, 10), 2, init_std=init_std, lr=0.1, steps=1500, snap_every=50,
-                        generator=torch.Generator().manual_seed(seed))
+    runs = E.run_widths(xa, y, (3, 10), 2, init_std=init_std, lr=0.1, steps=1500, record_every=10, seed=seed,
+                        progress=False)
     return runs, {m: E.plateau_match(r, narrow.loss, out, xa) for m, r in runs.items()}
 
 
@@ -51,10 +52,10 @@ def test_loss_spectrum_positive_twin(three_tanh):
 def test_control_ch09_split_identities(three_tanh):
     """A near-split whose copy's input weights moved by 1e-6 is not an embedding: the identities fail."""
     xa, y, _, _ = three_tanh
-    errors = E.split_identity_errors(xa, y, torch.Generator().manual_seed(5), jitter=1e-6)
+    errors = E.split_identity_errors(xa, y, 5, jitter=1e-6)
     v = E.check_split_identities(errors)
     assert not v.passed, v.measured_line()
-    exact = E.split_identity_errors(xa, y, torch.Generator().manual_seed(5))
+    exact = E.split_identity_errors(xa, y, 5)
     assert E.check_split_identities(exact).passed
 
 
@@ -77,13 +78,11 @@ def test_split_hessian_positive_twin():
 
 @pytest.fixture(scope="module")
 def digits():
-    return E.digits_data(1000, seed=2)
+    return load_digits(1000, None, seed=2)
 
 
 def _compress(digits, init_std, steps, seed):
-    xd, yd, _, xt, lt = digits
-    return E.compress(xd, yd, xt, lt, width=400, init_std=init_std, steps=steps, lr=1.0,
-                      generator=torch.Generator().manual_seed(seed))
+    return E.compress(digits, width=400, init_std=init_std, steps=steps, lr=1.0, seed=seed)
 
 
 @pytest.fixture(scope="module")

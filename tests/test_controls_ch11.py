@@ -2,18 +2,20 @@
 phenomenon is absent, must fail; where cheap, the same small setting with the phenomenon present passes."""
 
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
 
+from companion.core.data import digits
 from companion.experiments import ch11_flatness as fl
-from companion.experiments import ch11_sgd_noise as sn
+from companion.kit.seeds import generator
 
 N, WIDTHS = 64, [64, 32, 10]
 
 
 def gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return generator(seed)
 
 
 def digits_net(seed: int = 0, scale: float = 1.0) -> fl.DropoutMLP:
@@ -23,19 +25,20 @@ def digits_net(seed: int = 0, scale: float = 1.0) -> fl.DropoutMLP:
 
 @pytest.fixture(scope="module")
 def data():
-    return fl.digits(N)
+    d = digits(N, standardise=True)
+    return SimpleNamespace(x=d.x, y=d.one_hot())
 
 
 @pytest.fixture(scope="module")
 def small_eta_run(data):
     """Full-batch GD with η = 0.05: 2/η = 40 is far above anything this net reaches in 100 steps."""
-    return fl.train_tracked(digits_net(), data.x, data.y, eta=0.05, steps=100, track_every=10)
+    return fl.train_tracked(digits_net(), data.x, data.y, eta=0.05, steps=100, track_every=10, generator=gen(0))
 
 
 @pytest.fixture(scope="module")
 def edge_run(data):
     """Full-batch GD with η = 0.5 (2/η = 4), long enough to sit at the edge."""
-    return fl.train_tracked(digits_net(), data.x, data.y, eta=0.5, steps=300, track_every=10)
+    return fl.train_tracked(digits_net(), data.x, data.y, eta=0.5, steps=300, track_every=10, generator=gen(0))
 
 
 # ---------------------------------------------------------------- (11.10)
@@ -73,14 +76,14 @@ def test_positive_ch11_eos(edge_run):
 
 def test_control_ch11_small_eta_below_edge(data):
     """The chapter's small η = 0.1 from a large initialisation (std × 4): the sharpness starts above 0.8·2/η."""
-    run = fl.train_tracked(digits_net(scale=4.0), data.x, data.y, eta=0.1, steps=10, track_every=5)
+    run = fl.train_tracked(digits_net(scale=4.0), data.x, data.y, eta=0.1, steps=10, track_every=5, generator=gen(0))
     assert run.sharpness[0] * 0.1 / 2 > 0.8
     v = fl.check_small_eta_below(run)
     assert not v.passed, v.measured_line()
 
 
 def test_positive_ch11_small_eta_below_edge(data, small_eta_run):
-    run = fl.train_tracked(digits_net(), data.x, data.y, eta=0.1, steps=10, track_every=5)
+    run = fl.train_tracked(digits_net(), data.x, data.y, eta=0.1, steps=10, track_every=5, generator=gen(0))
     for r in (run, small_eta_run):
         v = fl.check_small_eta_below(r)
         assert v.passed, v.measured_line()
@@ -101,11 +104,11 @@ def test_control_ch11_small_batch_flatter(data):
 
 def test_control_ch11_sgd_flatter_than_gd_gld(data):
     """"SGD" with the full batch (B = n) has no noise: it ends as sharp as GD."""
-    gd = fl.train_tracked(digits_net(), data.x, data.y, eta=0.5, steps=150, track_every=150)
+    gd = fl.train_tracked(digits_net(), data.x, data.y, eta=0.5, steps=150, track_every=150, generator=gen(0))
     full = fl.train_tracked(digits_net(), data.x, data.y, eta=0.5, steps=150, track_every=150, batch_size=N,
                             generator=gen(1))
     gld = fl.train_tracked(digits_net(), data.x, data.y, eta=0.5, steps=150, track_every=150, generator=gen(2),
-                           noise=sn.isotropic_noise(data.x, data.y, 8, refresh_every=20, generator=gen(3)))
+                           noise=fl.isotropic_noise(data.x, data.y, 8, refresh_every=20, generator=gen(3)))
     v = fl.check_sgd_flatter(full, gd, gld)
     assert not v.passed, v.measured_line()
 
@@ -120,43 +123,40 @@ def sgd_net(data):
 
 def test_control_ch11_noise_alignment(data, sgd_net):
     """GLD noise of the same size (isotropic) instead of SGD noise: no alignment with the Hessian."""
-    iso = sn.isotropic_factor(sgd_net, data.x, data.y, 8, generator=gen(5))
-    v = sn.check_noise_alignment(sn.noise_alignment(sgd_net, data.x, data.y, 8, factor=iso, generator=gen(6)))
+    iso = fl.isotropic_factor(sgd_net, data.x, data.y, 8, generator=gen(5))
+    v = fl.check_noise_alignment(fl.noise_alignment(sgd_net, data.x, data.y, 8, factor=iso, generator=gen(6)))
     assert not v.passed, v.measured_line()
     assert v.conditions[0].value < 2            # Tr(HΣ) ≈ Tr(H)Tr(Σ)/D for isotropic noise
 
 
 def test_positive_ch11_noise_alignment(data, sgd_net):
-    v = sn.check_noise_alignment(sn.noise_alignment(sgd_net, data.x, data.y, 8, generator=gen(6)))
+    v = fl.check_noise_alignment(fl.noise_alignment(sgd_net, data.x, data.y, 8, generator=gen(6)))
     assert v.passed, v.measured_line()
 
 
 def test_control_ch11_feng_tu(data, sgd_net):
     """Isotropic noise: its variances along its own eigen-directions hardly vary, whatever the flatness."""
-    iso = sn.isotropic_factor(sgd_net, data.x, data.y, 8, generator=gen(5))
-    v = sn.check_feng_tu(sn.feng_tu(sgd_net, data.x, data.y, 8, k=20, factor=iso))
+    iso = fl.isotropic_factor(sgd_net, data.x, data.y, 8, generator=gen(5))
+    v = fl.check_feng_tu(fl.feng_tu(sgd_net, data.x, data.y, 8, k=20, factor=iso))
     assert not v.passed, v.measured_line()
 
 
 def test_positive_ch11_feng_tu(data, sgd_net):
-    v = sn.check_feng_tu(sn.feng_tu(sgd_net, data.x, data.y, 8, k=20))
+    v = fl.check_feng_tu(fl.feng_tu(sgd_net, data.x, data.y, 8, k=20))
     assert v.passed, v.measured_line()
 
 
 # ---------------------------------------------------------------- 图11.6
 def test_control_ch11_dropout_flatter():
     """Keep probability 0.999 is dropout in name only: it ends as sharp as the plain net at the same loss."""
-    torch.manual_seed(0)
-    result = fl.dropout_flatness((1.0, 0.999), width=100, steps=300, lr=3e-3, n_dirs=2, generator=gen)
+    result = fl.dropout_flatness((1.0, 0.999), width=100, steps=300, lr=3e-3, n_dirs=2, seed=0)
     v = fl.check_dropout_flatter(result)
     assert not v.passed, v.measured_line()
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_positive_ch11_dropout_flatter(seed):
-    torch.manual_seed(seed)
-    result = fl.dropout_flatness((1.0, 0.5), width=200, steps=1000, lr=6e-3, n_dirs=2,
-                                 generator=lambda k: gen(1000 * seed + k))
+    result = fl.dropout_flatness((1.0, 0.5), width=200, steps=1000, lr=6e-3, n_dirs=2, seed=seed)
     assert result.matched is not None and result.matched.loss[-1] <= result.runs[0.5].loss[-1]
     v = fl.check_dropout_flatter(result)
     assert v.passed, v.measured_line()

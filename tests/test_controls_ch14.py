@@ -7,21 +7,16 @@ import torch
 
 from companion.core import icl
 from companion.experiments import ch14_icl as icl_tasks
-from companion.core.icl import check_identity_random, check_identity_trained
 from companion.experiments.ch14_icl import (check_beats_gd1, check_closer_to_gd1, check_dw_decay, check_dw_learns,
-                                 check_error_falls, check_finetune, check_pattern_attention)
+                                            check_error_falls, check_finetune, check_identity_random,
+                                            check_identity_trained, check_pattern_attention)
+from companion.kit.seeds import generator
 
 SMALL = icl_tasks.ICLConfig(d=4, k_max=16, d_model=16, d_ff=32, steps=1, batch=8, seed=3)
 
 
 def random_checks(scale: float) -> dict:
-    gen = torch.Generator().manual_seed(5)
-    checks = {}
-    for kind in icl.KINDS:
-        blocks = [icl.ContextualBlock(dim=4, hidden=8, heads=2, kind=kind, generator=gen) for _ in range(2)]
-        prompts = torch.randn(8, 6, 4, dtype=torch.float64, generator=gen)
-        checks[kind] = icl.verify(blocks, prompts, scale=scale)
-    return checks
+    return icl_tasks.random_identity_checks(5, dim=4, hidden=8, n_prompts=8, n_tokens=6, scale=scale)
 
 
 def test_control_ch14_identity_random():
@@ -37,22 +32,16 @@ def untrained():
     return icl_tasks.random_init(SMALL)
 
 
-def trained_checks(model, scale: float) -> dict:
-    test = icl_tasks.sample_tasks(16, SMALL.k_max, SMALL.d, generator=torch.Generator().manual_seed(1))
-    checks = {}
-    for dtype in (torch.float32, torch.float64):
-        m = icl_tasks.random_init(SMALL).to(dtype) if model is None else model.to(dtype)
-        tokens = test.tokens().to(dtype)
-        checks[str(dtype)] = icl.verify(icl.contextual_blocks(m), icl.embed(m, tokens),
-                                        icl.embed(m, tokens[:, -1:]), scale=scale)
-    return checks
+def trained_checks(scale: float) -> dict:
+    test = icl_tasks.sample_tasks(16, SMALL.k_max, SMALL.d, generator=generator(1))
+    return icl_tasks.trained_identity_checks(icl_tasks.random_init(SMALL), test, scale=scale)
 
 
 def test_control_ch14_identity_trained():
     # the transformer's own blocks (float32 and float64) with every ΔW perturbed by 0.1 %
-    v = check_identity_trained(trained_checks(None, 1 + 1e-3))
+    v = check_identity_trained(trained_checks(1 + 1e-3))
     assert not v.passed, v.measured_line()
-    positive = check_identity_trained(trained_checks(None, 1.0))
+    positive = check_identity_trained(trained_checks(1.0))
     assert positive.passed, positive.measured_line()
 
 
@@ -78,7 +67,7 @@ def test_control_ch14_closer_to_gd1(untrained_comparison):
 
 
 def increments(recency: float, seed: int) -> np.ndarray:
-    gen = torch.Generator().manual_seed(seed)
+    gen = generator(seed)
     block = icl.ContextualBlock(dim=8, hidden=16, heads=2, kind="skip", generator=gen, recency=recency)
     prompts = torch.randn(64, 17, 8, dtype=torch.float64, generator=gen)
     with torch.no_grad():
@@ -113,7 +102,7 @@ def test_control_ch14_finetune(untrained):
 
 def test_control_ch14_pattern_attention():
     # no training: the transformer neither classifies nor looks at the same-pattern examples
-    model = icl_tasks.train_pattern_learner.__wrapped__(steps=0, seed=1)
-    tasks = icl_tasks.sample_pattern_tasks(500, generator=torch.Generator().manual_seed(3))
+    model = icl_tasks.train_pattern_learner.__wrapped__(steps=0, seed=1).model
+    tasks = icl_tasks.sample_pattern_tasks(500, generator=generator(3))
     v = check_pattern_attention(*icl_tasks.attention_on_same_pattern(model, tasks))
     assert not v.passed, v.measured_line()

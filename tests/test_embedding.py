@@ -6,6 +6,7 @@ import torch
 
 from companion.experiments import ch09_embedding as E
 from companion.core import landscape as L
+from companion.core.data import digits
 from companion.core.nets import MLP
 
 
@@ -66,15 +67,31 @@ def test_split_of_critical_point_adds_zero_eigenvalues():
 def test_train_batch_and_spectrum():
     _, xa, y = E.three_tanh_target(32)
     g = torch.Generator().manual_seed(0)
-    a, w, mask, per = E.init_batch([2, 5], 3, 2, 1, 0.1, g)
-    assert mask.sum(1).tolist() == [2, 2, 2, 5, 5, 5]
-    run = E.train_batch(xa, y, a, w, mask, per, lr=0.2, steps=200, snap_every=50)
-    assert run.losses.shape == (201, 6) and (run.losses[-1] < run.losses[0]).all()
-    assert np.all(run.a[:, :3, 2:] == 0)  # padded neurons stay zero
+    a, w, per = E.init_batch([2, 5], 3, 2, 1, 0.1, g)
+    for act in ("tanh", "relu"):
+        run = E.train_batch(xa, y, a, w, per, lr=0.2, steps=200, act=act, record_every=50, progress=False)
+        assert run.mask.sum(1).tolist() == [2, 2, 2, 5, 5, 5]
+        assert run.steps.tolist() == [0, 50, 100, 150, 200]
+        assert run.losses.shape == (5, 6) and (run.losses[-1] < run.losses[0]).all()
+        assert run.a.shape == (5, 6, 5, 1) and run.w.shape == (5, 6, 5, 2)
+        assert np.all(run.a[:, :3, 2:] == 0) and np.all(run.w[:, :3, 2:] == 0)  # padded neurons stay zero
     widths, edges, frac = E.loss_spectrum(run.losses, run.widths, lo=-5.0, hi=1.0)
     assert widths.tolist() == [2, 5] and np.allclose(frac.sum(1), 1)
     with pytest.raises(ValueError, match="activation"):
-        E.train_batch(xa, y, a, w, mask, per, lr=0.1, steps=5, act="elu")
+        E.train_batch(xa, y, a, w, per, lr=0.1, steps=5, act="elu")
+
+
+def test_train_batch_is_gradient_descent_on_the_half_mse():
+    """One engine step equals θ − lr·∇R computed by hand: ∇_a R = h r / N, ∇_w R = ((a rᵀ) ⊙ σ′) x̃ / N."""
+    _, xa, y = E.three_tanh_target(16)
+    a, w, per = E.init_batch([3], 2, 2, 1, 0.5, torch.Generator().manual_seed(3))
+    run = E.train_batch(xa, y, a, w, per, lr=0.1, steps=1, record_every=1, progress=False)
+    h = torch.tanh(w @ xa.T)  # (K, M, N)
+    r = h.transpose(1, 2) @ a - y  # (K, N, c)
+    ga, gw = h @ r / 16, ((a @ r.transpose(1, 2)) * (1 - h * h)) @ xa / 16
+    assert np.allclose(run.a[1], (a - 0.1 * ga).numpy(), atol=1e-14)
+    assert np.allclose(run.w[1], (w - 0.1 * gw).numpy(), atol=1e-14)
+    assert np.allclose(run.losses[0], 0.5 * (r * r).sum((1, 2)).numpy() / 16)
 
 
 def test_group_and_merge_inverts_splitting():
@@ -125,8 +142,8 @@ def test_width3_bounces_off_the_plateau_at_lr_02_but_not_at_01(seed):
     out = E.two_layer(torch.as_tensor(fit.a), torch.as_tensor(fit.w), xa).numpy()
     bounced = {}
     for lr, steps in ((0.2, 1200), (0.1, 2400)):
-        run = E.run_widths(xa, y, (3,), 16, init_std=1e-3, lr=lr, steps=steps, snap_every=20,
-                           generator=torch.Generator().manual_seed(seed))[3]
+        run = E.run_widths(xa, y, (3,), 16, init_std=1e-3, lr=lr, steps=steps, record_every=1, seed=seed,
+                           progress=False)[3]
         bounced[lr] = int((run.losses[1:] > 1.01 * run.losses[:-1]).any(0).sum())
     assert bounced[0.2] >= 1 and bounced[0.1] == 0, bounced
     v = E.check_width_plateau({3: E.plateau_match(run, fit.loss, out, xa)})
@@ -142,14 +159,12 @@ def test_gradient_identity_error_detects_a_jittered_copy(net):
 def test_compress_counts_and_references():
     """A condensed run: merged neurons = groups, merge factor = significant / groups, the merged net keeps the
     loss better than dropping; an untrained net has nothing to merge."""
-    xd, yd, _, xt, lt = E.digits_data(600, seed=1)
-    run = E.compress(xd, yd, xt, lt, width=200, init_std=1e-6, steps=150, lr=1.0,
-                     generator=torch.Generator().manual_seed(1))
+    data = digits(600, None, seed=1)
+    run = E.compress(data, width=200, init_std=1e-6, steps=150, lr=1.0, seed=1)
     assert run.n_groups == run.labels.max() + 1 and run.n_significant == int((run.labels >= 0).sum())
     assert run.merge_factor > 1.2 and run.loss_change < run.loss_change_pruned
     assert run.agreement >= 0.95
-    raw = E.compress(xd, yd, xt, lt, width=200, init_std=1e-6, steps=0, lr=1.0,
-                     generator=torch.Generator().manual_seed(1))
+    raw = E.compress(data, width=200, init_std=1e-6, steps=0, lr=1.0, seed=1)
     assert raw.merge_factor == 1.0 and raw.loss_change == pytest.approx(0.0, abs=1e-6)
 
 

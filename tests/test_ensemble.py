@@ -4,7 +4,15 @@ import numpy as np
 import pytest
 import torch
 
-from companion.core.ensemble import TwoLayerEnsemble, TwoLayerNet, top_hessian_norm, train_ensemble, train_single
+from companion.core.ensemble import (
+    TwoLayerEnsemble,
+    TwoLayerNet,
+    hessian_norms,
+    stopped_at,
+    train_ensemble,
+    train_single,
+)
+from companion.kit.seeds import generator
 
 
 def _data(n=6, dtype=torch.float64):
@@ -55,7 +63,7 @@ def test_hessian_norm_matches_the_exact_top_eigenvalue():
     def loss_sum(a, w):
         return _risk(ens, a, w, ens.alpha, ens.mask, xt, y.reshape(1, -1)).sum()
 
-    est = top_hessian_norm(loss_sum, [ens.a.detach(), ens.w.detach()], iters=200)
+    est = hessian_norms(loss_sum, ens.a.detach(), ens.w.detach(), iters=200, generator=generator(0))
     for k in range(2):
         def f(theta, k=k):
             a, w = theta[:5].reshape(1, 5), theta[5:].reshape(1, 5, 2)
@@ -69,11 +77,13 @@ def test_adaptive_lr_stopping_and_snapshots():
     x, y = _data()
     ens = TwoLayerEnsemble(1, 200, beta1=[1.0, 200 ** -0.75], beta2=1.0, alpha=[200 ** 0.5, 200 ** -0.75 * 200 ** 1.75],
                            dtype=torch.float64)
-    hist = train_ensemble(ens, x, y, steps=20_000, stop_below=1e-4, record_every=50, snapshot_steps=[0, 100])
-    assert hist.converged.all() and hist.stopped_at[0] != hist.stopped_at[1]
-    assert np.all(hist.risk[-1] < 1e-4)
-    assert np.allclose(hist.snapshots[0][0], ens.a0.numpy())
-    assert np.all(hist.lr[-1] > 0)
+    hist = train_ensemble(ens, x, y, steps=20_000, stop_below=1e-4, record_every=50, snapshot_steps=[0, 125])
+    stops = stopped_at(hist)
+    assert hist["converged"][-1].all() and stops[0] != stops[1] and np.all(stops >= 0)
+    assert np.all(hist["risk"][-1] < 1e-4)
+    assert np.allclose(hist["a"][0], ens.a0.numpy())
+    assert 125 in hist.steps and 100 in hist.steps and hist["w"].shape[1:] == ens.w.shape
+    assert np.all(hist["lr"][-1] > 0)
     rd = ens.relative_distance()
     assert rd[1] > 5 * rd[0]  # the small-init member moves its features far more
 
@@ -82,7 +92,7 @@ def test_adam_and_dropout_run_and_validate():
     x, y = _data(dtype=torch.float32)
     ens = TwoLayerEnsemble(1, 50, n_members=2, alpha=50 ** 0.5)
     hist = train_ensemble(ens, x, y, steps=300, lr=1e-2, optimizer="adam", keep=[1.0, 0.5], record_every=100)
-    assert hist.risk[-1, 0] < hist.risk[0, 0]
+    assert hist["risk"][-1, 0] < hist["risk"][0, 0]
     with pytest.raises(ValueError, match="keep"):
         train_ensemble(ens, x, y, steps=1, lr=0.1, keep=1.5)
     with pytest.raises(ValueError, match="optimizer"):

@@ -1,15 +1,24 @@
-"""Tests of companion.experiments.ch11_flatness and companion.experiments.ch11_sgd_noise: quadratic GD, tracked sharpness, profiles,
-dropout, ReLU rescaling, SGD-noise covariance, alignment and Feng–Tu flatness."""
+"""Tests of companion.experiments.ch11_flatness: quadratic GD, tracked sharpness, profiles, dropout, ReLU
+rescaling, SGD-noise covariance, alignment and Feng–Tu flatness."""
 
 import copy
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
-from companion.experiments import ch11_flatness as fl
 from companion.core import landscape as L
-from companion.experiments import ch11_sgd_noise as sn
+from companion.core.data import digits
+from companion.core.train import History
+from companion.experiments import ch11_flatness as fl
+from companion.kit.seeds import generator
+
+
+def standardised_digits(n: int) -> SimpleNamespace:
+    """The chapter's data: the first n digits, standardised per pixel, with one-hot targets."""
+    d = digits(n, standardise=True)
+    return SimpleNamespace(x=d.x, y=d.one_hot(), labels=d.labels)
 
 
 # ---------------------------------------------------------------- quadratic (11.8)–(11.11)
@@ -46,7 +55,7 @@ def test_quadratic_sweep_matches_11_10():
 
 
 def test_quadratic_bad_input():
-    with pytest.raises(ValueError, match="lam=-1"):
+    with pytest.raises(ValueError, match=r"lam=\[-1"):
         fl.gd_on_quadratic(-1.0, 0.1)
     with pytest.raises(ValueError, match="eta=0"):
         fl.gd_regime(1.0, 0)
@@ -61,27 +70,27 @@ def test_gd_path_2d_stable_iff_eta_below_2_over_lambda_max():
 
 # ---------------------------------------------------------------- data, model
 def test_digits_standardised_and_split():
-    d = fl.digits(100, n_test=50)
-    assert d.x.shape == (100, 64) and d.y.shape == (100, 10) and d.x_test.shape == (50, 64)
-    assert torch.allclose(d.y.argmax(1), d.labels)
+    d = digits(100, 50, standardise=True)
+    assert d.x.shape == (100, 64) and d.one_hot().shape == (100, 10) and d.x_test.shape == (50, 64)
+    assert torch.equal(d.one_hot().argmax(1), d.labels)
     assert d.x.mean(0).abs().max() < 1e-5
-    with pytest.raises(ValueError, match="n_train=5"):
-        fl.digits(5)
-    with pytest.raises(ValueError, match="n_test=5000"):
-        fl.digits(100, 5000)
 
 
 def test_dropout_mlp_drops_only_while_training():
-    torch.manual_seed(0)
-    net = fl.DropoutMLP([3, 50, 2], "relu", keep=0.5, generator=torch.Generator().manual_seed(0))
-    x = torch.randn(7, 3)
-    net.eval()
-    a, b = net(x), net(x)
-    assert torch.equal(a, b)
-    net.train()
-    assert not torch.allclose(net(x), a)
+    x = torch.randn(7, 3, generator=generator(1))
+
+    def net(masks: int) -> fl.DropoutMLP:
+        return fl.DropoutMLP([3, 50, 2], "relu", keep=0.5, generator=generator(0), mask_generator=generator(masks))
+
+    a = net(2)
+    a.eval()
+    assert torch.equal(a(x), a(x))
+    a.train()
+    assert not torch.allclose(a(x), a.eval()(x))
+    one, same, other = net(2).train(), net(2).train(), net(3).train()
+    assert torch.equal(one(x), same(x)) and not torch.equal(one(x), other(x))   # masks from the mask generator
     with pytest.raises(ValueError, match="keep probability"):
-        fl.DropoutMLP([3, 5, 2], keep=0.0)
+        fl.DropoutMLP([3, 5, 2], keep=0.0, generator=generator(0))
 
 
 def test_loss_fn_values():
@@ -96,8 +105,8 @@ def test_loss_fn_values():
 
 # ---------------------------------------------------------------- training and sharpness
 def small_problem(n=40, width=16):
-    d = fl.digits(n)
-    net = fl.DropoutMLP([64, width, 10], "tanh", generator=torch.Generator().manual_seed(0))
+    d = standardised_digits(n)
+    net = fl.DropoutMLP([64, width, 10], "tanh", generator=generator(0))
     return d, net
 
 
@@ -105,14 +114,14 @@ def test_sharpness_matches_dense_hessian():
     d, net = small_problem(20, 3)
     theta, _ = L.flatten_params(net)
     dense = L.hessian_spectrum(fl.full_loss(net, d.x, d.y), theta.double()).max()
-    lam, v = fl.sharpness(net, d.x, d.y, iters=500, generator=torch.Generator().manual_seed(1))
+    lam, v = fl.sharpness(net, d.x, d.y, iters=500, seed=1)
     assert lam == pytest.approx(dense, rel=1e-3)
     assert v.shape == theta.shape
 
 
 def test_train_tracked_gd_records_and_lowers_loss():
     d, net = small_problem()
-    run = fl.train_tracked(net, d.x, d.y, eta=0.1, steps=60, track_every=20)
+    run = fl.train_tracked(net, d.x, d.y, eta=0.1, steps=60, track_every=20, generator=generator(0))
     assert list(run.sharp_steps) == [0, 20, 40, 60]
     assert len(run.steps) == 61 and run.loss[-1] < 0.5 * run.loss[0]
     theta, _ = L.flatten_params(net)
@@ -124,15 +133,16 @@ def test_train_tracked_gd_records_and_lowers_loss():
 def test_train_tracked_edge_of_stability_caps_sharpness():
     """A large step on a sharpening net: λ_max ends near 2/η, not far above it."""
     d, net = small_problem(64, 32)
-    run = fl.train_tracked(net, d.x, d.y, eta=0.5, steps=300, track_every=10)
+    run = fl.train_tracked(net, d.x, d.y, eta=0.5, steps=300, track_every=10, generator=generator(0))
     assert run.sharpness[-10:].max() < 1.3 * 2 / 0.5
 
 
 def test_train_tracked_stops_at_a_matched_loss():
     d, net = small_problem()
-    full = fl.train_tracked(copy_net(net), d.x, d.y, eta=0.1, steps=60, track_every=20)
+    full = fl.train_tracked(copy_net(net), d.x, d.y, eta=0.1, steps=60, track_every=20, generator=generator(0))
     target = float(full.loss[25])
-    run = fl.train_tracked(net, d.x, d.y, eta=0.1, steps=60, track_every=20, stop_at_loss=target)
+    run = fl.train_tracked(net, d.x, d.y, eta=0.1, steps=60, track_every=20, stop_at_loss=target,
+                           generator=generator(0))
     first = int(np.argmax(full.loss <= target))
     assert run.steps[-1] == first and run.loss[-1] == pytest.approx(full.loss[first])
     assert run.sharp_steps[-1] == first                         # λ_max measured where it stopped
@@ -145,8 +155,10 @@ def copy_net(net):
 
 def edge_test_run(sharpness, loss, eta=0.5):
     """A Run with the loss at every step and λ_max at every second step."""
-    return fl.Run(eta, None, 1.0, np.arange(len(loss)), np.asarray(loss, float), np.arange(0, 2 * len(sharpness), 2),
-                  np.asarray(sharpness, float), torch.zeros(1), None)
+    every_second = np.full(len(loss), np.nan)
+    every_second[: 2 * len(sharpness): 2] = sharpness
+    history = History(np.arange(len(loss)), series={"loss": np.asarray(loss, float), "sharpness": every_second})
+    return fl.Run(eta, None, 1.0, history, torch.zeros(1), None)
 
 
 def test_edge_phase_start_increases_and_never():
@@ -174,34 +186,25 @@ def test_train_tracked_minibatch_and_noise_hook():
         return torch.zeros(sum(p.numel() for p in model.parameters()))
 
     run = fl.train_tracked(net, d.x, d.y, eta=0.1, steps=20, batch_size=8, loss_every=5, noise=hook,
-                           generator=torch.Generator().manual_seed(0))
+                           generator=generator(0))
     assert calls == list(range(20)) and list(run.steps) == [0, 5, 10, 15, 20] and run.batch_size == 8
 
 
 def test_train_tracked_bad_input():
     d, net = small_problem()
     with pytest.raises(ValueError, match="batch_size"):
-        fl.train_tracked(net, d.x, d.y, eta=0.1, steps=5, batch_size=1000)
+        fl.train_tracked(net, d.x, d.y, eta=0.1, steps=5, batch_size=1000, generator=generator(0))
     with pytest.raises(ValueError, match="eta=-0.1"):
-        fl.train_tracked(net, d.x, d.y, eta=-0.1, steps=5)
+        fl.train_tracked(net, d.x, d.y, eta=-0.1, steps=5, generator=generator(0))
     with pytest.raises(ValueError, match="'lbfgs'"):
-        fl.train_tracked(net, d.x, d.y, eta=0.1, steps=5, optimizer="lbfgs")
-
-
-def test_add_flat():
-    _, net = small_problem()
-    theta, _ = L.flatten_params(net)
-    fl.add_flat_(net, torch.ones_like(theta))
-    assert torch.allclose(L.flatten_params(net)[0], theta + 1)
-    with pytest.raises(ValueError, match="entries"):
-        fl.add_flat_(net, torch.ones(3))
+        fl.train_tracked(net, d.x, d.y, eta=0.1, steps=5, optimizer="lbfgs", generator=generator(0))
 
 
 # ---------------------------------------------------------------- profiles
 def test_losses_at_and_interpolation_endpoints():
     d, net = small_problem()
     theta_a, _ = L.flatten_params(net)
-    theta_b = theta_a + 0.1 * torch.randn(theta_a.shape, generator=torch.Generator().manual_seed(2))
+    theta_b = theta_a + 0.1 * torch.randn(theta_a.shape, generator=generator(2))
     losses, acc = fl.interpolation_profile(net, theta_a, theta_b, np.array([0.0, 1.0]), d.x, d.y, labels=d.labels)
     f = fl.full_loss(net, d.x, d.y)
     assert losses[0] == pytest.approx(float(f(theta_a)), rel=1e-5)
@@ -213,7 +216,7 @@ def test_losses_at_and_interpolation_endpoints():
 
 def test_filter_normalized_direction_matches_neuron_norms():
     _, net = small_problem()
-    d = fl.filter_normalized_direction(net, torch.Generator().manual_seed(0))
+    d = fl.filter_normalized_direction(net, generator(0))
     _, unflatten = L.flatten_params(net)
     parts = unflatten(d)
     w, b = net.layers[0].weight.detach(), net.layers[0].bias.detach()
@@ -225,7 +228,7 @@ def test_filter_normalized_direction_matches_neuron_norms():
 
 def test_loss_profile_is_quadratic_near_minimum_of_quadratic_curvature():
     d, net = small_problem()
-    direction = fl.filter_normalized_direction(net, torch.Generator().manual_seed(0))
+    direction = fl.filter_normalized_direction(net, generator(0))
     prof = fl.loss_profile(net, direction, np.array([-1e-2, 0.0, 1e-2]), d.x, d.y)
     theta, _ = L.flatten_params(net)
     f = fl.full_loss(net, d.x, d.y)
@@ -236,9 +239,7 @@ def test_loss_profile_is_quadratic_near_minimum_of_quadratic_curvature():
 
 # ---------------------------------------------------------------- dropout 1-D and rescaling
 def test_dropout_flatness_matches_the_loss():
-    torch.manual_seed(0)
-    res = fl.dropout_flatness((1.0, 0.5), width=60, steps=200, lr=3e-3, n_dirs=2,
-                              generator=lambda k: torch.Generator().manual_seed(k))
+    res = fl.dropout_flatness((1.0, 0.5), width=60, steps=200, lr=3e-3, n_dirs=2, seed=0)
     assert set(res.runs) == {1.0, 0.5} and res.dropout_keep == 0.5
     target = res.runs[0.5].loss[-1]
     assert res.matched is not None and res.matched.loss[-1] <= target
@@ -252,7 +253,7 @@ def test_dropout_flatness_matches_the_loss():
 
 
 def test_dropout_1d_runs_and_fits():
-    run = fl.train_dropout_1d(1.0, width=50, steps=200, lr=3e-3, generator=torch.Generator().manual_seed(0))
+    run = fl.train_dropout_1d(1.0, width=50, steps=200, lr=3e-3, seed=0)
     assert run.loss[-1] < 0.2 * run.loss[0] and run.keep == 1.0
     assert float(fl.dropout_target(torch.tensor([0.0]))) == 0.0
     assert float(fl.dropout_target(torch.tensor([1.0]))) == pytest.approx(1 / 3)
@@ -261,15 +262,17 @@ def test_dropout_1d_runs_and_fits():
 def test_rescale_relu_keeps_function_changes_sharpness():
     x = torch.linspace(-1, 1, 30)[:, None]
     y = fl.dropout_target(x)
-    net = fl.DropoutMLP([1, 40, 1], "relu", generator=torch.Generator().manual_seed(0))
+    net = fl.DropoutMLP([1, 40, 1], "relu", generator=generator(0))
     eff = fl.rescaling_effect(net, x, y, [0.2, 1.0, 5.0])
-    assert eff["output_change"].max() < 1e-4
-    change = eff["sharpness"] / eff["sharpness"][1]
+    assert eff.output_change.max() < 1e-4
+    change = eff.sharpness / eff.sharpness[1]
     assert max(change[0], 1 / change[0]) > 1.5 and max(change[2], 1 / change[2]) > 1.5
     v = fl.check_rescaling_invariance(eff)
     assert len(v.conditions) == 3 and v.conditions[0].passed
     with pytest.raises(ValueError, match="c = 1"):
-        fl.check_rescaling_invariance({k: val[[0, 2]] for k, val in eff.items()})
+        without_one = [0, 2]
+        fl.check_rescaling_invariance(fl.RescalingEffect(eff.c[without_one], eff.sharpness[without_one],
+                                                         eff.output_change[without_one]))
     with pytest.raises(ValueError, match="c must be positive"):
         fl.rescale_relu(net, 0, -1.0)
     with pytest.raises(ValueError, match="layer"):
@@ -281,7 +284,7 @@ def test_exercise_checks(capsys):
     assert not fl.check_stability_limit(0.3, lam=10.0)
     assert not fl.check_stability_limit(None)
     x = torch.linspace(-1, 1, 20)[:, None]
-    net = fl.DropoutMLP([1, 20, 1], "relu", generator=torch.Generator().manual_seed(0))
+    net = fl.DropoutMLP([1, 20, 1], "relu", generator=generator(0))
     assert fl.check_rescaling(lambda m, c: fl.rescale_relu(m, 0, c), net, x, fl.dropout_target(x))
     assert not fl.check_rescaling(lambda m, c: m, net, x, fl.dropout_target(x))
     assert "✔" in capsys.readouterr().out
@@ -296,7 +299,7 @@ def test_quadratic_animation_frames():
 # ---------------------------------------------------------------- SGD noise
 def test_per_sample_gradients_average_to_full_gradient():
     d, net = small_problem(20, 8)
-    g = sn.per_sample_gradients(net, d.x, d.y)
+    g = fl.per_sample_gradients(net, d.x, d.y)
     theta, _ = L.flatten_params(net)
     full = L.gradient(fl.full_loss(net, d.x, d.y), theta)
     assert g.shape == (20, theta.numel())
@@ -304,22 +307,22 @@ def test_per_sample_gradients_average_to_full_gradient():
 
 
 def test_noise_factor_gives_sgd_covariance():
-    g = torch.randn(12, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    c = sn.noise_factor(g, 3)
+    g = torch.randn(12, 5, generator=generator(0), dtype=torch.float64)
+    c = fl.noise_factor(g, 3)
     centred = g - g.mean(0)
     sigma = centred.T @ centred / 12 / 3
     assert torch.allclose(c.T @ c, sigma)
     with pytest.raises(ValueError, match="batch_size"):
-        sn.noise_factor(g, 0)
+        fl.noise_factor(g, 0)
 
 
 def test_alignment_trace_identity():
     """Tr(HΣ) from n HVPs equals the dense trace; the isotropic value uses the same Tr(Σ)."""
     d, net = small_problem(16, 4)
-    a = sn.noise_alignment(net, d.x, d.y, batch_size=4, n_probes=400, generator=torch.Generator().manual_seed(0))
+    a = fl.noise_alignment(net, d.x, d.y, batch_size=4, n_probes=400, generator=generator(0))
     theta, _ = L.flatten_params(net)
     h = L.full_hessian(fl.full_loss(net, d.x, d.y), theta.double())
-    c = sn.noise_factor(sn.per_sample_gradients(net, d.x, d.y), 4).double().numpy()
+    c = fl.noise_factor(fl.per_sample_gradients(net, d.x, d.y), 4).double().numpy()
     assert a.tr_h_sigma == pytest.approx(np.trace(h @ c.T @ c), rel=1e-3)
     assert a.tr_sigma == pytest.approx((c * c).sum(), rel=1e-4)
     assert a.tr_h == pytest.approx(np.trace(h), rel=0.15)
@@ -347,46 +350,46 @@ def test_directional_flatness_on_known_quadratic_loss():
     x = torch.tensor([[1.0, 1.0], [1.0, 1.0]])
     y = torch.tensor([[1.0], [1.0]])   # L(w) = ½(2w₀ + w₁ − 1)²: L0 = ½ at w = 0
     dirs = torch.eye(2)
-    F = sn.directional_flatness(net, dirs, x, y)
+    F = fl.directional_flatness(net, dirs, x, y)
     # along w₀: ½(2δ − 1)² = e/2 → δ = (1 ± √e)/2; along w₁: (1 ± √e)
     assert F[0] == pytest.approx(np.sqrt(np.e), rel=1e-4)
     assert F[1] == pytest.approx(2 * np.sqrt(np.e), rel=1e-4)
     with pytest.raises(ValueError, match="factor"):
-        sn.directional_flatness(net, dirs, x, y, factor=0.5)
+        fl.directional_flatness(net, dirs, x, y, factor=0.5)
     with pytest.raises(ValueError, match="directions"):
-        sn.directional_flatness(net, torch.eye(3), x, y)
+        fl.directional_flatness(net, torch.eye(3), x, y)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_feng_tu_noise_largest_along_sharp_directions(seed):
     """After SGD the top noise directions are the sharpest: σ_i² falls steeply with F_i; isotropic noise of
     the same size has nearly equal variances along its directions, whatever their flatness."""
-    d = fl.digits(64)
-    net = fl.DropoutMLP([64, 32, 10], "tanh", generator=torch.Generator().manual_seed(seed))
+    d = standardised_digits(64)
+    net = fl.DropoutMLP([64, 32, 10], "tanh", generator=generator(seed))
     fl.train_tracked(net, d.x, d.y, eta=0.25, steps=300, batch_size=8, track_every=300,
-                     generator=torch.Generator().manual_seed(seed))
-    ft = sn.feng_tu(net, d.x, d.y, 8, k=20)
+                     generator=generator(seed))
+    ft = fl.feng_tu(net, d.x, d.y, 8, k=20)
     assert ft.variances.shape == (20,) and np.all(np.diff(ft.variances) <= 1e-12) and np.all(ft.flatness > 0)
-    c = sn.noise_factor(sn.per_sample_gradients(net, d.x, d.y), 8).double()
+    c = fl.noise_factor(fl.per_sample_gradients(net, d.x, d.y), 8).double()
     assert ft.variances[0] == pytest.approx(float(torch.linalg.matrix_norm(c, 2)) ** 2, rel=1e-5)
     assert ft.slope < -1 and ft.spearman < -0.6
-    iso = sn.isotropic_factor(net, d.x, d.y, 8, generator=torch.Generator().manual_seed(seed))
-    ft_iso = sn.feng_tu(net, d.x, d.y, 8, k=20, factor=iso)
+    iso = fl.isotropic_factor(net, d.x, d.y, 8, generator=generator(seed))
+    ft_iso = fl.feng_tu(net, d.x, d.y, 8, k=20, factor=iso)
     assert ft_iso.variances[0] / ft_iso.variances[-1] < 3 and abs(ft_iso.slope) < 1
 
 
 def test_feng_tu_and_isotropic_noise_size():
     d, net = small_problem(30, 8)
     fl.train_tracked(net, d.x, d.y, eta=0.2, steps=100, batch_size=4, track_every=100,
-                     generator=torch.Generator().manual_seed(0))
-    iso = sn.isotropic_factor(net, d.x, d.y, 4, m=200, generator=torch.Generator().manual_seed(0))
-    c = sn.noise_factor(sn.per_sample_gradients(net, d.x, d.y), 4)
+                     generator=generator(0))
+    iso = fl.isotropic_factor(net, d.x, d.y, 4, m=200, generator=generator(0))
+    c = fl.noise_factor(fl.per_sample_gradients(net, d.x, d.y), 4)
     assert iso.shape == (200, c.shape[1])
     assert float((iso ** 2).sum()) == pytest.approx(float((c * c).sum()), rel=0.05)
-    hook = sn.isotropic_noise(d.x, d.y, 4, refresh_every=5, generator=torch.Generator().manual_seed(0))
+    hook = fl.isotropic_noise(d.x, d.y, 4, refresh_every=5, generator=generator(0))
     eps = torch.stack([hook(net, s) for s in range(1, 5)] + [hook(net, 5)])
-    c = sn.noise_factor(sn.per_sample_gradients(net, d.x, d.y), 4)
+    c = fl.noise_factor(fl.per_sample_gradients(net, d.x, d.y), 4)
     # ‖ε‖² ≈ D σ² = Tr(Σ): isotropic noise of the SGD noise's total size
     assert float((eps[-1] ** 2).sum()) == pytest.approx(float((c * c).sum()), rel=0.1)
     with pytest.raises(ValueError, match="refresh_every"):
-        sn.isotropic_noise(d.x, d.y, 4, refresh_every=0)
+        fl.isotropic_noise(d.x, d.y, 4, refresh_every=0, generator=generator(0))

@@ -3,9 +3,8 @@
 import numpy as np
 import pytest
 
-from companion.experiments.ch04_frequency import (FPConfig, FourierFeatureNet, MscaleDNN, check_fp_order, median_step, midway_step,
+from companion.experiments.ch04_frequency import (FPConfig, check_fp_order, median_step, midway_step,
                                  parity_data, run_fprinciple, run_parity, sum_of_sines)
-import torch
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -65,13 +64,3 @@ def test_parity_is_fitted_and_accuracies_are_counted_on_the_right_points(seed):
     assert np.all(res.test_acc <= 0.6)                        # parity is not learned from 60 of 256 points
     untrained = run_parity(d=8, n_train=60, hidden=(128, 64), init_std=0.05, steps=1, lr=2e-3, members=2, seed=seed)
     assert np.all(untrained.train_acc < 0.9)                  # the fit above is the training's doing
-
-
-def test_mscale_scales_each_neuron_group():
-    net = MscaleDNN(1, 6, 2, scales=[1, 10, 100])
-    assert net.scale.tolist() == [1, 1, 10, 10, 100, 100]
-    assert net(torch.zeros(4, 1)).shape == (4, 1)
-    with pytest.raises(ValueError, match="width 2"):
-        MscaleDNN(1, 2, 2, scales=[1, 2, 3])
-    ff = FourierFeatureNet(1, 8, 10.0, 16, 2)
-    assert ff.B.shape == (8, 1) and ff(torch.zeros(3, 1)).shape == (3, 1)

@@ -3,20 +3,21 @@
 import pytest
 import torch
 
-from companion.core import icl
+from companion.core import icl, train
 from companion.experiments import ch14_icl as icl_tasks
 from companion.core.transformer import Transformer, TransformerConfig
+from companion.kit.seeds import generator
 
 F64 = torch.float64
 
 
 def random_prompts(n=6, t=9, dim=8, seed=0):
-    return torch.randn(n, t, dim, dtype=F64, generator=torch.Generator().manual_seed(seed))
+    return torch.randn(n, t, dim, dtype=F64, generator=generator(seed))
 
 
 @pytest.mark.parametrize("kind", icl.KINDS)
 def test_theorem_holds_exactly_with_rank_one_update(kind):
-    gen = torch.Generator().manual_seed(1)
+    gen = generator(1)
     block = icl.ContextualBlock(kind=kind, generator=gen)
     h = random_prompts()
     with torch.no_grad():
@@ -37,7 +38,7 @@ def test_theorem_holds_exactly_with_rank_one_update(kind):
 
 
 def test_delta_w_is_the_papers_formula_on_a_plain_block():
-    block = icl.ContextualBlock(kind="plain", generator=torch.Generator().manual_seed(2))
+    block = icl.ContextualBlock(kind="plain", generator=generator(2))
     h = random_prompts(n=1)
     with torch.no_grad():
         a_c, a_x = block.mixer(h)[0, -1], block.mixer(h[:, -1:])[0, -1]
@@ -48,7 +49,7 @@ def test_delta_w_is_the_papers_formula_on_a_plain_block():
 
 @pytest.mark.parametrize("kind", icl.KINDS)
 def test_implicit_gd_telescopes_to_delta_w_and_matches_every_prefix(kind):
-    block = icl.ContextualBlock(kind=kind, generator=torch.Generator().manual_seed(3))
+    block = icl.ContextualBlock(kind=kind, generator=generator(3))
     h = random_prompts(t=7)
     with torch.no_grad():
         path = icl.implicit_gd(block, h)
@@ -63,7 +64,7 @@ def test_implicit_gd_telescopes_to_delta_w_and_matches_every_prefix(kind):
 
 
 def test_a_token_that_does_not_change_attention_gives_no_update():
-    block = icl.ContextualBlock(kind="skip", generator=torch.Generator().manual_seed(4))
+    block = icl.ContextualBlock(kind="skip", generator=generator(4))
     h = random_prompts(n=2, t=3)
     h[:, 0] = h[:, 2]  # a context token identical to the query: softmax over equal scores leaves A unchanged
     with torch.no_grad():
@@ -73,7 +74,7 @@ def test_a_token_that_does_not_change_attention_gives_no_update():
 
 @pytest.mark.parametrize("kind", icl.KINDS)
 def test_verify_and_patch_stack_on_two_blocks(kind):
-    gen = torch.Generator().manual_seed(5)
+    gen = generator(5)
     blocks = [icl.ContextualBlock(kind=kind, generator=gen) for _ in range(2)]
     v = icl.verify(blocks, random_prompts())
     assert v.worst() < 1e-12
@@ -83,10 +84,10 @@ def test_verify_and_patch_stack_on_two_blocks(kind):
 
 def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="kind"):
-        icl.ContextualBlock(kind="post")
+        icl.ContextualBlock(kind="post", generator=generator(0))
     with pytest.raises(ValueError, match="divisible"):
-        icl.ContextualBlock(dim=7, heads=2)
-    block = icl.ContextualBlock()
+        icl.ContextualBlock(dim=7, heads=2, generator=generator(0))
+    block = icl.ContextualBlock(generator=generator(0))
     with pytest.raises(ValueError, match="shape"):
         icl.implicit_update(block, torch.randn(2, 5, 3, dtype=F64), torch.randn(2, 1, 3, dtype=F64))
     with pytest.raises(ValueError, match="updates"):
@@ -97,7 +98,7 @@ def test_bad_inputs_raise():
 def test_transformer_blocks_are_contextual_blocks(norm):
     cfg = TransformerConfig(vocab_size=None, d_input=5, max_len=9, d_model=16, n_layers=2, d_ff=32, d_out=1,
                             norm=norm, causal=False, activation="gelu")
-    model = Transformer(cfg, generator=torch.Generator().manual_seed(0)).double()
+    model = Transformer(cfg, generator=generator(0)).double()
     x = torch.randn(4, 9, 5, dtype=F64)
     blocks = icl.contextual_blocks(model)
     assert [b.kind for b in blocks] == ["preln" if norm == "pre" else "skip"] * 2
@@ -113,27 +114,28 @@ def test_transformer_blocks_are_contextual_blocks(norm):
 
 
 def test_post_ln_or_ensemble_models_are_refused():
-    post = Transformer(TransformerConfig(vocab_size=None, d_input=3, d_out=1, d_model=8, d_ff=8, norm="post"))
+    post = Transformer(TransformerConfig(vocab_size=None, d_input=3, d_out=1, d_model=8, d_ff=8, norm="post"),
+                       generator=generator(0))
     with pytest.raises(ValueError, match="norm"):
         icl.contextual_blocks(post)
     ens = Transformer(TransformerConfig(vocab_size=None, d_input=3, d_out=1, d_model=8, d_ff=8, norm="none"),
-                      n_members=2)
+                      n_members=2, generator=generator(0))
     with pytest.raises(ValueError, match="single-member"):
         icl.contextual_blocks(ens)
 
 
 def test_exercise_checker(capsys):
-    assert not icl.check_min_norm_update(lambda W, dA, a: torch.zeros_like(W))
-    assert not icl.check_min_norm_update(  # exact but not minimal
+    assert not icl_tasks.check_min_norm_update(lambda W, dA, a: torch.zeros_like(W))
+    assert not icl_tasks.check_min_norm_update(  # exact but not minimal
         lambda W, dA, a: torch.outer(W @ dA, a) / (a @ a) + torch.outer(torch.ones(W.shape[0], dtype=F64),
                                                                         torch.linalg.svd(a[None])[2][1]))
-    assert icl.check_min_norm_update(lambda W, dA, a: torch.outer(W @ dA, a) / (a @ a))
+    assert icl_tasks.check_min_norm_update(lambda W, dA, a: torch.outer(W @ dA, a) / (a @ a))
     assert "✔" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------------------- tasks
 def test_tasks_and_tokens():
-    gen = torch.Generator().manual_seed(0)
+    gen = generator(0)
     t = icl_tasks.sample_tasks(5, 3, 4, generator=gen)
     assert t.xs.shape == (5, 3, 4) and t.ys.shape == (5, 3) and t.xq.shape == (5, 4)
     assert torch.allclose(t.ys, torch.einsum("bkd,bd->bk", t.xs, t.w))
@@ -145,11 +147,11 @@ def test_tasks_and_tokens():
     with pytest.raises(ValueError, match="k must"):
         t.tokens(k=4)
     with pytest.raises(ValueError, match="noise"):
-        icl_tasks.sample_tasks(2, 2, 2, noise=-1.0)
+        icl_tasks.sample_tasks(2, 2, 2, noise=-1.0, generator=gen)
 
 
 def test_baselines():
-    gen = torch.Generator().manual_seed(1)
+    gen = generator(1)
     t = icl_tasks.sample_tasks(64, 8, 4, generator=gen, dtype=F64)
     assert torch.allclose(icl_tasks.baseline_weights("ols", t), t.w, atol=1e-10)  # k ≥ d, noiseless: exact
     ridge = icl_tasks.baseline_weights("ridge", t, lam=1e-8)
@@ -180,7 +182,7 @@ class OLSLearner:
 
 
 def test_learner_weights_recover_a_linear_learner():
-    gen = torch.Generator().manual_seed(2)
+    gen = generator(2)
     t = icl_tasks.sample_tasks(16, 6, 4, generator=gen)
     probes = torch.randn(16, 8, 4, generator=gen)
     w = icl_tasks.learner_weights(OLSLearner(), t, probes)
@@ -193,8 +195,8 @@ def test_a_short_training_learns_in_context(seed):
     # far better than the zero predictor and than itself with one example; the untrained network is not
     config = icl_tasks.ICLConfig(d=2, k_max=6, d_model=16, d_ff=32, steps=300, batch=64, seed=seed)
     trained = icl_tasks.train_icl.__wrapped__(config, record_every=50)
-    assert trained.steps.tolist() == [50, 100, 150, 200, 250, 300]
-    assert trained.loss[-1] < 0.7 * trained.loss[0]
+    assert trained.history.steps.tolist() == [50, 100, 150, 200, 250, 300]
+    assert trained.history.train_loss[-1] < 0.7 * trained.history.train_loss[0]
     comp = icl_tasks.compare(trained.model, config, ks=[1, 6], n_tasks=256, n_probes=2, seed=seed)
     assert comp.mse["icl"][1] < 0.8 * comp.mse["zero"][1]
     assert comp.mse["icl"][1] < 0.7 * comp.mse["icl"][0]
@@ -208,7 +210,7 @@ def test_a_short_training_learns_in_context(seed):
 def test_delta_w_path_and_finetuning_shapes_and_identities():
     config = icl_tasks.ICLConfig(steps=1, batch=8, d_model=16, d_ff=32, k_max=6)
     model = icl_tasks.random_init(config)
-    tasks = icl_tasks.sample_tasks(8, 6, 4, generator=torch.Generator().manual_seed(4))
+    tasks = icl_tasks.sample_tasks(8, 6, 4, generator=generator(4))
     path = icl_tasks.delta_w_path(model, tasks, block=1)
     assert path.dW.shape == (8, 7, 32, 16)
     assert icl_tasks.mean_increment(path).shape == (6,)
@@ -216,13 +218,15 @@ def test_delta_w_path_and_finetuning_shapes_and_identities():
     with pytest.raises(ValueError, match="block"):
         icl_tasks.delta_w_path(model, tasks, block=2)
     ft = icl_tasks.finetune_vs_delta_w(model, config, n_tasks=8, n_test=4)
-    assert ft.finetune.shape == ft.delta_w.shape == (7,)
-    assert ft.finetune[0] == pytest.approx(ft.delta_w[0], rel=1e-5)  # no example, no update: the same model
-    assert ft.finetune[1] != ft.finetune[0]
+    finetune, delta_w = ft.history["finetune"], ft.history["delta_w"]
+    assert ft.history.steps.tolist() == list(range(7))
+    assert finetune.shape == delta_w.shape == (7,)
+    assert finetune[0] == pytest.approx(delta_w[0], rel=1e-5)  # no example, no update: the same model
+    assert finetune[1] != finetune[0]
     with pytest.raises(ValueError, match="lr"):
         icl_tasks.finetune_vs_delta_w(model, config, lr=1.5)
     # the random-init control starts from the trained model's initial weights
-    fresh = Transformer(config.transformer(), generator=torch.Generator().manual_seed(config.seed))
+    fresh = Transformer(config.transformer(), generator=generator(config.seed))
     assert torch.equal(model.w_in, fresh.w_in)
 
 
@@ -235,8 +239,8 @@ def test_normalised_finetuning_is_stable_where_a_fixed_rate_diverges(seed):
     with torch.no_grad():
         model.w_in.mul_(30.0)
     ft = icl_tasks.finetune_vs_delta_w(model, config, n_tasks=16, n_test=8, seed=seed)
-    assert torch.isfinite(torch.as_tensor(ft.finetune)).all()
-    assert ft.finetune[-1] < ft.finetune[0]
+    assert torch.isfinite(torch.as_tensor(ft.history["finetune"])).all()
+    assert ft.history["finetune"][-1] < ft.history["finetune"][0]
 
 
 def test_increment_decay_and_recency_attention():
@@ -244,11 +248,11 @@ def test_increment_decay_and_recency_attention():
     with pytest.raises(ValueError, match="6 increments"):
         icl_tasks.increment_decay([1, 2, 3])
     with pytest.raises(ValueError, match="recency"):
-        icl.ContextualBlock(recency=-1.0)
+        icl.ContextualBlock(recency=-1.0, generator=generator(0))
     prompts = random_prompts(n=32, t=17)
     decays = {}
     for recency in (0.0, 2.0):
-        block = icl.ContextualBlock(kind="skip", generator=torch.Generator().manual_seed(6), recency=recency)
+        block = icl.ContextualBlock(kind="skip", generator=generator(6), recency=recency)
         with torch.no_grad():
             path = icl.implicit_gd(block, prompts)
         assert (path.patched - path.with_context).abs().max() < 1e-12  # the theorem holds with the bias too
@@ -257,7 +261,7 @@ def test_increment_decay_and_recency_attention():
 
 
 def test_verify_reports_sv_ratios_and_a_perturbed_identity_fails():
-    gen = torch.Generator().manual_seed(7)
+    gen = generator(7)
     blocks = [icl.ContextualBlock(kind="skip", generator=gen) for _ in range(2)]
     exact = icl.verify(blocks, random_prompts())
     assert exact.dtype == F64 and exact.worst_sv_ratio() < 1e-13
@@ -265,14 +269,14 @@ def test_verify_reports_sv_ratios_and_a_perturbed_identity_fails():
     perturbed = icl.verify(blocks, random_prompts(), scale=1.01)
     assert perturbed.errors["block 0: ΔW(C)"] > 1e-4 and perturbed.errors["block 1: ΔW(C)"] > 1e-4
     assert perturbed.errors["block 0: implicit GD, every prefix"] < 1e-12  # the GD path is not perturbed
-    assert icl.check_identity_random({"skip": exact}).passed
-    assert not icl.check_identity_random({"skip": perturbed}).passed
+    assert icl_tasks.check_identity_random({"skip": exact}).passed
+    assert not icl_tasks.check_identity_random({"skip": perturbed}).passed
     full_rank = icl.Update(torch.randn(3, 5, 4, dtype=F64, generator=gen), torch.zeros(3, 4, dtype=F64))
     assert full_rank.sv_ratio().min() > 1e-3
 
 
 def test_pattern_tasks_and_attention_measure():
-    gen = torch.Generator().manual_seed(3)
+    gen = generator(3)
     t = icl_tasks.sample_pattern_tasks(10, n_context=6, n_patterns=3, generator=gen)
     assert t.tokens.shape == (10, 7, 7) and t.y.shape == (10,) and t.pattern.shape == (10, 7)
     assert torch.count_nonzero(t.tokens[:, -1, -1]) == 0
@@ -284,8 +288,8 @@ def test_pattern_tasks_and_attention_measure():
         if same[b].any():
             assert (labels[b][same[b]] == t.y[b]).all()
     with pytest.raises(ValueError, match="n_patterns"):
-        icl_tasks.sample_pattern_tasks(2, n_patterns=1)
-    model = icl_tasks.train_pattern_learner.__wrapped__(steps=0, n_context=6, n_patterns=3)
+        icl_tasks.sample_pattern_tasks(2, n_patterns=1, generator=gen)
+    model = icl_tasks.train_pattern_learner.__wrapped__(steps=0, n_context=6, n_patterns=3).model
     accuracy, mass, uniform = icl_tasks.attention_on_same_pattern(model, t)
     assert uniform == pytest.approx(float(same.float().mean()))
     with torch.no_grad():  # the mass is the query's attention on same-pattern context examples
@@ -299,10 +303,36 @@ def test_pattern_tasks_and_attention_measure():
 @pytest.mark.parametrize("seed", [1, 2])
 def test_pattern_learner_learns_to_attend_to_same_pattern_examples(seed):
     tasks = icl_tasks.sample_pattern_tasks(400, n_context=8, n_patterns=3,
-                                           generator=torch.Generator().manual_seed(seed + 10))
-    untrained = icl_tasks.train_pattern_learner.__wrapped__(steps=0, n_context=8, n_patterns=3, seed=seed)
+                                           generator=generator(seed + 10))
+    untrained = icl_tasks.train_pattern_learner.__wrapped__(steps=0, n_context=8, n_patterns=3, seed=seed).model
     trained = icl_tasks.train_pattern_learner.__wrapped__(steps=300, n_context=8, n_patterns=3, seed=seed)
+    assert trained.history.steps.tolist() == [50, 100, 150, 200, 250, 300]
+    trained = trained.model
     acc0, mass0, uniform = icl_tasks.attention_on_same_pattern(untrained, tasks)
     acc, mass, _ = icl_tasks.attention_on_same_pattern(trained, tasks)
     assert abs(mass0 - uniform) < 0.1 and acc0 < 0.8  # untrained: near-uniform attention, near chance
     assert mass > uniform + 0.3 and acc > 0.9
+
+
+def test_polyak_step_is_the_normalised_lms_step_per_member():
+    # f_b(θ_b) = ⟨θ_b, x_b⟩ is linear, so one step on |f_b − y_b| shrinks every member's error by exactly 1 − lr;
+    # a member already at its target (zero gradient) does not move
+    gen = generator(8)
+    x, y = torch.randn(5, 3, generator=gen, dtype=F64), torch.randn(5, generator=gen, dtype=F64)
+    theta = torch.zeros(5, 3, dtype=F64, requires_grad=True)
+    with torch.no_grad():
+        theta[4] = y[4] * x[4] / (x[4] @ x[4])
+    optimizer = icl_tasks.PolyakStep([theta], lr=0.5)
+
+    def error():
+        value = ((theta * x).sum(-1) - y).abs()
+        optimizer.losses = value.detach()
+        return value
+
+    before = error().detach()
+    train.descend(optimizer, error)(0)
+    after = error().detach()
+    assert torch.allclose(after[:4], 0.5 * before[:4], atol=1e-12) and after[4] < 1e-12
+    optimizer.losses = None
+    with pytest.raises(RuntimeError, match="losses"):  # a loss that does not hand over its values
+        optimizer.step()

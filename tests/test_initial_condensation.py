@@ -28,10 +28,10 @@ def test_end_of_first_descent_takes_a_drop_or_a_stall():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_multiplicity_run_respects_the_bound_and_rejects_bad_input(seed):
     r = ic.run_multiplicity("tanh", n_members=2, seed=seed)
-    assert r["w"].shape == (2, 50, 2) and r["clusters"].shape == (2,)
-    assert (r["clusters"] <= 2).all() and (r["loss_ratio"] < 1).all()
+    assert r.w.shape == (2, 50, 2) and r.clusters.shape == (2,)
+    assert (r.clusters <= 2).all() and (r.loss_ratio < 1).all()
     spread = ic.run_multiplicity("tanh", n_members=2, init_std=1.0, seed=seed)  # linear regime: no condensation
-    assert (spread["clusters"] > 2).all()
+    assert (spread.clusters > 2).all()
     with pytest.raises(ValueError, match="relu"):
         ic.run_multiplicity("relu")
     with pytest.raises(ValueError, match="max_steps"):
@@ -41,9 +41,9 @@ def test_multiplicity_run_respects_the_bound_and_rejects_bad_input(seed):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_initial_condensation_lines_up_p1_nets_and_validates(seed):
     r = ic.run_initial_condensation("tanh", n_members=2, steps=100, seed=seed)
-    assert r["w"].shape == (2, 50, 6) and r["a"].shape == (2, 50)
-    assert all(cond.alignment_eigenvalue(w) >= 0.99 for w in r["w"])
+    assert r.w.shape == (2, 50, 6) and r.a.shape == (2, 50)
+    assert all(cond.alignment_eigenvalue(w) >= 0.99 for w in r.w)
     wide = ic.run_initial_condensation("tanh", n_members=2, steps=100, init_std=1.0, seed=seed)
-    assert all(cond.alignment_eigenvalue(w) < 0.6 for w in wide["w"])
+    assert all(cond.alignment_eigenvalue(w) < 0.6 for w in wide.w)
     with pytest.raises(ValueError, match="lr"):
         ic.run_initial_condensation("tanh", lr=0.0)

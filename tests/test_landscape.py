@@ -78,3 +78,16 @@ def test_module_loss_roundtrip():
     assert torch.allclose(L.flatten_params(net)[0], theta * 2)
     with pytest.raises(ValueError, match="flat vector"):
         unflatten(torch.zeros(3))
+
+
+def test_power_iteration_batched_rows_are_independent_problems():
+    """One batch of K start vectors = K separate power iterations on the blocks of a block-diagonal H."""
+    blocks = torch.stack([torch.diag(torch.tensor([3.0, 1.0, 0.5], dtype=torch.float64)),
+                          torch.diag(torch.tensor([0.2, -4.0, 1.0], dtype=torch.float64))])  # (2, 3, 3)
+    v0 = torch.ones(2, 3, dtype=torch.float64)
+    lam, norm, v = L.power_iteration(lambda u: torch.einsum("kij,kj->ki", blocks, u), v0, iters=200, tol=1e-12)
+    assert lam.tolist() == pytest.approx([3.0, -4.0], rel=1e-6)
+    assert norm.tolist() == pytest.approx([3.0, 4.0], rel=1e-6)
+    assert torch.allclose(v.norm(dim=1), torch.ones(2, dtype=torch.float64))
+    with pytest.raises(ValueError, match="generator"):
+        L.top_eigenvalue(lambda t: (t ** 2).sum(), torch.ones(3))

@@ -3,7 +3,11 @@ import math
 import pytest
 import torch
 
-from companion.core.nets import ASI, ACTIVATIONS, MLP, BatchedMLP, activation, ricker, srelu
+from torch import nn
+
+from companion.core.nets import (ASI, ACTIVATIONS, MLP, BatchedMLP, FourierFeatureNet, MscaleDNN, activation, linear,
+                                ricker, srelu)
+from companion.kit.seeds import generator
 
 
 def test_ricker_matches_formula_4_3():
@@ -72,3 +76,32 @@ def test_batched_mlp_shape_errors():
         model(torch.randn(5, 2))
     with pytest.raises(ValueError, match="init_std"):
         BatchedMLP([3, 4, 1], 2, init_std=[0.1, 0.2, 0.3])
+
+
+def test_mscale_scales_each_neuron_group():
+    net = MscaleDNN(1, 6, 2, scales=[1, 10, 100], generator=generator(0))
+    assert net.scale.tolist() == [1, 1, 10, 10, 100, 100]
+    assert net(torch.zeros(4, 1)).shape == (4, 1)
+    with pytest.raises(ValueError, match="width 2"):
+        MscaleDNN(1, 2, 2, scales=[1, 2, 3], generator=generator(0))
+    ff = FourierFeatureNet(1, 8, 10.0, 16, 2, generator=generator(0))
+    assert ff.B.shape == (8, 1) and ff(torch.zeros(3, 1)).shape == (3, 1)
+
+
+def test_initialisations_come_from_the_generator_alone():
+    torch.manual_seed(123)
+    before = torch.random.get_rng_state()
+    nets = [lambda: MLP([2, 8, 1], generator=generator(5)), lambda: BatchedMLP([2, 8, 1], 3, generator=generator(5)),
+            lambda: MscaleDNN(2, 8, 2, scales=[1, 4], generator=generator(5)),
+            lambda: FourierFeatureNet(2, 4, 3.0, 8, 2, generator=generator(5))]
+    for make in nets:
+        a, b = make(), make()
+        assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
+    assert torch.equal(torch.random.get_rng_state(), before)          # the global random state was not touched
+
+
+def test_linear_draws_torchs_default_initialisation():
+    torch.manual_seed(3)
+    reference = nn.Linear(7, 5)
+    layer = linear(7, 5, generator(3))
+    assert torch.equal(reference.weight, layer.weight) and torch.equal(reference.bias, layer.bias)

@@ -136,24 +136,24 @@ def test_fit_and_newton_polynomial():
 def test_explore_solver_runs_each_method():
     n = 64
     jac = pde_experiments.explore_solver(method="jacobi", iterations=200, n=n)
-    g = pde_experiments.field_on_grid(pde_experiments.book_poisson(24.0).source, jac["x"][:, None])
+    g = pde_experiments.field_on_grid(pde_experiments.book_poisson(24.0).source, jac.x[:, None])
     fd = classical.fd_solution(g, 2 / n)
     # Jacobi from zero: every mode starts fully wrong, the solution is exactly 200 sweeps of classical.jacobi
-    assert jac["counts"][0] == 0 and jac["counts"][-1] == 200
-    assert np.allclose(jac["mode_errors"][0], 1.0)
-    assert np.allclose(jac["solution"], classical.jacobi(np.zeros(n + 1), g, 2 / n, 200).final)
-    assert jac["mode_errors"][-1, 2] < 0.5 * jac["mode_errors"][-1, 0]          # high mode first
+    assert jac.counts[0] == 0 and jac.counts[-1] == 200
+    assert np.allclose(jac.mode_errors[0], 1.0)
+    assert np.allclose(jac.solution, classical.jacobi(np.zeros(n + 1), g, 2 / n, 200)["u"][-1])
+    assert jac.mode_errors[-1, 2] < 0.5 * jac.mode_errors[-1, 0]          # high mode first
     # the hybrid is the Ritz net of the same seed, then Jacobi from its output (boundary values reset)
     net = pde_experiments.explore_solver(method="ritz", steps=50, width=10, n=n, seed=3)
     hyb = pde_experiments.explore_solver(method="hybrid", steps=50, iterations=100, width=10, n=n, seed=3)
-    assert hyb["counts"][-1] == 150 and np.array_equal(hyb["counts"][:len(net["counts"])], net["counts"])
-    start = net["solution"].copy()
+    assert hyb.counts[-1] == 150 and np.array_equal(hyb.counts[:len(net.counts)], net.counts)
+    start = net.solution.copy()
     start[0] = start[-1] = 0.0
-    assert np.allclose(hyb["solution"], classical.jacobi(start, g, 2 / n, 100).final)
+    assert np.allclose(hyb.solution, classical.jacobi(start, g, 2 / n, 100)["u"][-1])
     # Jacobi contracts the error against the FD solution in the 2-norm (symmetric iteration, |μ_j| < 1)
-    assert np.linalg.norm(hyb["solution"] - fd) < np.linalg.norm(start - fd)
+    assert np.linalg.norm(hyb.solution - fd) < np.linalg.norm(start - fd)
     pinn = pde_experiments.explore_solver(method="pinn", steps=50, width=10, n=n, seed=3)
-    assert not np.allclose(pinn["solution"], net["solution"])                 # a different loss, a different fit
+    assert not np.allclose(pinn.solution, net.solution)                 # a different loss, a different fit
     with pytest.raises(ValueError, match="method"):
         pde_experiments.explore_solver(method="multigrid")
 
@@ -197,10 +197,10 @@ def test_jacobi_multiplies_each_mode_by_cos():
     g = np.sin(3 * x) + 5 * np.sin(11 * x)
     fd = classical.fd_solution(g, 2 / n)
     run = classical.jacobi(np.zeros(n + 1), g, 2 / n, 300, record_at=[0, 10, 100, 300])
-    predicted = np.abs(classical.jacobi_eigenvalues(n, modes)) ** run.iterations[:, None]
-    assert np.allclose(classical.mode_errors(run.values, fd, modes), predicted, atol=1e-9)
+    predicted = np.abs(classical.jacobi_eigenvalues(n, modes)) ** run.steps[:, None]
+    assert np.allclose(classical.mode_errors(run["u"], fd, modes), predicted, atol=1e-9)
     gs = classical.gauss_seidel(np.zeros(n + 1), g, 2 / n, 300)
-    assert np.abs(gs.final - fd).max() < np.abs(run.final - fd).max()   # GS ≈ two Jacobi steps per sweep
+    assert np.abs(gs["u"][-1] - fd).max() < np.abs(run["u"][-1] - fd).max()   # GS ≈ two Jacobi steps per sweep
     with pytest.raises(ValueError, match="method"):
         classical.iterate(np.zeros(n + 1), g, 2 / n, 3, method="sor")
     with pytest.raises(ValueError, match="record_at"):
@@ -232,3 +232,20 @@ def test_runs_reject_unknown_options():
         pde_experiments.run_frequency_contrast.__wrapped__(steps=100, record_every=50, switch_steps=(70,))
     with pytest.raises(ValueError, match="k_high"):
         pde_experiments.book_poisson(0.5)
+
+
+def test_solvers_run_on_the_engine_and_record_named_series():
+    wan = pde_experiments.run_wan(normalise=True, steps=4, record_every=2, seed=0)
+    assert list(wan.history.steps) == [0, 2, 4] and {"weak", "bc", "phi_norm"} <= set(wan.history.series)
+    assert np.allclose(wan.history.train_loss, wan.history["weak"]) and np.all(wan.history["phi_norm"] > 0)
+    newton = pde_experiments.run_newton.__wrapped__("net", steps=6, width=8, seed=0)
+    assert list(newton.history.steps) == [0, 1, 2, 3, 4, 5, 6] and {"pde", "ic"} <= set(newton.history.series)
+    assert np.allclose(newton.history.train_loss, newton.history["pde"] + newton.history["ic"], rtol=1e-5)
+
+
+def test_exercise_checks_of_fd_matrix_and_jacobi_eigenvalues():
+    n = 6
+    assert pde_experiments.check_fd_matrix(2 * np.eye(n - 1) - np.eye(n - 1, k=1) - np.eye(n - 1, k=-1))
+    assert not pde_experiments.check_fd_matrix(np.eye(n - 1))
+    assert pde_experiments.check_jacobi_eigenvalues(lambda j, n: np.cos(j * np.pi / n))
+    assert not pde_experiments.check_jacobi_eigenvalues(lambda j, n: np.sin(j * np.pi / n))

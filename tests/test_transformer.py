@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
+from companion.core.train import History
 from companion.core.transformer import (MemberAdamW, Transformer, TransformerConfig, fit_last_token,
-                                   last_token_accuracy, lr_factor)
+                                        last_token_accuracy, lr_factor)
 
 CFG = TransformerConfig(vocab_size=30, max_len=7, d_model=16, n_layers=2, n_heads=2, d_ff=32)
 
@@ -51,8 +52,8 @@ def test_init_std_is_d_in_to_minus_gamma(gamma):
     model = Transformer(cfg, gamma=gamma, generator=torch.Generator().manual_seed(1))
     layer = model.layers[0]
     for w, d_in in [(model.w_em, 64), (layer.w_q, 64), (layer.w1, 64), (layer.w2, 256)]:
-        assert float(w.std()) == pytest.approx(d_in ** -gamma, rel=0.08)
-    assert float(layer.b1.abs().max()) == 0.0 and float(layer.ln1_g.min()) == 1.0
+        assert float(w.detach().std()) == pytest.approx(d_in ** -gamma, rel=0.08)
+    assert float(layer.b1.detach().abs().max()) == 0.0 and float(layer.ln1_g.detach().min()) == 1.0
 
 
 def test_ensemble_members_are_independent_models():
@@ -152,6 +153,23 @@ def test_lr_schedule_warms_up_and_decays():
         lr_factor(0, 10, schedule="step")
 
 
+def test_member_adamw_clips_each_member_like_clip_grad_norm():
+    g = torch.Generator().manual_seed(0)
+    p = torch.nn.Parameter(torch.randn(2, 4, 3, generator=g))
+    singles = [torch.nn.Parameter(p.detach()[k:k + 1].clone()) for k in range(2)]
+    grad = torch.randn(2, 4, 3, generator=g) * torch.tensor([10.0, 0.01])[:, None, None]  # member 0 far above 1
+    opt = MemberAdamW([p], lr=0.1, weight_decay=0.0, max_grad_norm=1.0)
+    p.grad = grad.clone()
+    opt.clip_per_member()
+    for k, q in enumerate(singles):
+        q.grad = grad[k:k + 1].clone()
+        torch.nn.utils.clip_grad_norm_([q], 1.0)
+        assert torch.allclose(p.grad[k:k + 1], q.grad, atol=1e-6)
+    assert float(p.grad[0].norm()) == pytest.approx(1.0, rel=1e-4) and torch.equal(p.grad[1], grad[1])
+    with pytest.raises(ValueError, match="max_grad_norm"):
+        MemberAdamW([p], lr=0.1, weight_decay=0.0, max_grad_norm=0.0)
+
+
 def test_fit_learns_a_copy_task_for_every_member():
     g = torch.Generator().manual_seed(0)
     x = torch.randint(0, 30, (400, 4), generator=g)
@@ -159,9 +177,28 @@ def test_fit_learns_a_copy_task_for_every_member():
     model = Transformer(TransformerConfig(vocab_size=30, max_len=4, d_model=16, d_ff=32), n_members=2, generator=g)
     hist = fit_last_token(model, x, y, steps=300, lr=1e-2, batch_size=64, record_every=100,
                           evals={"train": (x, y)}, generator=g, progress=False)
-    assert hist.accuracy["train"].shape == (4, 2)
-    assert (hist.accuracy["train"][-1] > 0.9).all() and (hist.accuracy["train"][0] < 0.2).all()
-    assert np.allclose(last_token_accuracy(model, x, y), hist.accuracy["train"][-1])
+    assert isinstance(hist, History) and list(hist.steps) == [0, 100, 200, 300]
+    assert hist["train accuracy"].shape == (4, 2) and hist.train_loss.shape == (4, 2)
+    assert (hist["train accuracy"][-1] > 0.9).all() and (hist["train accuracy"][0] < 0.2).all()
+    assert np.isnan(hist.train_loss[0]).all() and (hist.train_loss[-1] < hist.train_loss[1]).all()
+    assert np.allclose(last_token_accuracy(model, x, y), hist["train accuracy"][-1])
+    assert math.isfinite(hist["cpu_seconds"][-1, 0])
     with pytest.raises(ValueError, match="batch_size"):
-        fit_last_token(model, x, y, steps=1, lr=1e-3, batch_size=10_000, progress=False)
-    assert math.isfinite(hist.seconds)
+        fit_last_token(model, x, y, steps=1, lr=1e-3, batch_size=10_000, generator=g, progress=False)
+
+
+def test_fit_is_reproducible_and_uses_no_global_rng():
+    def fit(seed):
+        g = torch.Generator().manual_seed(seed)
+        x = torch.randint(0, 30, (100, 4), generator=g)
+        model = Transformer(TransformerConfig(vocab_size=30, max_len=4, d_model=8, d_ff=16), generator=g)
+        return fit_last_token(model, x, x[:, 1], steps=20, lr=1e-2, batch_size=16, record_every=10,
+                              generator=g, progress=False).train_loss
+
+    torch.manual_seed(123)
+    first = fit(0)
+    torch.manual_seed(456)  # the global state must not matter
+    assert np.array_equal(fit(0), first, equal_nan=True) and not np.array_equal(fit(1), first, equal_nan=True)
+    untrained = Transformer(CFG)  # no generator: a fixed stream, never the global one
+    torch.manual_seed(7)
+    assert torch.equal(Transformer(CFG).w_em, untrained.w_em)

@@ -19,13 +19,14 @@ a symmetric tridiagonal system A u = h² g (A = tridiag(−1, 2, −1)).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.fft
 import scipy.linalg
 from numpy.typing import ArrayLike
+
+from companion.core.train import History, run
 
 ORDERINGS = ("jacobi", "gauss-seidel")
 
@@ -54,34 +55,20 @@ def fd_solution(g: ArrayLike, h: float, left: float = 0.0, right: float = 0.0) -
     return np.concatenate([[left], scipy.linalg.solve_banded((1, 1), bands, rhs), [right]])
 
 
-@dataclass
-class IterationHistory:
-    """Snapshots of an iteration: ``iterations`` (T,), ``values`` (T, n+1), ``final`` (n+1,)."""
-
-    iterations: np.ndarray
-    values: np.ndarray
-    final: np.ndarray
-
-
-def _record_points(iterations: int, record_at: Sequence[int] | None) -> np.ndarray:
-    if iterations < 0:
-        raise ValueError(f"iterations must be ≥ 0, got {iterations}")
-    points = np.array([0, iterations] if record_at is None else list(record_at), dtype=int)
-    if points.size and (points.min() < 0 or points.max() > iterations):
-        raise ValueError(f"record_at must lie in [0, {iterations}], got {points.tolist()}")
-    return np.unique(points)
-
-
 def iterate(u0: ArrayLike, g: ArrayLike, h: float, iterations: int, *, method: str = "jacobi",
-            record_at: Sequence[int] | None = None) -> IterationHistory:
+            record_at: Sequence[int] | None = None) -> History:
     """Run ``iterations`` Jacobi or Gauss–Seidel sweeps of −u″ = g from ``u0`` (boundary values kept).
+
+    The sweeps are the update of the package's engine (:func:`companion.core.train.run`), an update
+    without a gradient.  Returns its :class:`~companion.core.train.History`: ``steps`` are the sweep
+    counts recorded and ``history["u"]`` (T, n+1) the iterates there.
 
     Args:
         u0: the initial guess on the n + 1 grid points; u0[0] and u0[-1] are the Dirichlet data.
         g: the source on the same grid.
         method: ``"jacobi"`` (u_i ← ½(u_{i−1} + u_{i+1} + h² g_i), all at once) or
             ``"gauss-seidel"`` (the same, left to right, using the values just updated).
-        record_at: iteration counts at which to keep a copy (default: the start and the end).
+        record_at: sweep counts at which to keep a copy (default: the start and the end).
     """
     u = _grid_values(u0, "u0").copy()
     g = _grid_values(g, "g")
@@ -91,37 +78,35 @@ def iterate(u0: ArrayLike, g: ArrayLike, h: float, iterations: int, *, method: s
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(ORDERINGS)}")
     if not h > 0:
         raise ValueError(f"grid spacing h must be positive, got {h}")
-    points = _record_points(iterations, record_at)
+    if iterations < 0:
+        raise ValueError(f"iterations must be ≥ 0, got {iterations}")
     hg = h * h * g[1:-1]
-    m = len(hg)
-    if method == "gauss-seidel":                           # (D − L) u_new = U u_old + h² g, D − L bidiagonal
-        lower = np.zeros((2, m))
-        lower[0], lower[1, :-1] = 2.0, -1.0
-    snaps = []
-    for t in range(iterations + 1):
-        if t in points:
-            snaps.append(u.copy())
-        if t == iterations:
-            break
-        if method == "jacobi":
-            u[1:-1] = 0.5 * (u[:-2] + u[2:] + hg)          # right side is evaluated before the assignment
-        else:
-            rhs = hg.copy()
-            rhs[:-1] += u[2:-1]
-            rhs[-1] += u[-1]
-            rhs[0] += u[0]
-            u[1:-1] = scipy.linalg.solve_banded((1, 0), lower, rhs)
-    return IterationHistory(points, np.stack(snaps), u)
+    lower = np.zeros((2, len(hg)))                         # Gauss–Seidel: (D − L) u_new = U u_old + h² g
+    lower[0], lower[1, :-1] = 2.0, -1.0
+
+    def jacobi_sweep(_step: int) -> None:
+        u[1:-1] = 0.5 * (u[:-2] + u[2:] + hg)              # right side is evaluated before the assignment
+
+    def gauss_seidel_sweep(_step: int) -> None:
+        rhs = hg.copy()
+        rhs[:-1] += u[2:-1]
+        rhs[-1] += u[-1]
+        rhs[0] += u[0]
+        u[1:-1] = scipy.linalg.solve_banded((1, 0), lower, rhs)
+
+    sweep = jacobi_sweep if method == "jacobi" else gauss_seidel_sweep
+    return run(sweep, steps=iterations, record=lambda _step: {"u": u.copy()},
+               record_at=[0, iterations] if record_at is None else record_at, desc=method)
 
 
 def jacobi(u0: ArrayLike, g: ArrayLike, h: float, iterations: int,
-           record_at: Sequence[int] | None = None) -> IterationHistory:
+           record_at: Sequence[int] | None = None) -> History:
     """Jacobi iteration for −u″ = g (see :func:`iterate`)."""
     return iterate(u0, g, h, iterations, method="jacobi", record_at=record_at)
 
 
 def gauss_seidel(u0: ArrayLike, g: ArrayLike, h: float, iterations: int,
-                 record_at: Sequence[int] | None = None) -> IterationHistory:
+                 record_at: Sequence[int] | None = None) -> History:
     """Lexicographic Gauss–Seidel iteration for −u″ = g (see :func:`iterate`)."""
     return iterate(u0, g, h, iterations, method="gauss-seidel", record_at=record_at)
 
@@ -157,32 +142,3 @@ def mode_errors(h: ArrayLike, reference: ArrayLike, modes: ArrayLike) -> np.ndar
     if np.any(np.abs(ref_j) < 1e-12):
         raise ValueError(f"the reference has no content at some of modes {modes.tolist()}: Δ_F is undefined")
     return np.abs(dst_coefficients(h)[..., modes - 1] - ref_j) / np.abs(ref_j)
-
-
-
-# ----------------------------------------------------------------------------------------------
-# Exercises 习题 2 and 3
-# ----------------------------------------------------------------------------------------------
-def check_fd_matrix(answer: ArrayLike | None, n: int = 6) -> bool:
-    """习题2: the matrix A of the finite-difference system A u = h² g for the n − 1 interior unknowns."""
-    from companion.kit.exercises import feedback
-
-    truth = 2 * np.eye(n - 1) - np.eye(n - 1, k=1) - np.eye(n - 1, k=-1)
-    return feedback("习题2", answer, lambda a: np.asarray(a, float).shape == truth.shape
-                    and np.allclose(np.asarray(a, float), truth),
-                    f"multiply the scheme by h²; the answer is ({n - 1}×{n - 1}), symmetric and tridiagonal")
-
-
-def check_jacobi_eigenvalues(answer: Callable[[int, int], float] | None, n: int = 50) -> bool:
-    """习题3: a function (j, n) ↦ the eigenvalue of the Jacobi iteration matrix for the mode sin(jπi/n)."""
-    from companion.kit.exercises import feedback
-
-    iteration = 0.5 * (np.eye(n - 1, k=1) + np.eye(n - 1, k=-1))
-    i = np.arange(1, n)
-
-    def ok(fn: Callable[[int, int], float]) -> bool:
-        return all(np.allclose(iteration @ np.sin(j * np.pi * i / n), fn(j, n) * np.sin(j * np.pi * i / n))
-                   for j in (1, 7, n // 2, n - 3))
-
-    return feedback("习题3", answer, ok, "apply ½(v_{i−1} + v_{i+1}) to v_i = sin(jπi/n) and use "
-                    "sin(a − b) + sin(a + b) = 2 sin a cos b")

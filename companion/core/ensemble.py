@@ -11,15 +11,18 @@ step instead of K Python-level ones.  Members may differ in width (a (K, m) mask
 padding neurons; their gradients are exactly zero), in β1, β2, α, learning rate, dropout keep
 probability and stopping threshold.
 
-:func:`train_ensemble` runs full-batch gradient descent (or Adam) on all members at once with:
+:func:`train_ensemble` runs full-batch gradient descent (or Adam) on all members at once through the
+one training engine (:func:`companion.core.train.run` and :func:`~companion.core.train.descend`) with:
 
-* per-member step sizes, fixed or **Hessian-adaptive**, lr_k = c/‖∇²R_S‖₂ re-estimated every
-  ``lr_every`` steps by a few power-iteration Hessian-vector products (the Hessian is
-  block-diagonal across members, so one batched HVP serves all K);
+* per-member step sizes (:class:`MemberwiseStep`), fixed or **Hessian-adaptive**, lr_k = c/‖∇²R_S‖₂
+  re-estimated every ``lr_every`` steps by a few steps of the package's power iteration
+  (:func:`companion.core.landscape.power_iteration`; the Hessian is block-diagonal across members, so one
+  batched HVP serves all K);
 * per-member stopping: a member whose risk falls below its threshold is frozen and removed from
   the batch, so the remaining members run faster;
 * optional dropout on the hidden layer with the book's keep probability p (§8.4.1);
-* recorded risk every ``record_every`` steps and parameter snapshots at chosen steps.
+* recorded risk every ``record_every`` steps and parameter snapshots at chosen steps, in one
+  :class:`~companion.core.train.History`.
 
 :class:`TwoLayerNet` is the same network as an ordinary single module; the benchmark trains K of
 them in a Python loop to measure what batching buys, and the tests check both agree.
@@ -27,14 +30,16 @@ them in a Python loop to measure what batching buys, and the tests check both ag
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
+from companion.core.landscape import power_iteration
 from companion.core.nets import activation
+from companion.core.train import History, descend, run
+from companion.kit.seeds import generator
 
 OPTIMIZERS = ("gd", "adam")
 
@@ -100,7 +105,7 @@ class TwoLayerEnsemble(nn.Module):
         a = torch.zeros(k, m, dtype=dtype)
         w = torch.zeros(k, m, d, dtype=dtype)
         for j, width in enumerate(width_list):
-            gen = torch.Generator().manual_seed(seed * 100_003 + j)
+            gen = generator(seed * 100_003 + j)
             a[j, :width] = torch.randn(width, generator=gen, dtype=dtype) * self.beta1[j]
             w[j, :width] = torch.randn(width, d, generator=gen, dtype=dtype) * self.beta2[j]
         self.a = nn.Parameter(a)  # (K, m)
@@ -131,7 +136,7 @@ class TwoLayerEnsemble(nn.Module):
         num = (self.w.detach() - self.w0).flatten(1).norm(dim=1)
         return (num / self.w0.flatten(1).norm(dim=1)).cpu().numpy()
 
-    def member(self, k: int) -> "TwoLayerNet":
+    def member(self, k: int) -> TwoLayerNet:
         """Member k as an ordinary :class:`TwoLayerNet` with the same parameters (padding dropped)."""
         if not 0 <= k < self.n_members:
             raise ValueError(f"member index must lie in [0, {self.n_members}), got {k}")
@@ -162,24 +167,48 @@ class TwoLayerNet(nn.Module):
         return 0.5 * ((self(x) - y.to(self.a.dtype).reshape(-1)) ** 2).mean()
 
 
-@dataclass
-class EnsembleHistory:
-    """What :func:`train_ensemble` recorded; arrays indexed (recorded step, member).
+class MemberwiseStep(torch.optim.Optimizer):
+    """Full-batch gradient descent or Adam with one step size per member.
 
-    ``risk`` (T, K) is R_S at the recorded ``steps``; after a member stops its last value is
-    repeated.  ``stopped_at`` (K,) is the step at which each member met its threshold, or −1.
-    ``lr`` (T, K) is the step size in use.  ``snapshots[step] = (a, w)`` with a (K, m), w (K, m, d̃).
+    Every parameter carries the member dimension first; ``member_lr`` (K,) is broadcast over the
+    rest, so member k moves by lr_k·∇_k R_S (GD) or by lr_k·m̂_k/(√v̂_k + ε) (Adam, Kingma & Ba —
+    element-wise, so members stay independent).  :meth:`keep_members` drops members (rows) from the
+    parameters, the Adam moments and the step sizes when they stop training.
     """
 
-    steps: np.ndarray
-    risk: np.ndarray
-    lr: np.ndarray
-    stopped_at: np.ndarray
-    snapshots: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    def __init__(self, params: Sequence[Tensor], member_lr: Tensor, method: str = "gd",
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> None:
+        if method not in OPTIMIZERS:
+            raise ValueError(f"unknown optimizer {method!r}; choose one of {', '.join(OPTIMIZERS)}")
+        super().__init__(list(params), {})
+        self.member_lr, self.method, self.betas, self.eps, self.t = member_lr, method, betas, eps, 0
 
-    @property
-    def converged(self) -> np.ndarray:
-        return self.stopped_at >= 0
+    @torch.no_grad()
+    def step(self, closure=None) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        for group in self.param_groups:
+            for p in group["params"]:
+                lr = self.member_lr.reshape(-1, *[1] * (p.ndim - 1))  # (K, 1, …)
+                if self.method == "gd":
+                    p.sub_(lr * p.grad)
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["m"], state["v"] = torch.zeros_like(p), torch.zeros_like(p)
+                m, v = state["m"], state["v"]
+                m.mul_(b1).add_(p.grad, alpha=1 - b1)
+                v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+                m_hat, v_hat = m / (1 - b1 ** self.t), v / (1 - b2 ** self.t)
+                p.sub_(lr * m_hat / (v_hat.sqrt() + self.eps))
+
+    def keep_members(self, rows: Tensor) -> None:
+        """Keep only the members ``rows`` (a boolean mask or indices) in parameters, moments and step sizes."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.data, p.grad = p.data[rows], None
+                self.state[p] = {name: s[rows] for name, s in self.state[p].items()}
+        self.member_lr = self.member_lr[rows]
 
 
 def _risk(model: TwoLayerEnsemble, a: Tensor, w: Tensor, alpha: Tensor, mask: Tensor, xt: Tensor, y: Tensor,
@@ -194,29 +223,27 @@ def _risk(model: TwoLayerEnsemble, a: Tensor, w: Tensor, alpha: Tensor, mask: Te
     return 0.5 * ((out - y) ** 2).mean(dim=1)
 
 
-def top_hessian_norm(loss_sum, params: Sequence[Tensor], *, iters: int = 8,
-                     generator: torch.Generator | None = None) -> Tensor:
-    """‖∇²R_S‖₂ of every member by ``iters`` power-iteration Hessian-vector products, shape (K,).
+def hessian_norms(loss_sum: Callable[[Tensor, Tensor], Tensor], a: Tensor, w: Tensor, *, iters: int = 8,
+                  generator: torch.Generator) -> Tensor:
+    """‖∇²R_S‖₂ of every member, shape (K,): ``iters`` steps of :func:`companion.core.landscape.power_iteration`.
 
-    ``loss_sum`` is the SUM of the members' risks as a function of ``params`` (each with a leading
-    member dimension); members share no parameter, so the Hessian is block-diagonal and one
-    batched HVP v ↦ ∇(∇R·v) applies every member's block at once.  Vectors are normalised per member.
+    ``loss_sum(a, w)`` is the SUM of the members' risks; members share no parameter, so the Hessian
+    is block-diagonal and one batched Hessian-vector product v ↦ ∇(∇R·v) (reverse over reverse, the
+    gradient's graph kept between products) applies every member's block at once.  The start vectors
+    are drawn from ``generator``, first for a (K, m), then for w (K, m, d̃).
     """
-    if iters < 1:
-        raise ValueError(f"iters must be ≥ 1, got {iters}")
-    params = [p.detach().requires_grad_(True) for p in params]
-    grads = torch.autograd.grad(loss_sum(*params), params, create_graph=True)
-    v = [torch.randn(p.shape, generator=generator, dtype=p.dtype) for p in params]
+    a, w = a.detach().requires_grad_(True), w.detach().requires_grad_(True)
+    grads = torch.autograd.grad(loss_sum(a, w), [a, w], create_graph=True)
+    m = a.shape[1]
 
-    def member_norm(vs: Sequence[Tensor]) -> Tensor:
-        return torch.sqrt(sum((t.flatten(1) ** 2).sum(dim=1) for t in vs))  # (K,)
+    def matvec(v: Tensor) -> Tensor:  # (K, m + m·d̃) → (K, m + m·d̃)
+        ha, hw = torch.autograd.grad(grads, [a, w], grad_outputs=[v[:, :m], v[:, m:].reshape(w.shape)],
+                                     retain_graph=True)
+        return torch.cat([ha, hw.flatten(1)], dim=1)
 
-    norm = member_norm(v)
-    for _ in range(iters):
-        v = [t / norm.clamp_min(1e-300).reshape(-1, *[1] * (t.ndim - 1)) for t in v]
-        hv = torch.autograd.grad(grads, params, grad_outputs=v, retain_graph=True)
-        norm = member_norm(hv)
-        v = [t.detach() for t in hv]
+    v0 = torch.cat([torch.randn(a.shape, generator=generator, dtype=a.dtype),
+                    torch.randn(w.shape, generator=generator, dtype=w.dtype).flatten(1)], dim=1)
+    _, norm, _ = power_iteration(matvec, v0, iters=iters)
     return norm.detach()
 
 
@@ -225,22 +252,33 @@ def train_ensemble(model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int,
                    lr_factor: float = 0.5, lr_every: int = 100, power_iters: int = 8,
                    stop_below: float | Sequence[float] | Tensor | None = None,
                    keep: float | Sequence[float] | Tensor | None = None, record_every: int = 100,
-                   snapshot_steps: Sequence[int] = (), seed: int = 0) -> EnsembleHistory:
+                   snapshot_steps: Sequence[int] = (), seed: int = 0, progress: bool = True,
+                   desc: str = "ensemble") -> History:
     """Train every member of ``model`` on (x, y) by full-batch GD (or Adam) on R_S (7.6), in place.
+
+    The steps run through :func:`companion.core.train.run`; each is :func:`companion.core.train.descend`
+    with a :class:`MemberwiseStep`, preceded every ``lr_every`` steps by the Hessian-adaptive step size
+    and, after a record, by freezing the members that met their threshold (they leave the batch).
 
     Args:
         x, y: training inputs (N, d) and targets (N,) shared by all members.
         steps: the maximum number of steps.
         lr: a step size (scalar or one per member), or ``"hessian"`` for lr_k = lr_factor/‖∇²R_S‖₂
             re-estimated every ``lr_every`` steps with ``power_iters`` HVPs (GD only).
-        optimizer: ``"gd"`` (the book's gradient flow, discretised) or ``"adam"`` (element-wise, so
-            still independent per member).
+        optimizer: ``"gd"`` (the book's gradient flow, discretised) or ``"adam"``.
         stop_below: per-member thresholds on R_S; a member stops (is frozen) once its recorded
-            risk is below its threshold.  Checked at each record.
+            risk is below its threshold, the run once every member has.  Checked at each record.
         keep: dropout keep probability p per member (1 = no dropout), §8.4.1.
         record_every: record R_S (without dropout) every so many steps.
-        snapshot_steps: steps at which (a, w) of all members are stored.
-        seed: seeds the dropout masks and the power-iteration start vectors.
+        snapshot_steps: steps at which (a, w) of all members are recorded too (the run then records at
+            these steps besides every ``record_every``, and keeps (a, w) at every record).
+        seed: seeds the dropout masks and the power-iteration start vectors (one generator).
+
+    Returns:
+        A :class:`~companion.core.train.History` with series ``risk`` (T, K) — R_S, repeated after a
+        member stops —, ``lr`` (T, K) — the step size of the steps taken so far (0 before the first
+        Hessian estimate) —, ``converged`` (T, K) when ``stop_below`` is given (see :func:`stopped_at`),
+        and ``a`` (T, K, m), ``w`` (T, K, m, d̃) when ``snapshot_steps`` is given.
     """
     if steps < 1 or record_every < 1 or lr_every < 1:
         raise ValueError(f"steps, record_every and lr_every must be ≥ 1; got {steps}, {record_every}, {lr_every}")
@@ -261,103 +299,85 @@ def train_ensemble(model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int,
         raise ValueError(f"keep probabilities p must lie in (0, 1]; got {keep_t.tolist()}")
     if len(x) != y.numel():
         raise ValueError(f"x has {len(x)} samples but y has {y.numel()} values")
+    snaps = sorted({int(s) for s in snapshot_steps})
+    if snaps and (snaps[0] < 0 or snaps[-1] > steps):
+        raise ValueError(f"snapshot_steps must lie within [0, {steps}], got {list(snapshot_steps)}")
 
     xt = augment(x.to(dtype), model.bias)  # (N, d̃)
     yt = y.to(dtype).reshape(1, -1)  # (1, N)
-    gen = torch.Generator().manual_seed(seed)
-    idx = torch.arange(k)  # members still training
-    a = model.a.detach().clone()
-    w = model.w.detach().clone()
-    state = {"m_a": torch.zeros_like(a), "v_a": torch.zeros_like(a), "m_w": torch.zeros_like(w),
-             "v_w": torch.zeros_like(w)} if optimizer == "adam" else {}
-    stopped_at = np.full(k, -1)
-    rows_steps, rows_risk, rows_lr = [], [], []
+    gen = generator(seed)
+    a, w = nn.Parameter(model.a.detach().clone()), nn.Parameter(model.w.detach().clone())  # members still training
+    opt = MemberwiseStep([a, w], rate.clone(), optimizer)
+    live = {"idx": torch.arange(k)}
     last_risk = torch.full((k,), float("nan"), dtype=dtype)
-    snapshots: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    snap = set(int(s) for s in snapshot_steps)
+    converged = torch.zeros(k, dtype=torch.bool)
 
-    def select(rows: Tensor) -> dict[str, Tensor | None]:
+    def select() -> None:
         """Per-member constants of the members still training (refreshed when the batch shrinks)."""
-        return {"alpha": model.alpha[rows], "mask": model.mask[rows],
-                "keep": None if keep_t is None else keep_t[rows],
-                "lr_a": rate[rows].reshape(-1, 1), "lr_w": rate[rows].reshape(-1, 1, 1)}
+        idx = live["idx"]
+        live.update(alpha=model.alpha[idx], mask=model.mask[idx], keep=None if keep_t is None else keep_t[idx])
 
-    sub = select(idx)
+    def risk(a_: Tensor, w_: Tensor, dropout: bool) -> Tensor:
+        return _risk(model, a_, w_, live["alpha"], live["mask"], xt, yt, live["keep"] if dropout else None, gen)
 
-    def sub_risk(a_: Tensor, w_: Tensor, with_dropout: bool) -> Tensor:
-        kp = sub["keep"] if with_dropout else None
-        return _risk(model, a_, w_, sub["alpha"], sub["mask"], xt, yt, kp, gen)
-
-    for step in range(steps + 1):
-        if step in snap:
-            a_full, w_full = model.a.detach().clone(), model.w.detach().clone()
-            a_full[idx], w_full[idx] = a, w
-            snapshots[step] = (a_full.numpy().copy(), w_full.numpy().copy())
-        if adaptive and step % lr_every == 0 and step < steps:
-            norm = top_hessian_norm(lambda a_, w_: sub_risk(a_, w_, False).sum(), [a, w], iters=power_iters,
-                                    generator=gen)
-            rate[idx] = lr_factor / norm.clamp_min(1e-30)
-            sub = select(idx)
-        if step % record_every == 0 or step == steps:
-            with torch.no_grad():
-                last_risk[idx] = sub_risk(a, w, False)
-            rows_steps.append(step)
-            rows_risk.append(last_risk.numpy().copy())
-            rows_lr.append(rate.numpy().copy())
-            if threshold is not None:
-                done = last_risk[idx] < threshold[idx]
-                if bool(done.any()):
-                    with torch.no_grad():
-                        model.a[idx[done]] = a[done]
-                        model.w[idx[done]] = w[done]
-                    stopped_at[idx[done].numpy()] = step
-                    keep_rows = ~done
-                    idx, a, w = idx[keep_rows], a[keep_rows], w[keep_rows]
-                    state = {name: s[keep_rows] for name, s in state.items()}
-                    sub = select(idx)
-                    if len(idx) == 0:
-                        break
-        if step == steps:
-            break
-        a_, w_ = a.requires_grad_(True), w.requires_grad_(True)
-        ga, gw = torch.autograd.grad(sub_risk(a_, w_, True).sum(), [a_, w_])
-        a, w = a_.detach(), w_.detach()
+    def record(step: int) -> dict[str, Tensor]:
+        idx = live["idx"]
         with torch.no_grad():
-            if optimizer == "gd":
-                a.sub_(sub["lr_a"] * ga)  # in place: the graph of this step is already discarded
-                w.sub_(sub["lr_w"] * gw)
-            else:
-                a = _adam(a, ga, state, "a", sub["lr_a"], step + 1)
-                w = _adam(w, gw, state, "w", sub["lr_w"], step + 1)
+            last_risk[idx] = risk(a, w, False)
+        row = {"risk": last_risk.clone(), "lr": rate.clone()}
+        if threshold is not None:
+            converged[idx] |= last_risk[idx] < threshold[idx]
+            row["converged"] = converged.clone()
+        if snaps:
+            a_full, w_full = model.a.detach().clone(), model.w.detach().clone()
+            a_full[idx], w_full[idx] = a.detach(), w.detach()
+            row.update(a=a_full, w=w_full)
+        return row
+
+    def freeze_converged() -> None:
+        """Write the members that met their threshold back into ``model`` and drop them from the batch."""
+        idx = live["idx"]
+        done = converged[idx]
+        if bool(done.any()):
+            with torch.no_grad():
+                model.a[idx[done]], model.w[idx[done]] = a.detach()[done], w.detach()[done]
+            opt.keep_members(~done)
+            live["idx"] = idx[~done]
+            select()
+
+    descend_once = descend(opt, lambda: risk(a, w, True))
+
+    def update(step: int) -> None:
+        if adaptive and step % lr_every == 0:  # before freezing: the estimate covers the batch as recorded
+            norm = hessian_norms(lambda a_, w_: risk(a_, w_, False).sum(), a, w, iters=power_iters, generator=gen)
+            rate[live["idx"]] = lr_factor / norm.clamp_min(1e-30)
+            opt.member_lr = rate[live["idx"]]
+        freeze_converged()
+        descend_once(step)
+
+    select()
+    record_at = sorted(set(range(0, steps + 1, record_every)) | {steps} | set(snaps)) if snaps else None
+    stop = None if threshold is None else (lambda row: bool(row["converged"].all()))
+    history = run(update, steps=steps, record=record, record_every=record_every, record_at=record_at, stop=stop,
+                  progress=progress, desc=desc)
     with torch.no_grad():
-        model.a[idx], model.w[idx] = a, w
-    return EnsembleHistory(steps=np.asarray(rows_steps), risk=np.stack(rows_risk), lr=np.stack(rows_lr),
-                           stopped_at=stopped_at, snapshots=snapshots)
+        model.a[live["idx"]], model.w[live["idx"]] = a.detach(), w.detach()
+    return history
 
 
-def _adam(p: Tensor, g: Tensor, state: dict[str, Tensor], name: str, lr: Tensor, t: int,
-          b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> Tensor:
-    """One Adam update (Kingma & Ba) with a per-member learning rate; updates ``state`` in place."""
-    m, v = state[f"m_{name}"], state[f"v_{name}"]
-    m.mul_(b1).add_(g, alpha=1 - b1)
-    v.mul_(b2).addcmul_(g, g, value=1 - b2)
-    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
-    return p - lr * m_hat / (v_hat.sqrt() + eps)
+def stopped_at(history: History) -> np.ndarray:
+    """The step at which each member met its threshold, or −1 (from the ``converged`` series), shape (K,)."""
+    done = history["converged"]  # (T, K)
+    return np.where(done.any(axis=0), history.steps[np.argmax(done, axis=0)], -1)
 
 
-def train_single(net: TwoLayerNet, x: Tensor, y: Tensor, *, steps: int, lr: float) -> list[float]:
-    """Plain full-batch GD on one :class:`TwoLayerNet` with torch.optim.SGD (the loop baseline)."""
+def train_single(net: TwoLayerNet, x: Tensor, y: Tensor, *, steps: int, lr: float) -> History:
+    """Plain full-batch GD on one :class:`TwoLayerNet` with torch.optim.SGD (the loop baseline of the
+    benchmark); R_S is recorded at the first and the last step only, so the timing is the training's."""
     if steps < 1 or not lr > 0:
         raise ValueError(f"need steps ≥ 1 and lr > 0; got {steps}, {lr}")
-    opt = torch.optim.SGD(net.parameters(), lr=lr)
-    risks = []
-    for _ in range(steps):
-        opt.zero_grad(set_to_none=True)
-        r = net.risk(x, y)
-        r.backward()
-        opt.step()
-        risks.append(float(r.detach()))
-    return risks
+    return run(descend(torch.optim.SGD(net.parameters(), lr=lr), lambda: net.risk(x, y)), steps=steps,
+               record=lambda step: {"train_loss": net.risk(x, y).detach()}, record_every=steps, progress=False)
 
 
 def step_flops(n_members: int, n: int, width: int, d: int) -> float:
@@ -366,5 +386,5 @@ def step_flops(n_members: int, n: int, width: int, d: int) -> float:
     return 3.0 * forward * n_members
 
 
-__all__ = ["TwoLayerEnsemble", "TwoLayerNet", "EnsembleHistory", "train_ensemble", "train_single",
-           "top_hessian_norm", "augment", "step_flops", "OPTIMIZERS"]
+__all__ = ["TwoLayerEnsemble", "TwoLayerNet", "MemberwiseStep", "train_ensemble", "stopped_at", "train_single",
+           "hessian_norms", "augment", "step_flops", "OPTIMIZERS"]

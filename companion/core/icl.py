@@ -36,8 +36,9 @@ import math
 
 import torch
 from torch import Tensor, nn
+from torch.nn.utils import skip_init
 
-from companion.kit.claims import ClaimSpec, Verdict, identity
+from companion.core.spectral import relative_error
 
 KINDS = ("plain", "skip", "preln")
 _ACTS: dict[str, Callable[[Tensor], Tensor]] = {"gelu": nn.functional.gelu, "relu": torch.relu, "tanh": torch.tanh}
@@ -60,8 +61,8 @@ class ContextualBlock(nn.Module):
     """
 
     def __init__(self, dim: int = 8, hidden: int = 32, heads: int = 2, kind: str = "skip", act: str = "gelu",
-                 causal: bool = True, dtype: torch.dtype = torch.float64,
-                 generator: torch.Generator | None = None, recency: float = 0.0) -> None:
+                 causal: bool = True, dtype: torch.dtype = torch.float64, *,
+                 generator: torch.Generator, recency: float = 0.0) -> None:
         super().__init__()
         self.kind = check_kind(kind)
         if act not in _ACTS:
@@ -71,11 +72,14 @@ class ContextualBlock(nn.Module):
         if not recency >= 0:
             raise ValueError(f"recency must be ≥ 0, got {recency}")
         self.act, self.causal, self.recency = _ACTS[act], causal, float(recency)
-        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True, dtype=dtype)
-        self.ln1 = nn.LayerNorm(dim, dtype=dtype) if kind == "preln" else nn.Identity()
-        self.ln2 = nn.LayerNorm(dim, dtype=dtype) if kind == "preln" else nn.Identity()
-        self.fc1, self.fc2 = nn.Linear(dim, hidden, dtype=dtype), nn.Linear(hidden, dim, dtype=dtype)
-        with torch.no_grad():  # random, O(1) parameters (LayerNorm gains too, so that LN is not the identity)
+        # built without torch's own initialisation (which draws from the global RNG); every parameter is then
+        # drawn from ``generator``: random, O(1) values (LayerNorm gains too, so that LN is not the identity)
+        self.attn = skip_init(nn.MultiheadAttention, dim, heads, batch_first=True, dtype=dtype)
+        self.ln1 = skip_init(nn.LayerNorm, dim, dtype=dtype) if kind == "preln" else nn.Identity()
+        self.ln2 = skip_init(nn.LayerNorm, dim, dtype=dtype) if kind == "preln" else nn.Identity()
+        self.fc1 = skip_init(nn.Linear, dim, hidden, dtype=dtype)
+        self.fc2 = skip_init(nn.Linear, hidden, dim, dtype=dtype)
+        with torch.no_grad():
             for p in self.parameters():
                 fan_in = p.shape[-1] if p.ndim == 2 else 1
                 p.copy_(torch.randn(p.shape, generator=generator, dtype=dtype) / fan_in ** 0.5)
@@ -242,15 +246,10 @@ def implicit_gd(block: nn.Module, h_full: Tensor) -> ImplicitGD:
     return ImplicitGD(dW, steps, with_context, patched)
 
 
-def relative_error(a: Tensor, b: Tensor) -> float:
-    """max |a − b| / max |b| (a scale-free closeness for float32 checks)."""
-    return float((a - b).abs().max() / b.abs().max().clamp_min(torch.finfo(b.dtype).tiny))
-
-
 @dataclass
 class Verification:
-    """Relative errors max|patched − with context| / max|with context| of each identity, ΔW's ranks and its
-    largest σ₂/σ₁ (how far each ΔW is from rank 1), for prompts of ``dtype``."""
+    """Relative errors ‖patched − with context‖ / ‖with context‖ of each identity (Frobenius norms over the
+    whole batch), ΔW's ranks and its largest σ₂/σ₁ (how far each ΔW is from rank 1), for prompts of ``dtype``."""
 
     errors: dict[str, float]
     ranks: dict[str, int]
@@ -313,41 +312,6 @@ def verify(blocks: Sequence[nn.Module], h_full: Tensor, h_query: Tensor | None =
     _, full, patched = patch_stack(blocks, h_full, q0)
     errors["all blocks patched, query only"] = relative_error(patched, full)
     return Verification(errors, ranks, ratios, h_full.dtype)
-
-
-# ------------------------------------------------------------------------------------------- claims
-IDENTITY_TOL = {torch.float32: 1e-5, torch.float64: 1e-12}
-RANK_ONE_EPS = 1000  # σ₂/σ₁ below 1000 machine epsilons: rank 1 to rounding (the rank tolerance of verify)
-
-IDENTITY_RANDOM = ClaimSpec(
-    "ch14.identity-random", "§14.3 Thm 2.2",
-    "on random plain / skip / pre-LN blocks every ΔW identity holds to float64 precision (relative error "
-    "< 1e-12) and every ΔW has rank 1 (σ₂/σ₁ < 1000 ε)")
-IDENTITY_TRAINED = ClaimSpec(
-    "ch14.identity-trained", "§14.3 Thm 2.2",
-    "on the trained transformer the prompt equals a rank-1 patch of every block: relative error < 1e-5 in "
-    "float32 and < 1e-12 in float64, σ₂/σ₁ of every ΔW < 1000 ε")
-
-
-def _identity_conditions(checks: dict[str, Verification]) -> list:
-    conditions = []
-    for name, v in checks.items():
-        conditions.append(identity(f"worst error ({name})", v.worst(), IDENTITY_TOL[v.dtype]))
-        conditions.append(identity(f"worst σ₂/σ₁ ({name})", v.worst_sv_ratio(),
-                                   RANK_ONE_EPS * torch.finfo(v.dtype).eps))
-    return conditions
-
-
-def check_identity_random(checks: dict[str, Verification]) -> Verdict:
-    """Theorem 2.2 on random blocks: every identity of :func:`verify` to 1e-12 (float64), every ΔW rank 1."""
-    return IDENTITY_RANDOM.judge(*_identity_conditions(checks),
-                                 max_rank=max(max(v.ranks.values()) for v in checks.values()))
-
-
-def check_identity_trained(checks: dict[str, Verification]) -> Verdict:
-    """Theorem 2.2 on the trained model's blocks: 1e-5 in float32 and 1e-12 in float64, every ΔW rank 1."""
-    return IDENTITY_TRAINED.judge(*_identity_conditions(checks),
-                                  max_rank=max(max(v.ranks.values()) for v in checks.values()))
 
 
 # ---------------------------------------------------------------------------- blocks of a trained Transformer
@@ -423,27 +387,3 @@ def readout(model: nn.Module, h: Tensor) -> Tensor:
     if model.cfg.norm == "pre":
         h = model.layer_norm(h.reshape(1, -1, h.shape[-1]), model.lnf_g, model.lnf_b).reshape(h.shape)
     return h @ model.w_out[0] + model.b_out[0, 0]
-
-
-# ------------------------------------------------------------------------------------------- exercise
-def check_min_norm_update(fn: Callable[[Tensor, Tensor, Tensor], Tensor], seed: int = 0) -> bool:
-    """习题: ``fn(W, dA, a_x)`` must return the ΔW of least Frobenius norm with (W + ΔW) a_x = W (a_x + dA).
-
-    W (H, D), dA and a_x (D,) are random float64 tensors.  Prints a verdict and returns whether it holds.
-    """
-    gen = torch.Generator().manual_seed(seed)
-    W = torch.randn(6, 4, dtype=torch.float64, generator=gen)
-    dA, a_x = torch.randn(4, dtype=torch.float64, generator=gen), torch.randn(4, dtype=torch.float64, generator=gen)
-    dW = torch.as_tensor(fn(W, dA, a_x), dtype=torch.float64)
-    if dW.shape != W.shape:
-        print(f"✘ ΔW must have the shape of W {tuple(W.shape)}, got {tuple(dW.shape)}")
-        return False
-    exact = bool(torch.allclose(dW @ a_x, W @ dA, atol=1e-10))
-    least = bool(abs(float(torch.linalg.matrix_norm(dW)) - float((W @ dA).norm() / a_x.norm())) < 1e-10)
-    if exact and least:
-        print("✔ correct: ΔW a_x = W ΔA, and no smaller ΔW does it (it is rank 1)")
-    elif exact:
-        print("~ ΔW reproduces the context's effect but is not the smallest such matrix: try an outer product")
-    else:
-        print("✘ not yet: (W + ΔW) A(x) should equal W A(C, x)")
-    return exact and least

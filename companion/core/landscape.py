@@ -101,9 +101,38 @@ def hessian_operator(f: LossFn, theta: Tensor) -> LinearOperator:
     return LinearOperator((d, d), matvec=matvec, rmatvec=matvec, dtype=np.float64)
 
 
+def power_iteration(matvec: Callable[[Tensor], Tensor], v0: Tensor, *, iters: int,
+                    tol: float = 0.0) -> tuple[Tensor, Tensor, Tensor]:
+    """Power iteration v ← Hv/‖Hv‖ for the eigenvalue of a symmetric H largest in magnitude.
+
+    The one power iteration of the package.  ``v0`` is one start vector (D,) or a batch (K, D) of
+    independent problems: ``matvec`` then applies a block-diagonal operator, each row by its own
+    block (the Hessian of K networks that share no parameter), and every quantity is per row.
+    Returns (Rayleigh quotient vᵀHv, ‖Hv‖, unit v) of the last iteration; it stops after ``iters``
+    products, or earlier when every row's Rayleigh quotient changed by at most ``tol`` (relative).
+    A row with Hv = 0 gets 0 and keeps its vector.
+    """
+    if iters < 1:
+        raise ValueError(f"iters must be ≥ 1, got {iters}")
+    v = v0 / v0.norm(dim=-1, keepdim=True).clamp_min(1e-300)
+    rayleigh = torch.full(v.shape[:-1], float("nan"), dtype=v.dtype)
+    for _ in range(iters):
+        hv = matvec(v)
+        new = (hv * v).sum(dim=-1)
+        norm = hv.norm(dim=-1)
+        zero = norm == 0
+        new = torch.where(zero, torch.zeros_like(new), new)
+        v = torch.where(zero.unsqueeze(-1), v, hv / norm.clamp_min(1e-300).unsqueeze(-1))
+        settled = bool(((new - rayleigh).abs() <= tol * new.abs().clamp_min(1e-30)).all()) or bool(zero.all())
+        rayleigh = new
+        if settled:
+            break
+    return rayleigh, norm, v
+
+
 def top_eigenvalue(f: LossFn, theta: Tensor, v0: Tensor | None = None, *, iters: int = 20,
                    tol: float = 1e-4, generator: torch.Generator | None = None) -> tuple[float, Tensor]:
-    """The eigenvalue of H = ∇²f(θ) largest in magnitude, by power iteration; returns (λ, unit v).
+    """The eigenvalue of H = ∇²f(θ) largest in magnitude, by :func:`power_iteration`; returns (λ, unit v).
 
     Warm start: pass the ``v`` returned at the previous call as ``v0`` — along a training run H
     changes slowly, so 5–10 iterations suffice (ch. 11 tracks the sharpness λ_max this way).
@@ -111,29 +140,17 @@ def top_eigenvalue(f: LossFn, theta: Tensor, v0: Tensor | None = None, *, iters:
     At a minimum this is λ_max; at a saddle it may be the most negative eigenvalue — use
     :func:`extreme_eigenvalues` with ``which="LA"``/``"SA"`` there.
     """
-    if iters < 1:
-        raise ValueError(f"iters must be ≥ 1, got {iters}")
     theta = theta.detach()
     if v0 is None:
+        if generator is None:
+            raise ValueError("top_eigenvalue needs a start vector v0 or a generator to draw one from")
         v = torch.randn(theta.shape, generator=generator, dtype=theta.dtype)
     else:
         if v0.shape != theta.shape:
             raise ValueError(f"v0 has shape {tuple(v0.shape)} but θ has shape {tuple(theta.shape)}")
         v = v0.detach().to(theta.dtype).clone()
-    v = v / v.norm()
-    lam = float("nan")
-    for _ in range(iters):
-        hv = hvp(f, theta, v)
-        new = float(torch.dot(hv, v))
-        norm = hv.norm()
-        if norm == 0:
-            return 0.0, v
-        v = hv / norm
-        if abs(new - lam) <= tol * max(abs(new), 1e-30):
-            lam = new
-            break
-        lam = new
-    return lam, v
+    lam, _, v = power_iteration(lambda u: hvp(f, theta, u), v, iters=iters, tol=tol)
+    return float(lam), v
 
 
 def extreme_eigenvalues(f: LossFn, theta: Tensor, k: int = 1, which: str = "LA", *,
@@ -198,11 +215,13 @@ def zero_threshold(f: LossFn, theta: Tensor, factor: float = 1e3, floor: float =
     return max(float(floor), float(factor) * float(gradient(f, theta.detach()).norm()))
 
 
-def hutchinson_trace(f: LossFn, theta: Tensor, n_samples: int = 20,
+def hutchinson_trace(f: LossFn, theta: Tensor, n_samples: int = 20, *,
                      generator: torch.Generator | None = None) -> float:
     """Tr H ≈ mean of vᵀHv over Rademacher vectors v (Hutchinson's estimator)."""
     if n_samples < 1:
         raise ValueError(f"n_samples must be ≥ 1, got {n_samples}")
+    if generator is None:
+        raise ValueError("hutchinson_trace needs a generator to draw its probe vectors from")
     theta = theta.detach()
     total = 0.0
     for _ in range(n_samples):

@@ -10,6 +10,11 @@
   sub-networks with identical initial parameters, output h(x) = h₁(x) − h₂(x) ≡ 0 at t = 0.
 * :class:`BatchedMLP` holds K independent MLPs of one architecture as a single set of tensors
   with a leading ensemble dimension, so that a grid of runs trains as one computation.
+* :class:`MscaleDNN` is the multiscale DNN (5.2) and :class:`FourierFeatureNet` the Fourier-feature
+  network (5.11) of chapter 5, used by chapters 4 and 15.
+
+Every random draw of an initialisation comes from the ``generator`` the caller passes
+(:func:`companion.kit.seeds.generator`); no constructor touches torch's global random state.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import copy
 import math
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -102,7 +108,8 @@ class MLP(nn.Module):
         super().__init__()
         self.widths = _check_widths(widths)
         self.act = activation(act, a) if isinstance(act, str) else act
-        self.layers = nn.ModuleList(nn.Linear(i, o) for i, o in zip(self.widths[:-1], self.widths[1:]))
+        self.layers = nn.ModuleList(nn.utils.skip_init(nn.Linear, i, o)
+                                    for i, o in zip(self.widths[:-1], self.widths[1:]))
         with torch.no_grad():
             for layer, std in zip(self.layers, _layer_stds(init_std, len(self.layers))):
                 layer.weight.copy_(torch.randn(layer.weight.shape, generator=generator) * std)
@@ -195,3 +202,70 @@ class BatchedMLP(nn.Module):
         if self.asi:
             out = out - self._one(x, self.twin_weights, self.twin_biases)
         return out
+
+
+def linear(d_in: int, d_out: int, generator: torch.Generator) -> nn.Linear:
+    """An ``nn.Linear`` with torch's default initialisation, U(−1/√d_in, 1/√d_in) for weights and biases
+    (Kaiming-uniform with a = √5), drawn from ``generator`` instead of the global random state."""
+    layer = nn.utils.skip_init(nn.Linear, d_in, d_out)
+    with torch.no_grad():
+        nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=generator)
+        bound = 1.0 / math.sqrt(d_in)
+        nn.init.uniform_(layer.bias, -bound, bound, generator=generator)
+    return layer
+
+
+class MscaleDNN(nn.Module):
+    """Multiscale DNN (5.2): the first hidden layer is split into parts, part i sees the input × scale_i.
+
+    Stretching the input by a maps frequency ξ of the target to ξ/a for that part (5.1), so high
+    frequencies become low ones that the network learns fast.  Use a compactly supported
+    activation such as sReLU (or sin): ReLU is positively homogeneous, so scaling its input only
+    rescales its output and the trick does nothing.
+
+    Layers get torch's default initialisation (:func:`linear`) drawn from ``generator``, then, with
+    ``init_std``, every parameter is redrawn from N(0, init_std²).
+    """
+
+    def __init__(self, d_in: int, width: int, depth: int, scales: Sequence[float], act: str = "srelu",
+                 init_std: float | None = None, *, generator: torch.Generator) -> None:
+        super().__init__()
+        if width < len(scales) or not scales:
+            raise ValueError(f"width {width} must be at least the number of scales {len(scales)} (≥ 1)")
+        parts = np.array_split(np.arange(width), len(scales))
+        self.register_buffer("scale", torch.cat([torch.full((len(p),), float(s)) for s, p in zip(scales, parts)]))
+        self.act = activation(act)
+        self.first = linear(d_in, width, generator)
+        self.hidden = nn.ModuleList(linear(width, width, generator) for _ in range(depth - 1))
+        self.out = linear(width, 1, generator)
+        if init_std is not None:
+            with torch.no_grad():
+                for p in self.parameters():
+                    nn.init.normal_(p, std=init_std, generator=generator)
+
+    def forward(self, x: Tensor) -> Tensor:  # (N, d_in) -> (N, 1)
+        h = self.act(self.first(x) * self.scale)          # σ(K ⊙ (W x + b)): each neuron's own scale
+        for layer in self.hidden:
+            h = self.act(layer(h))
+        return self.out(h)
+
+
+class FourierFeatureNet(nn.Module):
+    """γ(v) = [cos(2π Bv), sin(2π Bv)] with B ~ N(0, σ²) fixed (5.11), followed by a tanh MLP.
+
+    B and then the MLP's layers (:func:`linear`) are drawn from ``generator``.
+    """
+
+    def __init__(self, d_in: int, n_features: int, sigma: float, width: int, depth: int, *,
+                 generator: torch.Generator) -> None:
+        super().__init__()
+        self.register_buffer("B", torch.randn(n_features, d_in, generator=generator) * sigma)
+        layers: list[nn.Module] = []
+        sizes = [2 * n_features] + [width] * depth
+        for i, o in zip(sizes[:-1], sizes[1:]):
+            layers += [linear(i, o, generator), nn.Tanh()]
+        self.mlp = nn.Sequential(*layers, linear(width, 1, generator))
+
+    def forward(self, x: Tensor) -> Tensor:
+        z = 2 * math.pi * x @ self.B.T                     # (N, n_features)
+        return self.mlp(torch.cat([torch.cos(z), torch.sin(z)], dim=-1))

@@ -15,7 +15,7 @@ are built with autograd:
   functions that vanish on ∂Ω (φ = cutoff(x)·φ_η(x), needed for (15.14) to hold) and divide by
   ‖φ‖²_{L²}; the result is scale invariant and bounded by ‖−Δu − f‖²_{L²} (Cauchy–Schwarz).
 
-:func:`fit` and :func:`fit_wan` train a solver.  The chapter's problems and experiments live in
+:func:`fit` and :func:`fit_wan` train a solver through the package's one engine (:mod:`companion.core.train`).  The chapter's problems and experiments live in
 :mod:`companion.experiments.ch15_pinns`.
 """
 
@@ -28,10 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from torch import Tensor, nn
-from tqdm.auto import tqdm
-
-from companion.core.train import History
-from companion.kit.progress import progress_enabled
+from companion.core.train import History, descend, make_optimizer, run
+from companion.kit.seeds import generator
 
 Field = Callable[[Tensor], Tensor]   # (N, d) -> (N,)
 _PROBE_POINTS = 64
@@ -127,7 +125,7 @@ class Problem:
             raise ValueError("a time-dependent problem needs initial data: initial=(u0, …)")
         if self.spatial_axes and self.boundary is None:
             raise ValueError(f"missing boundary data: the faces of axes {self.spatial_axes} need boundary=g")
-        probe = self.random_points(_PROBE_POINTS, torch.Generator().manual_seed(0))
+        probe = self.random_points(_PROBE_POINTS, generator(0))
         named = [("source", self.source), ("boundary", self.boundary), ("exact", self.exact),
                  *((f"initial[{k}]", f) for k, f in enumerate(self.initial))]
         for name, fn in named:
@@ -340,59 +338,34 @@ def boundary_penalty(model: nn.Module, problem: Problem, points: Points) -> Tens
 # ----------------------------------------------------------------------------------------------
 # Training
 # ----------------------------------------------------------------------------------------------
-OPTIMIZERS = ("adam", "lbfgs")
-
-
 def fit(model: nn.Module, loss_fn: Callable[[], dict[str, Tensor]], *, steps: int, lr: float,
         optimizer: str = "adam", record_every: int = 100, final_lr: float | None = None,
-        probe: Callable[[nn.Module, int], dict[str, float | np.ndarray]] | None = None) -> History:
-    """Minimise ``loss_fn()["total"]`` over ``model``'s parameters; record every ``record_every`` steps.
+        probe: Callable[[nn.Module, int], dict[str, float | np.ndarray]] | None = None,
+        desc: str = "solver") -> History:
+    """Minimise ``loss_fn()["total"]`` over ``model``'s parameters with the engine (:func:`~companion.core.train.run`).
 
-    The recorded history has the total loss as ``train_loss`` and every term and probe value in
-    ``probes`` (one row per record, taken before the step of that index).  With ``"lbfgs"`` one step is
-    up to 20 L-BFGS iterations with a strong-Wolfe line search.  ``final_lr`` decays the learning rate
-    geometrically from ``lr`` to ``final_lr`` over the run (default: constant).
+    The history has the total loss as ``train_loss`` and every other term of ``loss_fn()`` and every
+    value of ``probe(model, step)`` as a series (``history["pde"]``, ``history["u"]`` …), recorded
+    every ``record_every`` steps, before the step of that index.  ``final_lr`` decays the learning
+    rate geometrically from ``lr`` to ``final_lr`` over the run (default: constant).
     """
     if steps < 0 or record_every < 1 or not lr > 0:
         raise ValueError(f"need steps ≥ 0, record_every ≥ 1, lr > 0; got {steps}, {record_every}, {lr}")
-    if optimizer == "adam":
-        opt: torch.optim.Optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    elif optimizer == "lbfgs":
-        opt = torch.optim.LBFGS(model.parameters(), lr=lr, max_iter=20, history_size=50,
-                                line_search_fn="strong_wolfe")
-    else:
-        raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
+    opt = make_optimizer(optimizer, model.parameters(), lr)
     if final_lr is not None and not 0 < final_lr <= lr:
         raise ValueError(f"final_lr must lie in (0, lr = {lr}], got {final_lr}")
     decay = 1.0 if final_lr is None or steps == 0 else (final_lr / lr) ** (1.0 / steps)
     schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: decay ** step)
-    rows: dict[str, list] = {}
-    recorded, totals = [], []
-    bar = tqdm(total=steps, desc="solver", disable=not progress_enabled(), mininterval=0.5, leave=False)
 
-    def closure() -> Tensor:
-        opt.zero_grad(set_to_none=True)
-        total = loss_fn()["total"]
-        total.backward()
-        return total
+    def record(step: int) -> dict[str, object]:
+        terms = {k: float(v.detach()) for k, v in loss_fn().items()}
+        row = {"train_loss": terms.pop("total"), **terms}
+        if probe is not None:
+            row.update(probe(model, step))
+        return row
 
-    for step in range(steps + 1):
-        if step % record_every == 0 or step == steps:
-            terms = loss_fn()
-            recorded.append(step)
-            totals.append(float(terms["total"].detach()))
-            values = {k: float(v.detach()) for k, v in terms.items() if k != "total"}
-            if probe is not None:
-                values.update(probe(model, step))
-            for key, value in values.items():
-                rows.setdefault(key, []).append(np.asarray(value))
-        if step == steps:
-            break
-        opt.step(closure)
-        schedule.step()
-        bar.update(1)
-    bar.close()
-    return History(np.asarray(recorded), np.asarray(totals), probes={k: np.stack(v) for k, v in rows.items()})
+    return run(descend(opt, lambda: loss_fn()["total"], schedule=schedule), steps=steps, record=record,
+               record_every=record_every, desc=desc)
 
 
 def fit_wan(u_model: nn.Module, phi_model: nn.Module, problem: Problem, points: Points, *, steps: int,
@@ -400,34 +373,31 @@ def fit_wan(u_model: nn.Module, phi_model: nn.Module, problem: Problem, points: 
             record_every: int = 50) -> History:
     """min_θ max_η (15.16) by alternating Adam steps: η ascends the weak loss, θ descends weak + β·L_BC.
 
-    Records the weak loss, the boundary term and ‖φ‖_{L²} (which the book's unnormalised loss
-    drives to infinity).
+    One update of the engine is two :func:`~companion.core.train.descend` steps, the adversary's first
+    (Adam with ``maximize=True``).  Records the weak loss (``train_loss`` and ``history["weak"]``), the
+    boundary term ``"bc"`` and ``"phi_norm"`` = ‖φ‖_{L²} (which the book's unnormalised loss drives to
+    infinity).
     """
     if steps < 1 or record_every < 1:
         raise ValueError(f"need steps ≥ 1 and record_every ≥ 1, got {steps}, {record_every}")
-    opt_u = torch.optim.Adam(u_model.parameters(), lr=lr_u)
-    opt_phi = torch.optim.Adam(phi_model.parameters(), lr=lr_phi, maximize=True)
-    rows: dict[str, list] = {"weak": [], "bc": [], "phi_norm": []}
-    recorded = []
-    for step in range(steps + 1):
-        weak = wan_loss(u_model, phi_model, problem, points, normalise=normalise)
-        if step % record_every == 0 or step == steps:
-            with torch.no_grad():
-                phi = cutoff(problem, points.interior) * values(phi_model, points.interior)
-                norm = float((points.weights * phi ** 2).sum().sqrt())
-            recorded.append(step)
-            rows["weak"].append(float(weak.detach()))
-            rows["bc"].append(float(boundary_penalty(u_model, problem, points).detach()))
-            rows["phi_norm"].append(norm)
-        if step == steps:
-            break
-        opt_phi.zero_grad(set_to_none=True)
-        weak.backward()
-        opt_phi.step()
-        opt_u.zero_grad(set_to_none=True)
-        total = wan_loss(u_model, phi_model, problem, points, normalise=normalise) \
-            + beta * boundary_penalty(u_model, problem, points)
-        total.backward()
-        opt_u.step()
-    return History(np.asarray(recorded), np.asarray(rows["weak"]),
-                   probes={k: np.asarray(v) for k, v in rows.items()})
+
+    def weak() -> Tensor:
+        return wan_loss(u_model, phi_model, problem, points, normalise=normalise)
+
+    ascend_phi = descend(torch.optim.Adam(phi_model.parameters(), lr=lr_phi, maximize=True), weak)
+    descend_u = descend(torch.optim.Adam(u_model.parameters(), lr=lr_u),
+                        lambda: weak() + beta * boundary_penalty(u_model, problem, points))
+
+    def update(step: int) -> None:
+        ascend_phi(step)
+        descend_u(step)
+
+    def record(step: int) -> dict[str, float]:
+        loss = float(weak().detach())
+        with torch.no_grad():
+            phi = cutoff(problem, points.interior) * values(phi_model, points.interior)
+            norm = float((points.weights * phi ** 2).sum().sqrt())
+            bc = float(boundary_penalty(u_model, problem, points))
+        return {"train_loss": loss, "weak": loss, "bc": bc, "phi_norm": norm}
+
+    return run(update, steps=steps, record=record, record_every=record_every, desc="WAN")

@@ -34,7 +34,7 @@ from torch import Tensor, nn
 from companion.kit.progress import progress_bar
 
 LOSSES = ("mse", "mse+grad")
-OPTIMIZERS = ("adam", "sgd")
+OPTIMIZERS = ("adam", "sgd", "lbfgs")
 Update = Callable[[int], Any]
 Record = Callable[[int], dict[str, Any]]
 
@@ -175,11 +175,18 @@ def _gradient_term(model: nn.Module, x: Tensor, dy: Tensor) -> Tensor:
 
 
 def make_optimizer(name: str, params, lr: float, **options: Any) -> torch.optim.Optimizer:
-    """``"adam"`` or ``"sgd"`` (plain gradient descent) over ``params``."""
+    """``"adam"``, ``"sgd"`` (plain gradient descent) or ``"lbfgs"`` over ``params``.
+
+    One L-BFGS step is up to 20 quasi-Newton iterations with a strong-Wolfe line search (the PDE solvers'
+    polishing optimiser); :func:`descend` hands it the closure it needs.
+    """
     if name == "adam":
         return torch.optim.Adam(params, lr=lr, **options)
     if name == "sgd":
         return torch.optim.SGD(params, lr=lr, **options)
+    if name == "lbfgs":
+        return torch.optim.LBFGS(params, lr=lr, **({"max_iter": 20, "history_size": 50,
+                                                      "line_search_fn": "strong_wolfe"} | options))
     raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
 
 

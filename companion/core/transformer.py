@@ -24,7 +24,8 @@ LayerNorm at (gain 1, shift 0).  PyTorch's default ``kaiming_uniform`` is close 
 tensors with a leading member axis, so that a grid of (γ, λ, seed) runs trains as one batched
 computation; ``gamma`` may give one rate per member.  With ``n_members=None`` (the default) the
 model is a single network and shapes carry no member axis.  :class:`MemberAdamW` is AdamW with
-one decoupled weight-decay coefficient λ_k per member (for K = 1 it *is* ``torch.optim.AdamW``).
+one decoupled weight-decay coefficient λ_k per member (for K = 1 it *is* ``torch.optim.AdamW``);
+:func:`fit_last_token` trains with it through the package's one engine (:mod:`companion.core.train`).
 
 Attention maps: ``model(x, return_attention=True)`` returns ``(logits, maps)`` with one map per
 layer of shape ([K,] B, H, T, T).  ``attn_keep`` multiplies the attention weights *after* the
@@ -38,16 +39,17 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from tqdm.auto import tqdm
+from torch.optim.lr_scheduler import LambdaLR
 
+from companion.core.train import History, descend, run
 from companion.kit.config import batched_threads
-from companion.kit.progress import progress_enabled
+from companion.kit.seeds import generator as seeded_generator
 
 NORMS = ("post", "pre", "none")
 SCHEDULES = ("constant", "warmup_cosine")
@@ -127,6 +129,8 @@ class Transformer(nn.Module):
     book's W of member k (rows = input dimensions).  Parameter names follow the book:
     ``w_em``/``w_in`` (embedding), ``x_pos``, ``w_q``/``w_k``/``w_v``/``w_attn`` (per layer,
     in ``self.layers[l]``), ``w1``/``b1``/``w2``/``b2`` (MLP), ``w_out``/``b_out`` (readout).
+    The weights are drawn from ``generator`` (default: seed 0 of :func:`companion.kit.seeds.generator`,
+    for a model whose weights are loaded afterwards); torch's global random state is never used.
     """
 
     def __init__(self, cfg: TransformerConfig, n_members: int | None = None,
@@ -137,6 +141,8 @@ class Transformer(nn.Module):
         self.cfg, self.ensemble = cfg, n_members is not None
         self.n_members = K = int(n_members or 1)
         self.gamma = _gammas(gamma, K)  # (K,)
+        if generator is None:  # never torch's global RNG: a model built only to load weights into
+            generator = seeded_generator(0)
         d, dff = cfg.d_model, cfg.d_ff
 
         def weight(d_in: int, d_out: int, fan: int | None = None) -> nn.Parameter:
@@ -304,19 +310,41 @@ class MemberAdamW(torch.optim.Adam):
 
     Before each Adam step every parameter is shrunk, θ_k ← (1 − lr·λ_k) θ_k, exactly as
     ``torch.optim.AdamW`` does with a single λ; the member axis is the leading axis of every
-    parameter of a :class:`Transformer`.  The book's "Adam with weight decay" (§13.2.6) is this
+    parameter of a :class:`Transformer`.  With ``max_grad_norm`` each member's gradient is first clipped
+    to that norm (its own norm over all its parameters, as ``clip_grad_norm_`` does for one model).  The book's "Adam with weight decay" (§13.2.6) is this
     optimiser; λ is the book's weight-decay coefficient.
     """
 
     def __init__(self, params, lr: float, weight_decay: float | Sequence[float] | Tensor,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> None:
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 max_grad_norm: float | None = None) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=0.0)
         self.member_decay = torch.as_tensor(weight_decay, dtype=torch.float32).reshape(-1)
         if bool((self.member_decay < 0).any()):
             raise ValueError(f"weight_decay must be ≥ 0, got {self.member_decay.tolist()}")
+        if max_grad_norm is not None and not max_grad_norm > 0:
+            raise ValueError(f"max_grad_norm must be positive or None, got {max_grad_norm}")
+        self.max_grad_norm = max_grad_norm
+
+    @torch.no_grad()
+    def clip_per_member(self) -> None:
+        """Scale each member's gradient (over all parameters) to norm ≤ ``max_grad_norm``; members stay independent."""
+        params = [p for group in self.param_groups for p in group["params"] if p.grad is not None]
+        if self.max_grad_norm is None or not params:
+            return
+        sq = sum(p.grad.pow(2).reshape(p.shape[0], -1).sum(1) for p in params)  # (K,)
+        scale = (self.max_grad_norm / (sq.sqrt() + 1e-6)).clamp(max=1.0)
+        for p in params:
+            p.grad.mul_(scale.reshape(-1, *[1] * (p.ndim - 1)))
 
     @torch.no_grad()
     def step(self, closure=None):  # type: ignore[override]
+        """Evaluate ``closure`` (if given), clip each member's gradient, decay, then one Adam step."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        self.clip_per_member()
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -325,7 +353,8 @@ class MemberAdamW(torch.optim.Adam):
                 if lam.numel() not in (1, p.shape[0]):
                     raise ValueError(f"weight_decay has {lam.numel()} values but parameters have {p.shape[0]} members")
                 p.mul_(1 - group["lr"] * lam.reshape(-1, *[1] * (p.ndim - 1)))
-        return super().step(closure)
+        super().step()
+        return loss
 
 
 # --------------------------------------------------------------------------------------- training
@@ -390,39 +419,24 @@ def last_token_accuracy(model: Transformer, x: Tensor, y: Tensor, chunk: int = 2
     return (last_token_logits(model, x, chunk).argmax(-1) == y).float().mean(1).numpy()
 
 
-def _clip_per_member(model: Transformer, max_norm: float) -> None:
-    """Clip each member's gradient to norm ``max_norm`` separately (members stay independent)."""
-    params = [p for p in model.parameters() if p.grad is not None]
-    sq = sum(p.grad.pow(2).reshape(p.shape[0], -1).sum(1) for p in params)  # (K,)
-    scale = (max_norm / (sq.sqrt() + 1e-6)).clamp(max=1.0)
-    for p in params:
-        p.grad.mul_(scale.reshape(-1, *[1] * (p.ndim - 1)))
-
-
-@dataclass
-class FitHistory:
-    """What :func:`fit_last_token` recorded: rows = recorded steps, columns = members."""
-
-    steps: np.ndarray  # (R,)
-    loss: np.ndarray  # (R, K) training loss of the last mini-batch
-    accuracy: dict[str, np.ndarray] = field(default_factory=dict)  # name → (R, K)
-    seconds: float = 0.0  # process (CPU) time of the fit
-
-
 def fit_last_token(model: Transformer, x: Tensor, y: Tensor, *, steps: int, lr: float,
                    weight_decay: float | Sequence[float] = 0.0, batch_size: int = 100,
                    schedule: str = "warmup_cosine", warmup: float = 0.1, lr_floor: float = 0.0,
                    clip: float | None = 1.0, record_every: int = 100,
                    evals: Mapping[str, tuple[Tensor, Tensor]] | None = None,
-                   generator: torch.Generator | None = None, progress: bool = True,
-                   desc: str = "training") -> FitHistory:
-    """Train on next-token classification of the last position with :class:`MemberAdamW`.
+                   generator: torch.Generator, progress: bool = True, desc: str = "training") -> History:
+    """Train on next-token classification of the last position (§12.8.2) with :class:`MemberAdamW`.
 
     Data are shared, x (N, T) and y (N,), or per member, x (K, N, T) and y (K, N) (each member its
-    own task or split).  Each member draws its own mini-batches (with replacement); accuracies on every
-    set of ``evals`` (name → (x, y)) are recorded at step 0, every ``record_every`` steps and at
-    the end.  ``weight_decay`` is λ, one value or one per member.  The steps run under
-    :func:`~companion.kit.config.batched_threads` (a second core when there is one).
+    own task or split).  Each member draws its own mini-batches (with replacement, from ``generator``);
+    ``weight_decay`` is λ, one value or one per member; ``clip`` bounds each member's gradient norm; the
+    learning rate follows :func:`lr_factor`.  The steps run through :func:`companion.core.train.run`
+    (under :func:`~companion.kit.config.batched_threads`, a second core when there is one).
+
+    Returns the :class:`~companion.core.train.History` recorded at step 0, every ``record_every`` steps
+    and at the end, each series (R, K): ``train_loss`` (the last mini-batch's loss, NaN before the first
+    step), ``"<name> accuracy"`` for every set of ``evals`` (name → (x, y)), and ``"cpu_seconds"`` (process
+    time since the start).
     """
     if steps < 1 or record_every < 1:
         raise ValueError(f"steps and record_every must be ≥ 1, got steps={steps}, record_every={record_every}")
@@ -432,36 +446,26 @@ def fit_last_token(model: Transformer, x: Tensor, y: Tensor, *, steps: int, lr: 
     if not 1 <= batch_size <= x.shape[1]:
         raise ValueError(f"batch_size must lie in [1, {x.shape[1]}], got {batch_size}")
     lr_factor(0, steps, schedule)  # validates the schedule name
-    opt = MemberAdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    optimizer = MemberAdamW(model.parameters(), lr=lr, weight_decay=weight_decay, max_grad_norm=clip)
+    warm_cosine = LambdaLR(optimizer, lambda step: lr_factor(step, steps, schedule, warmup, lr_floor))
     K, evals = model.n_members, dict(evals or {})
-    rows: dict[str, list] = {"steps": [], "loss": [], **{name: [] for name in evals}}
-    loss = torch.full((K,), float("nan"))
+    members = torch.arange(K)[:, None]
+    latest = {"loss": torch.full((K,), float("nan"))}
+
+    def batch_loss() -> Tensor:  # (K,) cross-entropy of each member's own mini-batch
+        idx = torch.randint(x.shape[1], (K, batch_size), generator=generator)  # (K, B)
+        logits = _call(model, x[members, idx], last_only=True)
+        latest["loss"] = loss = last_token_loss(logits if model.ensemble else logits[None], y[members, idx])
+        return loss
+
     start = time.process_time()
-    bar = tqdm(total=steps, desc=desc, disable=not progress_enabled(progress), mininterval=0.5, leave=False)
+
+    def record(step: int) -> dict[str, np.ndarray | Tensor]:
+        row = {"train_loss": latest["loss"],
+               **{f"{name} accuracy": last_token_accuracy(model, xe, ye) for name, (xe, ye) in evals.items()}}
+        row["cpu_seconds"] = np.full(K, time.process_time() - start)
+        return row
+
     with batched_threads():  # the batched steps are big enough for a second core
-        for step in range(steps + 1):
-            if step % record_every == 0 or step == steps:
-                model.eval()
-                rows["steps"].append(step)
-                rows["loss"].append(loss.detach().numpy().copy())
-                for name, (xe, ye) in evals.items():
-                    rows[name].append(last_token_accuracy(model, xe, ye))
-                model.train()
-            if step == steps:
-                break
-            for group in opt.param_groups:
-                group["lr"] = lr * lr_factor(step, steps, schedule, warmup, lr_floor)
-            idx = torch.randint(x.shape[1], (K, batch_size), generator=generator)  # own batches per member
-            rows_k = torch.arange(K)[:, None]
-            logits = _call(model, x[rows_k, idx], last_only=True)
-            loss = last_token_loss(logits if model.ensemble else logits[None], y[rows_k, idx])
-            opt.zero_grad(set_to_none=True)
-            loss.sum().backward()
-            if clip is not None:
-                _clip_per_member(model, clip)
-            opt.step()
-            bar.update(1)
-    bar.close()
-    return FitHistory(steps=np.asarray(rows["steps"]), loss=np.stack(rows["loss"]),
-                      accuracy={name: np.stack(rows[name]) for name in evals},
-                      seconds=time.process_time() - start)
+        return run(descend(optimizer, batch_loss, schedule=warm_cosine), steps=steps, record=record,
+                   record_every=record_every, progress=progress, desc=desc)

@@ -11,23 +11,33 @@ implementation:
 * :func:`run_early_stopping` — noisy samples of sin x (图4.12).
 * :func:`run_parity` — the parity function on {−1, 1}^d (图4.13(b), eq. 4.4).
 * :func:`run_multiscale` — plain net vs multiscale DNN (5.2) vs Fourier features (5.11), chapter 5.
+
+The claims of chapters 4–6 (``check_*`` against their :class:`~companion.kit.claims.ClaimSpec`), the
+instructor's explorer (:func:`make_explorer`: change the target's frequencies and amplitudes, the
+initialisation std, the activation and its width a, the width, the learning rate, ASI and the loss, and
+watch the output, its spectrum and the Δ_F(k) heat map of 图4.7 change) and the checks of the chapter's
+exercises live here too.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from torch import Tensor, nn
 
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Condition, Verdict, compare, threshold
-from companion.kit.plots import PALETTE
-from companion.core.nets import ACTIVATIONS, BatchedMLP, activation
+from companion.kit import widgets as w
+from companion.kit.exercises import feedback
+from companion.kit.plots import PALETTE, plot_delta_f, plot_fit
+from companion.kit.seeds import active_seed, generator, numpy_rng
+from companion.core.nets import ACTIVATIONS, BatchedMLP, FourierFeatureNet, MscaleDNN
 from companion.core.spectral import delta_f, dft, first_step_below, psnr, uniform_grid
 from companion.core.train import LOSSES, train
 
@@ -128,7 +138,6 @@ class FPResult:
 def run_fprinciple(config: FPConfig, seed: int) -> FPResult:
     """Train ``config.members`` networks at once on Σ A_j sin(k_j x) and record Δ_F(k) (图4.7)."""
     config.validate()
-    torch.manual_seed(seed)
     x = uniform_grid(config.n_train)
     x_test = uniform_grid(config.n_test)
     f, f_test = sum_of_sines(x, config.ks, config.amps), sum_of_sines(x_test, config.ks, config.amps)
@@ -137,7 +146,7 @@ def run_fprinciple(config: FPConfig, seed: int) -> FPResult:
     stds = _per_member(std, config.members, "init_std")
     a = torch.tensor(_per_member(config.a, config.members, "a"))
     model = BatchedMLP([1, *config.hidden, 1], config.members, config.act, init_std=torch.tensor(stds), a=a,
-                       asi=config.asi, generator=torch.Generator().manual_seed(seed))
+                       asi=config.asi, generator=generator(seed))
     X, Y = _tensor(x)[:, None], _tensor(f)[:, None]
     dy = _tensor(sum_of_sines_derivative(x, config.ks, config.amps))[:, None] if config.loss == "mse+grad" else None
     grid = torch.cat([X, _tensor(x_test)[:, None]])
@@ -180,17 +189,16 @@ def run_image(shape: tuple[int, int], init_stds: tuple[float, ...], hidden: tupl
               lr: float, record_every: int, seed: int) -> ImageResult:
     """Fit the grey value at (row, column) from the odd columns only (图4.4), one member per init std."""
     image = grey_image(shape)
-    h, w = shape
-    rows, cols = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
-    coords = np.stack([rows, cols], -1).reshape(-1, 2) / max(h, w) * 2.0 - 1.0   # (H·W, 2) in [−1, 1]
+    height, width = shape
+    rows, cols = np.meshgrid(np.arange(height), np.arange(width), indexing="ij")
+    coords = np.stack([rows, cols], -1).reshape(-1, 2) / max(height, width) * 2.0 - 1.0   # (H·W, 2) in [−1, 1]
     values = image.reshape(-1, 1)
     train_mask = (cols % 2 == 1).reshape(-1)                       # odd columns (1-based: even)
-    torch.manual_seed(seed)
     model = BatchedMLP([2, *hidden, 1], len(init_stds), "tanh", init_std=torch.tensor(init_stds),
-                       generator=torch.Generator().manual_seed(seed))
+                       generator=generator(seed))
     hist = train(model, _tensor(coords[train_mask]), _tensor(values[train_mask]), steps=steps, lr=lr,
                  record_every=record_every, x_eval=_tensor(coords), keep_outputs=True, desc="image")
-    snaps = hist.outputs[..., 0].reshape(len(hist.steps), len(init_stds), h, w)
+    snaps = hist.outputs[..., 0].reshape(len(hist.steps), len(init_stds), height, width)
     train_cols, test_cols = snaps[..., 1::2], snaps[..., 0::2]
     p_train = np.array([[psnr(s, image[:, 1::2]) for s in t] for t in train_cols])
     p_test = np.array([[psnr(s, image[:, 0::2]) for s in t] for t in test_cols])
@@ -216,14 +224,12 @@ class EarlyStopResult:
 def run_early_stopping(n: int, noise: float, hidden: tuple[int, ...], steps: int, lr: float, members: int,
                        record_every: int, seed: int) -> EarlyStopResult:
     """Fit sin x + noise·N(0, 1) sampled at n random points of [−10, 10] (图4.12)."""
-    rng = np.random.default_rng(seed)
+    rng = numpy_rng(seed)
     x = np.sort(rng.uniform(-10, 10, n))
     y = np.sin(x) + noise * rng.standard_normal(n)
     x_test = np.linspace(-10, 10, 1000)
     f_test = np.sin(x_test)
-    torch.manual_seed(seed)
-    model = BatchedMLP([1, *hidden, 1], members, "tanh", init_std=hidden[0] ** -0.5,
-                       generator=torch.Generator().manual_seed(seed))
+    model = BatchedMLP([1, *hidden, 1], members, "tanh", init_std=hidden[0] ** -0.5, generator=generator(seed))
     hist = train(model, _tensor(x)[:, None], _tensor(y)[:, None], steps=steps, lr=lr,
                  record_every=record_every, x_eval=_tensor(x_test)[:, None], y_eval=_tensor(f_test)[:, None],
                  keep_outputs=True, desc="early stopping")
@@ -259,12 +265,9 @@ def run_parity(d: int, n_train: int, hidden: tuple[int, ...], init_std: float, s
     x, y = parity_data(d)
     if not 1 <= n_train < len(y):
         raise ValueError(f"n_train must lie in [1, {len(y)}), got {n_train}")
-    rng = np.random.default_rng(seed)
-    idx = rng.permutation(len(y))
+    idx = numpy_rng(seed).permutation(len(y))
     train_idx, test_idx = idx[:n_train], idx[n_train:]
-    torch.manual_seed(seed)
-    model = BatchedMLP([d, *hidden, 1], members, "tanh", init_std=init_std,
-                       generator=torch.Generator().manual_seed(seed))
+    model = BatchedMLP([d, *hidden, 1], members, "tanh", init_std=init_std, generator=generator(seed))
     train(model, _tensor(x[train_idx]), _tensor(y[train_idx])[:, None], steps=steps, lr=lr,
           record_every=steps, desc="parity")
     with torch.no_grad():
@@ -274,57 +277,8 @@ def run_parity(d: int, n_train: int, hidden: tuple[int, ...], init_std: float, s
 
 
 # ----------------------------------------------------------------------------------------------
-# Chapter 5: multiscale DNN (5.2) and Fourier features (5.11)
+# Chapter 5: multiscale DNN (5.2) and Fourier features (5.11), the networks of companion.core.nets
 # ----------------------------------------------------------------------------------------------
-class MscaleDNN(nn.Module):
-    """Multiscale DNN (5.2): the first hidden layer is split into parts, part i sees the input × scale_i.
-
-    Stretching the input by a maps frequency ξ of the target to ξ/a for that part (5.1), so high
-    frequencies become low ones that the network learns fast.  Use a compactly supported
-    activation such as sReLU (or sin): ReLU is positively homogeneous, so scaling its input only
-    rescales its output and the trick does nothing.
-    """
-
-    def __init__(self, d_in: int, width: int, depth: int, scales: Sequence[float], act: str = "srelu",
-                 init_std: float | None = None) -> None:
-        super().__init__()
-        if width < len(scales):
-            raise ValueError(f"width {width} must be at least the number of scales {len(scales)}")
-        parts = np.array_split(np.arange(width), len(scales))
-        self.register_buffer("scale", torch.cat([torch.full((len(p),), float(s)) for s, p in zip(scales, parts)]))
-        self.act = activation(act)
-        self.first = nn.Linear(d_in, width)
-        self.hidden = nn.ModuleList(nn.Linear(width, width) for _ in range(depth - 1))
-        self.out = nn.Linear(width, 1)
-        if init_std is not None:
-            for p in self.parameters():
-                nn.init.normal_(p, std=init_std)
-
-    def forward(self, x: Tensor) -> Tensor:  # (N, d_in) -> (N, 1)
-        h = self.act(self.first(x) * self.scale)          # σ(K ⊙ (W x + b)): each neuron's own scale
-        for layer in self.hidden:
-            h = self.act(layer(h))
-        return self.out(h)
-
-
-class FourierFeatureNet(nn.Module):
-    """γ(v) = [cos(2π Bv), sin(2π Bv)] with B ~ N(0, σ²) fixed (5.11), followed by an MLP."""
-
-    def __init__(self, d_in: int, n_features: int, sigma: float, width: int, depth: int,
-                 generator: torch.Generator | None = None) -> None:
-        super().__init__()
-        self.register_buffer("B", torch.randn(n_features, d_in, generator=generator) * sigma)
-        layers: list[nn.Module] = []
-        sizes = [2 * n_features] + [width] * depth
-        for i, o in zip(sizes[:-1], sizes[1:]):
-            layers += [nn.Linear(i, o), nn.Tanh()]
-        self.mlp = nn.Sequential(*layers, nn.Linear(width, 1))
-
-    def forward(self, x: Tensor) -> Tensor:
-        z = 2 * math.pi * x @ self.B.T                     # (N, n_features)
-        return self.mlp(torch.cat([torch.cos(z), torch.sin(z)], dim=-1))
-
-
 MULTISCALE_MODELS = ("plain", "mscale", "fourier")
 
 
@@ -356,14 +310,13 @@ def run_multiscale(kind: str, width: int, steps: int, lr: float, n_train: int, r
     features of scale ``sigma``."""
     if kind not in MULTISCALE_MODELS:
         raise ValueError(f"unknown model kind {kind!r}; choose one of {', '.join(MULTISCALE_MODELS)}")
-    torch.manual_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
+    init = generator(seed)
     if kind == "plain":
-        model: nn.Module = MscaleDNN(1, width, 2, scales=[1.0], act="srelu")
+        model: nn.Module = MscaleDNN(1, width, 2, scales=[1.0], act="srelu", generator=init)
     elif kind == "mscale":
-        model = MscaleDNN(1, width, 2, scales=scales, act="srelu")
+        model = MscaleDNN(1, width, 2, scales=scales, act="srelu", generator=init)
     else:
-        model = FourierFeatureNet(1, 100, sigma, width, 2, generator=gen)
+        model = FourierFeatureNet(1, 100, sigma, width, 2, generator=init)
     x = uniform_grid(n_train, 0.0, 1.0)
     x_test = uniform_grid(4 * n_train + 7, 0.0, 1.0)          # off the training grid
     f, f_test = multiscale_target(x, ks), multiscale_target(x_test, ks)
@@ -564,3 +517,105 @@ def plot_spectrum(ax: Axes, target: np.ndarray, output: np.ndarray | None = None
     ax.set_xlabel("frequency k")
     ax.set_title(title)
     ax.legend()
+
+
+# ----------------------------------------------------------------------------------------------
+# The explorer
+# ----------------------------------------------------------------------------------------------
+def parse_numbers(text: str, name: str, cast: Callable[[str], float] = float) -> tuple:
+    """'1, 3, 5' → (1, 3, 5); a ValueError names the field and the bad text."""
+    try:
+        values = tuple(cast(part) for part in text.replace(";", ",").split(",") if part.strip())
+    except ValueError:
+        raise ValueError(f"{name}={text!r} must be a comma-separated list of numbers, e.g. '1, 3, 5'") from None
+    if not values:
+        raise ValueError(f"{name} is empty: give at least one number")
+    return values
+
+
+def explore(ks: str, amps: str, init_std: float, act: str, a: float, width: int, lr: float, asi: bool,
+            loss: str, steps: int, seed: int | None = None) -> FPResult:
+    """One explorer run: a single 1-width-width-1 network on the chosen target (cached); ``seed``
+    defaults to the active seed (:func:`companion.kit.seeds.active_seed`)."""
+    k_values = parse_numbers(ks, "frequencies", int)
+    amp_values = parse_numbers(amps, "amplitudes")
+    if len(amp_values) != len(k_values):
+        raise ValueError(f"give one amplitude per frequency: {len(k_values)} frequencies, {len(amp_values)} amplitudes")
+    config = FPConfig(ks=k_values, amps=amp_values, n_train=128, n_test=512, hidden=(width, width), act=act, a=a,
+                      init_std=init_std, asi=asi, loss=loss, lr=lr, steps=steps, record_every=max(steps // 100, 1))
+    return run_fprinciple(config, active_seed() if seed is None else seed)
+
+
+def draw(result: FPResult, fig: Figure) -> None:
+    ax1, ax2, ax3 = fig.subplots(1, 3)
+    plot_fit(ax1, result.x_test, result.f_test, result.out_test[-1, 0], x_train=result.x_train,
+             y_train=result.f_train, title=f"after {result.steps[-1]} steps")
+    plot_spectrum(ax2, result.f_train, result.out_train[-1, 0], k_max=max(result.config.ks) + 4)
+    plot_delta_f(ax3, result.steps, result.deltas[:, 0], result.config.ks)
+
+
+def make_explorer() -> w.Explorer:
+    """The instructor panel of chapter 4 (first update in about a second on one core), run at the active seed."""
+    controls = {
+        "ks": w.text("1, 3, 5", "frequencies k"),
+        "amps": w.text("1, 1, 1", "amplitudes"),
+        "init_std": w.log_slider(0.1, 0.01, 3.0, "init std"),
+        "act": w.dropdown("tanh", ACTIVATIONS, "activation"),
+        "a": w.float_slider(0.3, 0.05, 3.0, 0.05, "a (ricker / sin)"),
+        "width": w.int_slider(64, 8, 256, "width", step=8),
+        "lr": w.log_slider(2e-3, 1e-4, 3e-2, "learning rate"),
+        "asi": w.checkbox(False, "ASI"),
+        "loss": w.dropdown("mse", ("mse", "mse+grad"), "loss"),
+        "steps": w.int_slider(800, 100, 4000, "steps", step=100),
+    }
+    return w.Explorer("Frequency principle explorer (图4.7)", controls, explore, draw)
+
+
+# ----------------------------------------------------------------------------------------------
+# Exercise checks (习题 of chapter 4)
+# ----------------------------------------------------------------------------------------------
+def check_alias(answer: int | None) -> bool:
+    """习题18: sin(11x) sampled at 16 points of [−π, π) shows up in which DFT bin k ∈ [0, 8]?"""
+    x = uniform_grid(16)
+    truth = int(np.argmax(np.abs(dft(np.sin(11 * x)))))
+    return feedback("alias", answer, lambda a: int(a) == truth,
+                    "16 samples cannot tell k from 16 − k: which k ≤ 8 gives the same samples?")
+
+
+def check_parity_spectrum(answer: Callable[[np.ndarray], complex] | None, d: int = 3) -> bool:
+    """习题6 / (4.4): a function k ↦ the DFT of the parity f(x) = Π x_j on {−1, 1}^d at the vector k."""
+    x = np.array(np.meshgrid(*[[-1.0, 1.0]] * d, indexing="ij")).reshape(d, -1).T
+    f = x.prod(1)
+    ks = numpy_rng(0).uniform(-1, 1, size=(6, d))
+
+    def ok(fn: Callable[[np.ndarray], complex]) -> bool:
+        numeric = [np.mean(f * np.exp(-2j * np.pi * x @ k)) for k in ks]
+        return np.allclose([complex(fn(k)) for k in ks], numeric, atol=1e-9)
+
+    return feedback("parity spectrum", answer, ok,
+                    "write e^{−2πi k·x} = Π_j e^{−2πi k_j x_j} and sum each x_j over {−1, 1}; the book's (4.4)")
+
+
+def check_gradient_weight(answer: Callable[[float], float] | None) -> bool:
+    """习题13: by what factor does L_grad (6.3) weight the error of frequency k, relative to L_nongrad (6.2)?"""
+    return feedback("derivative loss", answer,
+                    lambda fn: all(np.isclose(float(fn(k)), 1 + k * k) for k in (0, 1, 3, 5, 12.5)),
+                    "the derivative of ε·sin(kx) is ε·k·cos(kx): compare the squared errors of both terms")
+
+
+def check_asi(answer: np.ndarray | None) -> bool:
+    """习题8: the output of an ASI network at initialisation, on any input."""
+    return feedback("ASI", answer, lambda out: np.asarray(out).size > 0 and np.all(np.asarray(out) == 0),
+                    "build companion.core.nets.ASI(MLP(...)) and evaluate it before training")
+
+
+def check_stopping_step(answer: int | None, steps: np.ndarray, test_loss: np.ndarray) -> bool:
+    """习题5: a stopping step chosen without the test set whose test loss is within 1.5× of the best one."""
+    best = float(np.min(test_loss))
+
+    def ok(step: int) -> bool:
+        return float(test_loss[int(np.argmin(np.abs(steps - int(step))))]) <= 1.5 * best
+
+    return feedback("early stopping", answer, ok,
+                    "stop once the low-frequency part is fitted (Δ_F at k=1 small) but before the noise's "
+                    "high frequencies are — compare the training output's spectrum with the first peaks")

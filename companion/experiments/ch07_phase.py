@@ -27,8 +27,18 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from companion.core.data import digits
+from companion.core.ensemble import TwoLayerEnsemble, stopped_at, train_ensemble
+from companion.core.neurons import (
+    amplitude,
+    count_angle_clusters,
+    count_kinks,
+    occupied_fraction,
+    orientation,
+    plot_feature_scatter,
+)
 from companion.kit.claims import ClaimSpec, Verdict, count, identity, threshold
-from companion.core.ensemble import TwoLayerEnsemble, train_ensemble
+from companion.kit.seeds import active_seed
 
 REGIMES = ("linear", "critical", "condensed")
 
@@ -121,16 +131,11 @@ def four_points(dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch
 
 
 def digits_points(n: int = 100, seed: int = 0, dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
-    """The offline stand-in for 图7.5(b)/7.7's MNIST: ``n`` images of scikit-learn's bundled 8×8 digits,
-    pixels scaled to [0, 1] (d = 64), and the label 0–9 as the scalar target (MSE regression, as in the
-    book).  Returns x (n, 64), y (n,)."""
-    from sklearn.datasets import load_digits
-
-    images, labels = load_digits(return_X_y=True)
-    if not 1 <= n <= len(labels):
-        raise ValueError(f"n must lie in [1, {len(labels)}] (the digits set), got {n}")
-    rows = np.random.default_rng(seed).choice(len(labels), size=n, replace=False)
-    return torch.as_tensor(images[rows] / 16.0, dtype=dtype), torch.as_tensor(labels[rows], dtype=dtype)
+    """The offline stand-in for 图7.5(b)/7.7's MNIST: ``n`` images of the bundled 8×8 digits
+    (:func:`companion.core.data.digits`, a permutation drawn from ``seed``), pixels scaled to [0, 1] (d = 64),
+    and the label 0–9 as the scalar target (MSE regression, as in the book).  Returns x (n, 64), y (n,)."""
+    data = digits(n, 0, seed=seed, dtype=dtype)
+    return data.x, data.labels.to(dtype)
 
 
 @dataclass
@@ -209,11 +214,12 @@ def run_phase(gammas: Sequence[float], gamma_primes: Sequence[float], widths: Se
         net = TwoLayerEnsemble(x.shape[1], int(m), beta1=b1, beta2=b2, alpha=al, dtype=torch.float64,
                                seed=seed * 7919 + j)
         hist = train_ensemble(net, x, y, steps=max_steps, lr="hessian", stop_below=threshold,
-                              record_every=record_every, seed=seed)
+                              record_every=record_every, seed=seed, desc=f"phase diagram, m = {m}")
         shape = (len(gammas), len(gamma_primes), n_seeds)
+        stops = stopped_at(hist)
         rd[:, :, j] = net.relative_distance().reshape(shape)
-        converged[:, :, j] = hist.converged.reshape(shape)
-        steps[:, :, j] = np.where(hist.converged, hist.stopped_at, max_steps).reshape(shape)
+        converged[:, :, j] = (stops >= 0).reshape(shape)
+        steps[:, :, j] = np.where(stops >= 0, stops, max_steps).reshape(shape)
         nets.append(net)
     return PhaseRun(gammas, gamma_primes, widths, rd, converged, steps, nets)
 
@@ -285,34 +291,59 @@ def plot_diagram(ax, *, gp_range: tuple[float, float] = (-1.0, 1.5), points: Map
     ax.set_ylabel("γ′")
 
 
-def explore_point(gamma: float, gamma_prime: float, m: int, seed: int = 0, max_steps: int = 20_000) -> dict:
+@dataclass
+class PointFit:
+    """One net of (7.4) at (γ, γ′, m) trained on the 4 points: the data x, y (4,), its output on ``grid``
+    (601,), final and initial a (m,), w (m, 2), RD (7.3), whether it fitted, and the theoretical regime."""
+
+    gamma: float
+    gamma_prime: float
+    m: int
+    regime: str
+    x: np.ndarray
+    y: np.ndarray
+    grid: np.ndarray
+    output: np.ndarray
+    a: np.ndarray
+    w: np.ndarray
+    a0: np.ndarray
+    w0: np.ndarray
+    rd: float
+    converged: bool
+
+
+def explore_point(gamma: float, gamma_prime: float, m: int, seed: int = 0, max_steps: int = 20_000) -> PointFit:
     """Train one net of (7.4) at (γ, γ′, m) on the 4 points of 图7.1; its fit, features, RD and regime."""
     x, y = four_points()
     b1, b2, al = scales(gamma, gamma_prime, m)
     net = TwoLayerEnsemble(1, m, beta1=b1, beta2=b2, alpha=al, n_members=1, dtype=torch.float64, seed=seed)
-    hist = train_ensemble(net, x, y, steps=max_steps, stop_below=1e-4 * 0.5 * float((y ** 2).mean()), seed=seed)
+    hist = train_ensemble(net, x, y, steps=max_steps, stop_below=1e-4 * 0.5 * float((y ** 2).mean()), seed=seed,
+                          progress=False)
     grid = torch.linspace(-1.2, 1.2, 601, dtype=torch.float64).reshape(-1, 1)
     with torch.no_grad():
         out = net(grid)[0].numpy()
-    return {"gamma": gamma, "gamma_prime": gamma_prime, "m": m, "regime": regime(gamma, gamma_prime),
-            "x": x.numpy().ravel(), "y": y.numpy(), "grid": grid.numpy().ravel(), "output": out,
-            "a": net.a.detach()[0].numpy(), "w": net.w.detach()[0].numpy(), "a0": net.a0[0].numpy(),
-            "w0": net.w0[0].numpy(), "rd": float(net.relative_distance()[0]), "converged": bool(hist.converged[0])}
+    return PointFit(gamma=gamma, gamma_prime=gamma_prime, m=m, regime=regime(gamma, gamma_prime),
+                    x=x.numpy().ravel(), y=y.numpy(), grid=grid.numpy().ravel(), output=out,
+                    a=net.a.detach()[0].numpy(), w=net.w.detach()[0].numpy(), a0=net.a0[0].numpy(),
+                    w0=net.w0[0].numpy(), rd=float(net.relative_distance()[0]),
+                    converged=bool(stopped_at(hist)[0] >= 0))
 
 
-def make_explorer(seed: int = 0, max_steps: int = 20_000):
-    """Sliders γ, γ′, m → where the point lies on the diagram, the fitted curve, the feature scatter."""
+def make_explorer(seed: int | None = None, max_steps: int = 20_000):
+    """Sliders γ, γ′, m → where the point lies on the diagram, the fitted curve, the feature scatter;
+    the nets start from ``seed`` (default: the active seed)."""
     from companion.kit import widgets
-    from companion.core.neurons import plot_feature_scatter
 
-    def draw(result: dict, fig) -> None:
+    seed = active_seed() if seed is None else seed
+
+    def draw(result: PointFit, fig) -> None:
         axes = fig.subplots(1, 3)
-        plot_diagram(axes[0], points={result["regime"]: (result["gamma"], result["gamma_prime"])})
+        plot_diagram(axes[0], points={result.regime: (result.gamma, result.gamma_prime)})
         axes[0].set_title("where (γ, γ′) lies")
-        axes[1].plot(result["grid"], result["output"], color="#d62728")
-        axes[1].plot(result["x"], result["y"], "*", color="#1f77b4", ms=9)
-        axes[1].set_title(f"fit, RD = {result['rd']:.3g}" + ("" if result["converged"] else " (not converged)"))
-        plot_feature_scatter(axes[2], result["a"], result["w"], a0=result["a0"], w0=result["w0"], title="neurons")
+        axes[1].plot(result.grid, result.output, color="#d62728")
+        axes[1].plot(result.x, result.y, "*", color="#1f77b4", ms=9)
+        axes[1].set_title(f"fit, RD = {result.rd:.3g}" + ("" if result.converged else " (not converged)"))
+        plot_feature_scatter(axes[2], result.a, result.w, a0=result.a0, w0=result.w0, title="neurons")
 
     controls = {"gamma": widgets.float_slider(1.75, 0.0, 2.5, 0.05, "γ"),
                 "gamma_prime": widgets.float_slider(0.0, -1.0, 1.5, 0.05, "γ′"),
@@ -350,8 +381,6 @@ class RegimeFeatures:
 
 def regime_features(run: PhaseRun, width: int, gamma_prime: float = 0.0, n_grid: int = 2401) -> RegimeFeatures:
     """Fits on a grid of [−1.2, 1.2] and the features of 图7.1/图7.3 for every γ of ``run`` at ``width``."""
-    from companion.core import neurons as cond
-
     grid = torch.linspace(-1.2, 1.2, n_grid, dtype=torch.float64).reshape(-1, 1)
     inside = (grid.abs() <= 1).ravel().numpy()
     fits, kinks, clusters, occupied = {}, {}, {}, {}
@@ -359,10 +388,10 @@ def regime_features(run: PhaseRun, width: int, gamma_prime: float = 0.0, n_grid:
         net, k = run.net(g, gamma_prime, width)
         with torch.no_grad():
             fits[g] = net(grid)[k].numpy()
-        kinks[g] = cond.count_kinks(grid.numpy().ravel()[inside], fits[g][inside])
+        kinks[g] = count_kinks(grid.numpy().ravel()[inside], fits[g][inside])
         a, w = net.a.detach()[k].numpy(), net.w.detach()[k].numpy()
-        amp, ang = cond.amplitude(a, w), cond.orientation(w)
-        clusters[g], occupied[g] = cond.count_angle_clusters(ang, amp), cond.occupied_fraction(ang, amp)
+        amp, ang = amplitude(a, w), orientation(w)
+        clusters[g], occupied[g] = count_angle_clusters(ang, amp), occupied_fraction(ang, amp)
     return RegimeFeatures(tuple(run.gammas.tolist()), gamma_prime, int(width), grid.numpy().ravel(), fits, kinks,
                           clusters, occupied)
 

@@ -1,4 +1,14 @@
-"""Initial condensation (初始凝聚, book §8.3, 图8.9–8.11) and the activation's multiplicity.
+"""Chapter 8, condensation (凝聚): the experiments, claims and explorer of the notebook.
+
+The measures (amplitude, orientation, cosine similarity (8.4), cluster counts, the dropout regulariser
+(8.5)) live in :mod:`companion.core.neurons`; every run returns a result dataclass; the two-layer nets train as batched ensembles through
+:func:`companion.core.ensemble.train_ensemble`, every loop through the engine :mod:`companion.core.train`.
+
+* the condensation process (图8.1–8.4): :func:`run_condensation` on the target (8.2), :func:`first_plateau`,
+  the claims on one orientation mid-plateau and on dead neurons;
+* dropout (§8.4, 图8.12–8.16): :func:`run_dropout_relu`, :func:`run_tanh_dropout`, :func:`run_dropout_sample_size`;
+* the explorer (:func:`make_explorer`);
+* initial condensation and the activation's multiplicity (初始凝聚, §8.3, 图8.9–8.11), below.
 
 From a small initialisation the parameters start next to the saddle θ = 0, and in the first
 stage of training (the initial loss plateau, 图8.9) the input weights of a layer line up on a few
@@ -24,13 +34,33 @@ trace (1 for one line, whatever the signs).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 import numpy as np
 import torch
+from torch import Tensor
 
-from companion.kit.claims import ClaimSpec, Verdict, compare, threshold
-from companion.core.neurons import (MAX_CLUSTER_WIDTH, alignment_eigenvalue, amplitude, angle_gaps, cluster_widths,
-                           count_angle_clusters, direction_gram_eigenvalues, orientation)
+from companion.core.ensemble import TwoLayerEnsemble, train_ensemble
 from companion.core.nets import activation
+from companion.core.neurons import (
+    MAX_CLUSTER_WIDTH,
+    ArrayLike,
+    _np,
+    alignment_eigenvalue,
+    amplitude,
+    angle_gaps,
+    cluster_widths,
+    count_angle_clusters,
+    direction_gram_eigenvalues,
+    dropout_regulariser,
+    dropout_risk_monte_carlo,
+    occupied_fraction,
+    orientation,
+    sorted_cosine_matrix,
+)
+from companion.core.train import History, descend, run
+from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
+from companion.kit.seeds import active_seed, generator
 
 #: Activations of §8.3 by multiplicity p (σ^{(k)}(0) = 0 for k < p, 图8.10).
 MULTIPLICITY = {"tanh": 1, "sigmoid": 1, "softplus": 1, "xtanh": 2, "x2tanh": 3}
@@ -67,25 +97,34 @@ def lines_needed(w: np.ndarray, share: float = 0.95) -> int:
     return int(np.searchsorted(np.cumsum(direction_gram_eigenvalues(w)), share - 1e-9) + 1)
 
 
+@dataclass
+class InitialCondensation:
+    """图8.10 after the initial stage: input weights w (K, m, d̃), output weights a (K, m), R_S(t)/R_S(0) (K,)."""
+
+    w: np.ndarray
+    a: np.ndarray
+    loss_ratio: np.ndarray
+
+
 def run_initial_condensation(act: str, *, n_members: int = 3, steps: int = 100, lr: float | None = None,
-                             init_std: float = 50.0 ** -4, seed: int = 0) -> dict:
+                             init_std: float = 50.0 ** -4, seed: int = 0) -> InitialCondensation:
     """图8.9–8.10: the book's 5-50-1 setting — n = 80 points x ~ U[−4, 2]⁵, target Σ_k 3.5 sin(5x_k + 1),
     every parameter ~ N(0, init_std²) (the book: 50⁻⁴), Adam with ``lr`` (default :data:`INITIAL_LR`) —
     in float64 (in float32 the p ≥ 2 activations do not move at all).  Returns the members' input
     weights w (K, 50, 6) and output weights a (K, 50) after ``steps`` and the loss ratio."""
-    from companion.core.ensemble import TwoLayerEnsemble, train_ensemble
-
     _check_activation(act)
     lr = INITIAL_LR[act] if lr is None else lr
     if steps < 1 or not lr > 0 or not init_std > 0:
         raise ValueError(f"need steps ≥ 1, lr > 0, init_std > 0; got steps={steps}, lr={lr}, init_std={init_std}")
-    gen = torch.Generator().manual_seed(seed)
+    gen = generator(seed)
     x = torch.rand(80, 5, generator=gen, dtype=torch.float64) * 6 - 4
     y = (3.5 * torch.sin(5 * x + 1)).sum(dim=1)
     net = TwoLayerEnsemble(5, 50, beta1=init_std, beta2=init_std, alpha=1.0, act=act, n_members=n_members,
                            dtype=torch.float64, seed=seed)
-    hist = train_ensemble(net, x, y, steps=steps, lr=lr, optimizer="adam", record_every=steps, seed=seed)
-    return {"w": net.w.detach().numpy(), "a": net.a.detach().numpy(), "loss_ratio": hist.risk[-1] / hist.risk[0]}
+    hist = train_ensemble(net, x, y, steps=steps, lr=lr, optimizer="adam", record_every=steps, seed=seed,
+                          desc=f"initial condensation, {act}")
+    risk = hist["risk"]
+    return InitialCondensation(w=net.w.detach().numpy(), a=net.a.detach().numpy(), loss_ratio=risk[-1] / risk[0])
 
 
 def end_of_first_descent(ratio: np.ndarray, *, drop: float = 0.1, stall: float = 0.005, window: int = 2) -> int:
@@ -101,8 +140,21 @@ def end_of_first_descent(ratio: np.ndarray, *, drop: float = 0.1, stall: float =
     return len(ratio) - 1
 
 
+@dataclass
+class MultiplicityRun:
+    """Each member at the end of its initial stage: a (K, m), w (K, m, 2), orientations Ω (K, m), cluster
+    counts (K,), the stopping steps (K,) and R_S(stop)/R_S(0) (K,)."""
+
+    a: np.ndarray
+    w: np.ndarray
+    angles: np.ndarray
+    clusters: np.ndarray
+    steps: np.ndarray
+    loss_ratio: np.ndarray
+
+
 def run_multiplicity(act: str, *, n_members: int = 4, max_steps: int = 400, n: int = 40, width: int = 50,
-                     init_std: float | None = None, seed: int = 0) -> dict:
+                     init_std: float | None = None, seed: int = 0) -> MultiplicityRun:
     """1-D initial condensation: n points x ~ U[−1, 1], target sin(3x + 1), f = Σ_k a_k σ(w_k x + b_k)
     with m = ``width`` neurons, every parameter ~ N(0, std²) (``init_std``, default
     :data:`MULTIPLICITY_INIT_STD`), Adam lr
@@ -117,13 +169,11 @@ def run_multiplicity(act: str, *, n_members: int = 4, max_steps: int = 400, n: i
     the stopping steps, the loss ratio R_S(stop)/R_S(0) and the number of orientation clusters:
     neurons carrying 90% of the amplitude, split at angular gaps > :data:`MULTIPLICITY_GAP` rad.
     """
-    from companion.core.ensemble import TwoLayerEnsemble, train_ensemble
-
     _check_activation(act)
     if n < 2 or width < 1 or max_steps < 30 or n_members < 1:
         raise ValueError(f"need n ≥ 2, width ≥ 1, max_steps ≥ 30, n_members ≥ 1; got n={n}, width={width}, "
                          f"max_steps={max_steps}, n_members={n_members}")
-    gen = torch.Generator().manual_seed(seed)
+    gen = generator(seed)
     x = torch.rand(n, 1, generator=gen) * 2 - 1
     y = torch.sin(3 * x[:, 0] + 1)
     std = MULTIPLICITY_INIT_STD[act] if init_std is None else init_std
@@ -132,17 +182,18 @@ def run_multiplicity(act: str, *, n_members: int = 4, max_steps: int = 400, n: i
     net = TwoLayerEnsemble(1, width, beta1=std, beta2=std, alpha=1.0, act=act, n_members=n_members, seed=seed)
     checks = np.arange(0, max_steps + 1, 10)
     hist = train_ensemble(net, x, y, steps=max_steps, lr=1e-3, optimizer="adam", record_every=10,
-                          snapshot_steps=checks, seed=seed)
-    ratio = hist.risk / hist.risk[0]  # (records, K), recorded at ``checks``
+                          snapshot_steps=checks, seed=seed, desc=f"multiplicity, {act}")
+    rows = np.searchsorted(hist.steps, checks)  # the records at ``checks``
+    ratio = hist["risk"][rows] / hist["risk"][0]  # (records, K)
     members = np.arange(n_members)
     stop = [end_of_first_descent(ratio[:, k]) for k in members]
-    a = np.stack([hist.snapshots[checks[i]][0][k] for k, i in zip(members, stop)])
-    w = np.stack([hist.snapshots[checks[i]][1][k] for k, i in zip(members, stop)])
+    a = np.stack([hist["a"][rows[i], k] for k, i in zip(members, stop)])
+    w = np.stack([hist["w"][rows[i], k] for k, i in zip(members, stop)])
     angles = orientation(w)  # (K, m)
     clusters = np.array([count_angle_clusters(angles[k], amplitude(a[k], w[k]), gap=MULTIPLICITY_GAP)
                          for k in members])
-    return {"a": a, "w": w, "angles": angles, "clusters": clusters, "steps": checks[stop],
-            "loss_ratio": ratio[stop, members]}
+    return MultiplicityRun(a=a, w=w, angles=angles, clusters=clusters, steps=checks[stop],
+                           loss_ratio=ratio[stop, members])
 
 
 P1_ONE_LINE = ClaimSpec("ch08.p1-one-line", "图8.10",
@@ -153,14 +204,14 @@ P1_ONE_LINE = ClaimSpec("ch08.p1-one-line", "图8.10",
 ONE_LINE_OFF_SHARE = 0.01
 
 
-def check_p1_one_line(initial: dict[str, dict]) -> Verdict:
+def check_p1_one_line(initial: dict[str, InitialCondensation]) -> Verdict:
     """图8.10 on {activation: :func:`run_initial_condensation` result}: for each p = 1 activation, in its
     worst net, the share of the direction Gram's trace off its top line, 1 − λ₁, is ≤ 1% (λ₁ ≥ 0.99)."""
     p1 = [act for act, p in MULTIPLICITY.items() if p == 1]
     missing = [act for act in p1 if act not in initial]
     if missing:
         raise ValueError(f"the p = 1 claim needs runs of {', '.join(p1)}; missing {', '.join(missing)}")
-    worst = {act: min(alignment_eigenvalue(w) for w in initial[act]["w"]) for act in p1}
+    worst = {act: min(alignment_eigenvalue(w) for w in initial[act].w) for act in p1}
     return P1_ONE_LINE.judge(*(threshold(f"{act}: 1 − λ₁ (worst net)", 1 - lam, "<=", ONE_LINE_OFF_SHARE)
                                for act, lam in worst.items()),
                              **{f"lambda1_{act}": lam for act, lam in worst.items()})
@@ -172,7 +223,7 @@ MULTIPLICITY_BOUND = ClaimSpec(
     "p ≥ 2 activations use more of them than the p = 1 ones (mean over nets)")
 
 
-def check_multiplicity_bound(runs: dict[str, dict], *, gap: float = MULTIPLICITY_GAP) -> Verdict:
+def check_multiplicity_bound(runs: dict[str, MultiplicityRun], *, gap: float = MULTIPLICITY_GAP) -> Verdict:
     """图8.10 (1-D version) on {activation: :func:`run_multiplicity` result}.
 
     "At most 2p clusters" (split at ``gap``) ⇔ the (2p+1)-th largest gap between neighbouring
@@ -185,23 +236,32 @@ def check_multiplicity_bound(runs: dict[str, dict], *, gap: float = MULTIPLICITY
     conditions, widest = [], {}
     for act, r in runs.items():
         p = MULTIPLICITY[act]
-        members = range(len(r["angles"]))
-        amps = [amplitude(r["a"][k], r["w"][k]) for k in members]
-        gaps = [angle_gaps(r["angles"][k], amps[k]) for k in members]
+        members = range(len(r.angles))
+        amps = [amplitude(r.a[k], r.w[k]) for k in members]
+        gaps = [angle_gaps(r.angles[k], amps[k]) for k in members]
         worst = max(float(g[2 * p]) if len(g) > 2 * p else 0.0 for g in gaps)
         conditions.append(threshold(f"{act}: (2p+1)-th largest orientation gap (worst net) [rad]", worst, "<=", gap))
-        widest[act] = max(float(cluster_widths(r["angles"][k], amps[k], gap=gap)[0]) for k in members)
+        widest[act] = max(float(cluster_widths(r.angles[k], amps[k], gap=gap)[0]) for k in members)
     worst_act = max(widest, key=widest.get)
     conditions.append(threshold(f"widest cluster (worst net, {worst_act}) [rad]", widest[worst_act], "<=",
                                 MAX_CLUSTER_WIDTH))
-    p1 = np.concatenate([r["clusters"] for act, r in runs.items() if MULTIPLICITY[act] == 1])
-    p23 = np.concatenate([r["clusters"] for act, r in runs.items() if MULTIPLICITY[act] >= 2])
+    p1 = np.concatenate([r.clusters for act, r in runs.items() if MULTIPLICITY[act] == 1])
+    p23 = np.concatenate([r.clusters for act, r in runs.items() if MULTIPLICITY[act] >= 2])
     conditions.append(compare("mean clusters p = 1", float(p1.mean()), "<", "mean clusters p ≥ 2", float(p23.mean())))
-    return MULTIPLICITY_BOUND.judge(*conditions, **{f"clusters_{act}": r["clusters"] for act, r in runs.items()})
+    return MULTIPLICITY_BOUND.judge(*conditions, **{f"clusters_{act}": r.clusters for act, r in runs.items()})
+
+
+@dataclass
+class ResidualCondensation:
+    """图8.11: per residual layer its input weights with the bias appended, (K, m, m + 1), at the epoch of
+    its panel, and the final loss ratio (K,)."""
+
+    weights: list[np.ndarray]
+    loss_ratio: np.ndarray
 
 
 def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 4e-5, std: float = 0.01,
-                              width: int = 18, d: int = 3, n: int = 80) -> dict:
+                              width: int = 18, d: int = 3, n: int = 80) -> ResidualCondensation:
     """图8.11: a residual net with a different activation per layer, trained by Adam from N(0, std²).
 
     Data: n points x ~ U[−4, 2]^d, target Σ_k 4 sin(12 x_k + 1) (the book: n = 80, d = 3, m = 18,
@@ -214,7 +274,7 @@ def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 
     """
     if n_members < 1 or not lr > 0 or not std > 0:
         raise ValueError(f"need n_members ≥ 1, lr > 0, std > 0; got {n_members}, {lr}, {std}")
-    gen = torch.Generator().manual_seed(seed)
+    gen = generator(seed)
     x = torch.rand(n, d, generator=gen) * 6 - 4
     y = (4 * torch.sin(12 * x + 1)).sum(dim=1)
 
@@ -225,26 +285,491 @@ def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 
     layers = [(activation(act), param(width, width), param(1, width)) for act, _ in RESIDUAL_LAYERS]
     w_out, b_out = param(width, 1), param(1, 1)
     params = [w_in, b_in, *(p for _, w, b in layers for p in (w, b)), w_out, b_out]
-    opt = torch.optim.Adam(params, lr=lr)
     xs = x.expand(n_members, *x.shape)
-    epochs = {epoch for _, epoch in RESIDUAL_LAYERS}
-    weights: dict[int, np.ndarray] = {}
-    first = last = None
-    for step in range(max(epochs) + 1):
-        for index, (_, epoch) in enumerate(RESIDUAL_LAYERS):
-            if step == epoch:
-                _, w, b = layers[index]
-                weights[index] = torch.cat([w, b], dim=1).detach().transpose(1, 2).numpy()  # rows = neurons
+
+    def loss() -> torch.Tensor:  # ½·mean (f − y)² per member, (K,)
         h = torch.baddbmm(b_in, xs, w_in)
         for sigma, w, b in layers:
             h = sigma(torch.baddbmm(b, h, w)) + h
-        loss = 0.5 * (torch.baddbmm(b_out, h, w_out)[..., 0] - y).pow(2).mean(1)  # (K,)
-        first = loss.detach() if first is None else first
-        last = loss.detach()
-        if step == max(epochs):
-            break
-        opt.zero_grad()
-        loss.sum().backward()
-        opt.step()
-    return {"weights": [weights[i] for i in range(len(RESIDUAL_LAYERS))],
-            "loss_ratio": (last / first).numpy()}
+        return 0.5 * (torch.baddbmm(b_out, h, w_out)[..., 0] - y).pow(2).mean(1)
+
+    def record(step: int) -> dict[str, torch.Tensor]:  # every layer's (K, m, m + 1) weights, rows = neurons
+        with torch.no_grad():
+            row = {"loss": loss()}
+        row.update({f"layer{i}": torch.cat([w, b], dim=1).transpose(1, 2) for i, (_, w, b) in enumerate(layers)})
+        return row
+
+    epochs = [epoch for _, epoch in RESIDUAL_LAYERS]
+    hist = run(descend(torch.optim.Adam(params, lr=lr), loss), steps=max(epochs), record=record,
+               record_at=[0, *epochs], desc="residual condensation")
+    return ResidualCondensation(weights=[hist[f"layer{i}"][hist.at(epoch)] for i, epoch in enumerate(epochs)],
+                                loss_ratio=hist["loss"][-1] / hist["loss"][0])
+
+
+# --- the condensation process and dropout (图8.1–8.4, 图8.12–8.16) ---------------------------------
+
+def plot_polar(ax, w: ArrayLike, a: ArrayLike, *, dead: np.ndarray | None = None, title: str = "") -> None:
+    """图8.2–8.3: neurons on a polar axis, angle = orientation, radius = log₁₀ A (dead neurons grey)."""
+    amp, ang = amplitude(a, w), orientation(w)
+    radius = np.log10(np.maximum(amp, 1e-300))
+    dead = np.zeros(amp.shape, bool) if dead is None else dead
+    ax.plot(ang[~dead], radius[~dead], "o", color="#d62728", ms=2.5)
+    ax.plot(ang[dead], radius[dead], "o", color="0.6", ms=2.5)
+    ax.set_title(title, fontsize=9)
+
+
+def plot_cosine_heatmap(ax, u: ArrayLike, title: str = "") -> None:
+    """§8.1.2: cosine-similarity matrix (8.4) of the rows of u, ordered by its leading eigenvector."""
+    d_sorted, _ = sorted_cosine_matrix(u)
+    ax.imshow(d_sorted, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(False)
+    ax.set_title(title)
+
+
+
+
+
+def target_8_2(x: Tensor) -> Tensor:
+    """The target (8.2): −ReLU(x) + ReLU(2(x+0.3)) − ReLU(1.5(x−0.4)) + ReLU(0.5(x−0.8))."""
+    r = torch.relu
+    return -r(x) + r(2 * (x + 0.3)) - r(1.5 * (x - 0.4)) + r(0.5 * (x - 0.8))
+
+
+def dead_neurons(w: ArrayLike, x: ArrayLike) -> np.ndarray:
+    """ReLU neurons inactive on every training input (w_kᵀx̃_i ≤ 0 ∀i): they get no gradient. w (m, 2), x (n,)."""
+    w, x = _np(w), _np(x).ravel()
+    pre = np.outer(x, w[:, 0]) + w[:, 1]  # (n, m)
+    return (pre <= 0).all(axis=0)
+
+
+@dataclass
+class CondensationProcess:
+    """图8.1–8.4: data x, y (n,), the target on ``grid`` (G,), the loss R_S at ``steps`` (T,), and at the
+    snapshot steps ``snap_steps`` (S,) the parameters a (S, m), w (S, m, 2) and outputs on the grid (S, G);
+    ``dead`` (m,) marks the ReLU neurons inactive at every training input at initialisation."""
+
+    x: np.ndarray
+    y: np.ndarray
+    grid: np.ndarray
+    target: np.ndarray
+    steps: np.ndarray
+    loss: np.ndarray
+    snap_steps: np.ndarray
+    a: np.ndarray
+    w: np.ndarray
+    outputs: np.ndarray
+    dead: np.ndarray
+
+
+def run_condensation(*, width: int = 100, init_std: float = 1e-3, act: str = "relu", keep: float = 1.0,
+                     n: int = 50, steps: int = 16_000, lr: float = 0.05, n_snapshots: int = 65,
+                     seed: int = 0, progress: bool = True) -> CondensationProcess:
+    """图8.1–8.4: fit (8.2) on n points of [−1, 1] with f = Σ a_k σ(w_k x + b_k), all parameters
+    ~ N(0, init_std²), full-batch GD; returns the loss history, ``n_snapshots`` evenly spaced
+    parameter snapshots and the outputs on a fine grid at those snapshots."""
+    if not 1 <= width <= 5000 or not init_std > 0 or n < 2 or n_snapshots < 2:
+        raise ValueError(f"need 1 ≤ width ≤ 5000, init_std > 0, n ≥ 2, n_snapshots ≥ 2; got width={width}, "
+                         f"init_std={init_std}, n={n}, n_snapshots={n_snapshots}")
+    x = torch.linspace(-1, 1, n).reshape(-1, 1)
+    y = target_8_2(x).ravel()
+    net = TwoLayerEnsemble(1, width, beta1=init_std, beta2=init_std, alpha=1.0, act=act, n_members=1, seed=seed)
+    snaps = np.unique(np.linspace(0, steps, n_snapshots).astype(int))
+    every = max(1, steps // 400)
+    hist = train_ensemble(net, x, y, steps=steps, lr=lr, keep=keep if keep < 1 else None, record_every=every,
+                          snapshot_steps=snaps, seed=seed, progress=progress, desc="condensation")
+    grid = torch.linspace(-1, 1, 401).reshape(-1, 1)
+    at_snaps = np.isin(hist.steps, snaps)
+    a_s, w_s = hist["a"][at_snaps, 0], hist["w"][at_snaps, 0]  # (S, m), (S, m, 2)
+    loss_rows = (hist.steps % every == 0) | (hist.steps == steps)  # the loss curve at its own cadence
+    xg = torch.cat([grid, torch.ones_like(grid)], dim=1).numpy()  # (G, 2)
+    outputs = np.stack([net.act(torch.as_tensor(xg @ w.T)).numpy() @ a for a, w in zip(a_s, w_s)])  # (S, G)
+    return CondensationProcess(x=x.numpy().ravel(), y=y.numpy(), grid=grid.numpy().ravel(),
+                               target=target_8_2(grid).numpy().ravel(), steps=hist.steps[loss_rows],
+                               loss=hist["risk"][loss_rows, 0], snap_steps=snaps, a=a_s, w=w_s, outputs=outputs,
+                               dead=dead_neurons(w_s[0], x) if act == "relu" else np.zeros(width, bool))
+
+
+def first_plateau(steps: np.ndarray, loss: np.ndarray, *, drop: float = 0.5, flat: float = 0.95,
+                  window: float = 0.05) -> tuple[int, int]:
+    """(start, end) steps of the first loss plateau (损失停滞) after the initial drop.
+
+    start: the first recorded step, once the loss is below ``drop``·L(0), from which the loss stays
+    above ``flat`` times its value for a ``window`` fraction of the run; end: the first later step
+    at which the loss has fallen below ``flat``·L(start).  Raises if there is no such plateau.
+    """
+    steps, loss = np.asarray(steps), np.asarray(loss)
+    width = max(1, int(window * len(loss)))
+    below = np.flatnonzero(loss < drop * loss[0])
+    if len(below) == 0:
+        raise ValueError(f"the loss never fell below {drop}·L(0): no plateau to find (train longer)")
+    for i in range(below[0], len(loss) - width):
+        if loss[i + width] >= flat * loss[i]:
+            after = np.flatnonzero(loss[i:] < flat * loss[i])
+            if len(after) == 0:
+                raise ValueError("the loss never left its first plateau: train longer")
+            return int(steps[i]), int(steps[i + after[0]])
+    raise ValueError("the loss never flattened after its first drop: no plateau found")
+
+
+def target_8_13(x: Tensor) -> Tensor:
+    """The target of 图8.13 and 图8.16: tanh(x − 6) + tanh(x + 6), a two-neuron tanh teacher."""
+    return torch.tanh(x - 6) + torch.tanh(x + 6)
+
+
+def total_variation(y: ArrayLike) -> np.ndarray | float:
+    """Total variation Σ_i |y_{i+1} − y_i| of curves sampled on a grid, over the last axis (…, G).
+
+    For a fine grid this approximates ∫|f′|; an oscillating fit of the same data has a larger one.
+    Returns a float for one curve, an array (…,) for several.
+    """
+    y = _np(y).astype(float)
+    if y.ndim < 1 or y.shape[-1] < 2:
+        raise ValueError(f"need curves sampled at ≥ 2 grid points, shape (..., G); got {y.shape}")
+    tv = np.abs(np.diff(y, axis=-1)).sum(axis=-1)
+    return float(tv) if tv.ndim == 0 else tv
+
+
+@dataclass
+class DropoutFit:
+    """Members' keep probabilities (K,), outputs on the grid (K, G), final and initial a (K, m), w (K, m, 2),
+    RD (7.3) (K,), and the training risk R_S (T, K) at ``steps`` (T,)."""
+
+    keep: np.ndarray
+    outputs: np.ndarray
+    a: np.ndarray
+    w: np.ndarray
+    a0: np.ndarray
+    w0: np.ndarray
+    rd: np.ndarray
+    steps: np.ndarray
+    risk: np.ndarray
+
+
+def run_dropout_fit(x: Tensor, y: Tensor, *, keeps: tuple[float, ...] = (1.0, 0.9), trials: int = 1,
+                    width: int = 500, act: str = "tanh", steps: int = 5_000, lr: float = 1e-3,
+                    grid: Tensor | None = None, seed: int = 0) -> DropoutFit:
+    """Fit (x, y) with two-layer nets in the linear regime (a, w ~ N(0, 1), α = √m, γ = ½), one member per
+    (trial, keep probability p), all trained by Adam as one ensemble (图8.12–8.13, 图8.16).
+
+    Members are ordered trial-major: member t·len(keeps) + j has keep probability ``keeps[j]``.
+    Returns the members' keep probabilities (K,), outputs on ``grid`` (K, G), final and initial
+    parameters a (K, m), w (K, m, 2), RD (7.3) (K,), and the recorded training risk R_S (T, K).
+    """
+    if not keeps or any(not 0 < p <= 1 for p in keeps):
+        raise ValueError(f"keep probabilities p must lie in (0, 1]; got {keeps}")
+    if trials < 1 or not 1 <= width <= 5000 or steps < 1:
+        raise ValueError(f"need trials ≥ 1, 1 ≤ width ≤ 5000, steps ≥ 1; got trials={trials}, width={width}, "
+                         f"steps={steps}")
+    keep = torch.tensor(list(keeps) * trials)  # (K,)
+    net = TwoLayerEnsemble(x.shape[1], width, beta1=1.0, beta2=1.0, alpha=width ** 0.5, act=act,
+                           n_members=len(keep), seed=seed)
+    hist = train_ensemble(net, x, y, steps=steps, lr=lr, optimizer="adam", keep=keep,
+                          record_every=max(1, steps // 100), seed=seed, desc="dropout fit")
+    grid = x if grid is None else grid
+    with torch.no_grad():
+        outputs = net(grid).numpy()  # (K, G)
+    return DropoutFit(keep=keep.numpy(), outputs=outputs, a=net.a.detach().numpy(), w=net.w.detach().numpy(),
+                      a0=net.a0.numpy(), w0=net.w0.numpy(), rd=net.relative_distance(), steps=hist.steps,
+                      risk=hist["risk"])
+
+
+def run_dropout_sample_size(sizes: tuple[int, ...], *, keeps: tuple[float, ...] = (1.0, 0.9), trials: int = 2,
+                            width: int = 200, steps: int = 3_000, seed: int = 0) -> np.ndarray:
+    """图8.16: test error ½⟨(f − f*)²⟩ on [−10, 10] of students fitted to n evenly spaced samples of the
+    two-neuron teacher f* = :func:`target_8_13`, for each n in ``sizes``; mean over ``trials`` random
+    initialisations.  Returns an array (len(sizes), len(keeps)).  One ensemble per n (the data differ)."""
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"sample sizes must be positive; got {sizes}")
+    grid = torch.linspace(-10, 10, 401).reshape(-1, 1)
+    truth = target_8_13(grid).ravel().numpy()
+    errors = np.empty((len(sizes), len(keeps)))
+    for i, n in enumerate(sizes):
+        x = torch.linspace(-10, 10, n).reshape(-1, 1)  # (n, 1)
+        fit = run_dropout_fit(x, target_8_13(x).ravel(), keeps=keeps, trials=trials, width=width, steps=steps,
+                              grid=grid, seed=seed)
+        err = 0.5 * ((fit.outputs - truth) ** 2).mean(axis=1)  # (K,)
+        errors[i] = err.reshape(trials, len(keeps)).mean(axis=0)
+    return errors
+
+
+#: Angular gap (radians) that splits orientation clusters in the 图8.3 claim (count_angle_clusters' default).
+PROCESS_GAP = 0.1
+
+
+def snapshot_index(proc: CondensationProcess, step: int) -> int:
+    """Index of the snapshot of :func:`run_condensation` nearest to ``step``."""
+    return int(np.argmin(np.abs(np.asarray(proc.snap_steps) - step)))
+
+
+def gaps_at(proc: CondensationProcess, step: int, *, mass: float = 0.9) -> np.ndarray:
+    """:func:`angle_gaps` of the amplitude-carrying neurons at the snapshot nearest to ``step``."""
+    i = snapshot_index(proc, step)
+    return angle_gaps(orientation(proc.w[i]), amplitude(proc.a[i], proc.w[i]), mass=mass)
+
+
+def clusters_at(proc: CondensationProcess, step: int, *, gap: float = PROCESS_GAP) -> int:
+    """:func:`count_angle_clusters` of the amplitude-carrying neurons at the snapshot nearest to ``step``."""
+    i = snapshot_index(proc, step)
+    return count_angle_clusters(orientation(proc.w[i]), amplitude(proc.a[i], proc.w[i]), gap=gap)
+
+
+def _gap(gaps: np.ndarray, k: int) -> float:
+    """The (k+1)-th largest gap, 0 if there are not that many neurons."""
+    return float(gaps[k]) if len(gaps) > k else 0.0
+
+
+PLATEAU_CONDENSATION = ClaimSpec(
+    "ch08.plateau-one-orientation", "图8.3",
+    "one orientation cluster in the middle of the first plateau, at least 3 at the end of training")
+
+
+def check_plateau_condensation(proc: CondensationProcess, *, gap: float = PROCESS_GAP) -> Verdict:
+    """图8.3 on a :func:`run_condensation` result, in terms of the gaps between the orientations of the
+    neurons carrying 90% of the amplitude (split at ``gap``, as :func:`count_angle_clusters` does).
+
+    Mid-plateau one cluster ⇔ the second-largest gap ≤ ``gap`` (nothing splits the neurons) and their
+    run is at most :data:`MAX_CLUSTER_WIDTH` wide (not a ring or an arc spread round the circle); at
+    the end ≥ 3 clusters ⇔ the third-largest gap > ``gap``.  No first plateau (e.g. a large
+    initialisation) is a "never": the claim fails.
+    """
+    try:
+        start, end = first_plateau(proc.steps, proc.loss)
+    except ValueError:
+        start = end = None
+    final = int(proc.snap_steps[-1])
+    g_end = gaps_at(proc, final)
+    if start is None:
+        width = g2 = float("nan")
+        mid_clusters = "no plateau"
+    else:
+        mid = (start + end) // 2
+        g2 = _gap(gaps_at(proc, mid), 1)
+        i = snapshot_index(proc, mid)
+        width = float(cluster_widths(orientation(proc.w[i]), amplitude(proc.a[i], proc.w[i]), gap=gap)[0])
+        mid_clusters = clusters_at(proc, mid, gap=gap)
+    return PLATEAU_CONDENSATION.judge(
+        threshold("2nd-largest orientation gap mid-plateau [rad]", g2, "<=", gap),
+        threshold("widest cluster mid-plateau [rad]", width, "<=", MAX_CLUSTER_WIDTH),
+        threshold("3rd-largest orientation gap at the end [rad]", _gap(g_end, 2), ">", gap),
+        plateau="none" if start is None else (start, end), clusters_mid_plateau=mid_clusters,
+        clusters_final=clusters_at(proc, final, gap=gap))
+
+
+DEAD_NEURONS = ClaimSpec("ch08.dead-neurons-still", "图8.3", "dead ReLU neurons never move while the live ones do")
+
+
+def neuron_moves(proc: CondensationProcess) -> np.ndarray:
+    """How far each neuron travelled from the first to the last snapshot: max |Δw| over (w, b) + |Δa|, (m,)."""
+    return np.abs(proc.w[-1] - proc.w[0]).max(axis=1) + np.abs(proc.a[-1] - proc.a[0])
+
+
+def check_dead_neurons(proc: CondensationProcess) -> Verdict:
+    """习题19 / 图8.3: the neurons whose pre-activation w_k x_i + b_k is ≤ 0 at every training input at
+    initialisation (:func:`dead_neurons`) have not moved at all by the last snapshot (relative to a live
+    neuron's typical move: ≤ 10⁻⁶), and every other neuron has moved farther than any of them."""
+    dead = dead_neurons(proc.w[0], proc.x)
+    moves = neuron_moves(proc)
+    live = moves[~dead]
+    typical = float(np.median(live)) if live.size else float("nan")
+    worst_dead = float(moves[dead].max()) if dead.any() else float("nan")
+    ratio = worst_dead / typical if dead.any() and typical > 0 else float("nan")
+    return DEAD_NEURONS.judge(
+        count("dead neurons", int(dead.sum()), ">=", 1),
+        threshold("largest move of a dead neuron / median move of a live one", ratio, "<=", 1e-6),
+        compare("smallest move of a live neuron", float(live.min()) if live.size else float("nan"), ">",
+                "largest move of a dead neuron", worst_dead),
+        live_neurons=int(live.size))
+
+
+@dataclass
+class DropoutRelu:
+    """图8.12 and (8.5): the trained ensemble (member 0 p = 1, member 1 p = ``keep``) and its history, the
+    data, RD (2,), cluster counts and occupied fractions (2,), and for the dropout member in float64 the
+    effective output weights a/α (m,), hidden outputs (n, m), R_S, R₁ (8.5) and the Monte-Carlo mean and
+    standard error of R_S^drop."""
+
+    net: TwoLayerEnsemble
+    hist: History
+    x: Tensor
+    y: Tensor
+    keep: float
+    rd: np.ndarray
+    clusters: np.ndarray
+    occupied: np.ndarray
+    a_eff: np.ndarray
+    hidden: np.ndarray
+    r_s: float
+    r_1: float
+    mc_mean: float
+    mc_se: float
+
+
+def run_dropout_relu(*, width: int = 500, keep: float = 0.9, steps: int = 20_000, lr: float = 1e-3,
+                     n_masks: int = 40_000, seed: int = 0) -> DropoutRelu:
+    """图8.12 and (8.5): the target ½ReLU(−x − ⅓) + ½ReLU(x − ⅓) on 8 points of [−1, 1], two-layer ReLU
+    nets in the linear regime (a, w ~ N(0, 1), α = √m), Adam; member 0 without dropout (p = 1), member 1
+    with keep probability ``keep``, trained side by side as one ensemble.
+
+    Returns the ensemble ``net`` and its history ``hist``, the data, RD (7.3) per member, the cluster
+    count and occupied fraction of the neurons carrying half the amplitude per member, and for the
+    dropout member (in float64) R_S, R₁ (8.5) and the Monte-Carlo mean and standard error of R_S^drop
+    over ``n_masks`` masks.
+    """
+    if not 0 < keep <= 1 or steps < 1 or not 1 <= width <= 5000:
+        raise ValueError(f"need 0 < keep ≤ 1, steps ≥ 1, 1 ≤ width ≤ 5000; got keep={keep}, steps={steps}, "
+                         f"width={width}")
+    x = torch.linspace(-1, 1, 8).reshape(-1, 1)
+    y = (0.5 * torch.relu(-x - 1 / 3) + 0.5 * torch.relu(x - 1 / 3)).ravel()
+    net = TwoLayerEnsemble(1, width, beta1=1.0, beta2=1.0, alpha=width ** 0.5, n_members=2, seed=seed)
+    hist = train_ensemble(net, x, y, steps=steps, lr=lr, optimizer="adam", keep=[1.0, keep],
+                          record_every=max(1, steps // 40), seed=seed, desc="dropout, ReLU")
+    a, w = net.a.detach().numpy(), net.w.detach().numpy()
+    clusters, occupied = [], []
+    for k in range(2):
+        amp, ang = amplitude(a[k], w[k]), orientation(w[k])
+        clusters.append(count_angle_clusters(ang, amp, mass=0.5))
+        occupied.append(occupied_fraction(ang, amp, mass=0.5))
+    a_eff = (net.a.detach()[1] / net.alpha[1]).double().numpy()
+    hidden = net.hidden(x)[1].detach().double().numpy()  # (n, m)
+    r_s = 0.5 * float(np.mean((hidden @ a_eff - y.double().numpy()) ** 2))
+    r_1 = dropout_regulariser(a_eff, hidden, keep)
+    mc_mean, mc_se = dropout_risk_monte_carlo(a_eff, hidden, y.numpy(), keep, n_masks=n_masks, seed=seed)
+    return DropoutRelu(net=net, hist=hist, x=x, y=y, keep=keep, rd=net.relative_distance(),
+                       clusters=np.array(clusters), occupied=np.array(occupied), a_eff=a_eff, hidden=hidden,
+                       r_s=r_s, r_1=r_1, mc_mean=mc_mean, mc_se=mc_se)
+
+
+DROPOUT_RISK = ClaimSpec("ch08.dropout-risk-identity", "(8.5)",
+                         "the Monte-Carlo mean of the dropout risk equals R_S + R_1 within 3 standard errors")
+
+
+def check_dropout_risk(result: DropoutRelu) -> Verdict:
+    """(8.5) on a :func:`run_dropout_relu` result: |mean R_S^drop − (R_S + R₁)| ≤ 3 standard errors."""
+    err = abs(result.mc_mean - (result.r_s + result.r_1))
+    return DROPOUT_RISK.judge(identity("|MC mean − (R_S + R_1)|", err, 3 * result.mc_se),
+                              z=(result.mc_mean - result.r_s - result.r_1) / result.mc_se,
+                              r_s=result.r_s, r_1=result.r_1)
+
+
+DROPOUT_CONDENSES = ClaimSpec(
+    "ch08.dropout-condenses", "图8.12",
+    "from a linear-regime initialisation, dropout moves the input weights at least 5 times farther (RD) "
+    "and gathers the largest neurons on a few orientations, while without dropout they stay spread")
+
+
+def check_dropout_condenses(result: DropoutRelu) -> Verdict:
+    """图8.12 on a :func:`run_dropout_relu` result: RD(p) > 5·RD(1); the neurons carrying half the
+    amplitude occupy < 50% of 36 angular bins with dropout and > 80% without."""
+    rd, occ = result.rd, result.occupied
+    return DROPOUT_CONDENSES.judge(
+        compare("RD with dropout", float(rd[1]), ">", "5 × RD without", 5 * float(rd[0])),
+        threshold("occupied fraction with dropout", float(occ[1]), "<", 0.5),
+        threshold("occupied fraction without dropout", float(occ[0]), ">", 0.8),
+        clusters_dropout=int(result.clusters[1]), clusters_no_dropout=int(result.clusters[0]))
+
+
+@dataclass
+class TanhDropout(DropoutFit):
+    """图8.13: the :class:`DropoutFit` of p = 1 and p = keep (members trial-major), the data and the grid, the
+    total variation of each member's output (trials, 2) and the target's, the mean final R_S per p (2,) and
+    R_S of the zero function."""
+
+    x: Tensor
+    y: Tensor
+    grid: Tensor
+    trials: int
+    tv: np.ndarray
+    tv_target: float
+    final_risk: np.ndarray
+    zero_risk: float
+
+
+def run_tanh_dropout(*, keep: float = 0.9, trials: int = 3, width: int = 500, steps: int = 5_000,
+                     seed: int = 0) -> TanhDropout:
+    """图8.13: f(x) = tanh(x − 6) + tanh(x + 6) on 10 evenly spaced points of [−10, 10], two-layer tanh nets
+    in the linear regime, p = 1 and p = ``keep`` for ``trials`` initialisations, one ensemble
+    (:func:`run_dropout_fit`).  Returns that fit plus the total variation of each member's output on
+    2001 grid points (trials, 2), the target's, the mean final R_S per p (2,) and R_S of the zero function."""
+    x = torch.linspace(-10, 10, 10).reshape(-1, 1)
+    y = target_8_13(x).ravel()
+    grid = torch.linspace(-10, 10, 2001).reshape(-1, 1)
+    fit = run_dropout_fit(x, y, keeps=(1.0, keep), trials=trials, width=width, steps=steps, grid=grid, seed=seed)
+    return TanhDropout(**{f.name: getattr(fit, f.name) for f in fields(fit)}, x=x, y=y, grid=grid, trials=trials,
+                       tv=total_variation(fit.outputs).reshape(trials, 2),
+                       tv_target=total_variation(target_8_13(grid).ravel()),
+                       final_risk=fit.risk[-1].reshape(trials, 2).mean(axis=0),
+                       zero_risk=0.5 * float((y ** 2).mean()))
+
+
+DROPOUT_SIMPLER_FIT = ClaimSpec(
+    "ch08.dropout-simpler-fit", "图8.13",
+    "with dropout the tanh nets' mean output total variation is at least twice as close to the target's "
+    "as without, while both fit the data (mean R_S below 2% of the zero function's)")
+
+
+def check_dropout_simpler_fit(result: TanhDropout) -> Verdict:
+    """图8.13 on a :func:`run_tanh_dropout` result: |TV̄(p) − TV*| < ½|TV̄(1) − TV*| (means over the
+    initialisations), and the larger mean final R_S < 2% of the zero function's."""
+    tv = result.tv.mean(axis=0)
+    excess = np.abs(tv - result.tv_target)
+    risk = result.final_risk / result.zero_risk
+    return DROPOUT_SIMPLER_FIT.judge(
+        compare("|TV − TV*| with dropout", float(excess[1]), "<", "½|TV − TV*| without", 0.5 * float(excess[0])),
+        threshold("larger mean R_S / R_S(zero function)", float(risk.max()), "<", 0.02),
+        tv_target=result.tv_target, tv_no_dropout=tv[0], tv_dropout=tv[1])
+
+
+@dataclass
+class ExplorerFrame(CondensationProcess):
+    """What the explorer shows: a :class:`CondensationProcess`, the snapshot ``index`` the scrubber points at
+    and the number of orientation clusters there."""
+
+    index: int
+    clusters: int
+
+
+def make_explorer(seed: int | None = None, steps: int = 8_000):
+    """Init std, activation, keep probability p, width, snapshot scrubber → polar scatter, output, loss;
+    the nets start from ``seed`` (default: the active seed)."""
+    from functools import lru_cache
+
+    from companion.kit import widgets
+
+    seed = active_seed() if seed is None else seed
+
+    @lru_cache(maxsize=8)
+    def train(init_std: float, act: str, keep: float, width: int) -> CondensationProcess:
+        return run_condensation(width=width, init_std=init_std, act=act, keep=keep, steps=steps, n_snapshots=41,
+                                seed=seed, progress=False)
+
+    def compute(init_std: float, act: str, keep: float, width: int, snapshot: int) -> ExplorerFrame:
+        proc = train(init_std, act, keep, width)
+        i = min(snapshot, len(proc.snap_steps) - 1)
+        clusters = count_angle_clusters(orientation(proc.w[i]), amplitude(proc.a[i], proc.w[i]))
+        return ExplorerFrame(**{f.name: getattr(proc, f.name) for f in fields(proc)}, index=i, clusters=clusters)
+
+    def draw(result: ExplorerFrame, fig) -> None:
+        i = result.index
+        ax0 = fig.add_subplot(1, 3, 1, projection="polar")
+        plot_polar(ax0, result.w[i], result.a[i], dead=result.dead,
+                   title=f"step {result.snap_steps[i]}: {result.clusters} clusters")
+        ax1 = fig.add_subplot(1, 3, 2)
+        ax1.plot(result.grid, result.target, "--", color="0.4")
+        ax1.plot(result.grid, result.outputs[i], color="#d62728")
+        ax1.plot(result.x, result.y, ".", color="#1f77b4")
+        ax1.set_title("output")
+        ax2 = fig.add_subplot(1, 3, 3)
+        ax2.semilogy(result.steps, result.loss)
+        ax2.axvline(result.snap_steps[i], color="0.5", ls=":")
+        ax2.set_title("loss R_S")
+        ax2.set_xlabel("step")
+
+    controls = {"init_std": widgets.log_slider(1e-3, 1e-5, 1.0, "init std"),
+                "act": widgets.dropdown("relu", ("relu", "tanh", "sigmoid", "softplus", "xtanh", "x2tanh"),
+                                        "activation"),
+                "keep": widgets.float_slider(1.0, 0.5, 1.0, 0.05, "keep prob p"),
+                "width": widgets.int_slider(100, 10, 500, "width m", step=10),
+                "snapshot": widgets.int_slider(40, 0, 40, "snapshot")}
+    return widgets.Explorer("Condensation (ch. 8)", controls, compute, draw)

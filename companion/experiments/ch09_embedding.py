@@ -11,8 +11,9 @@ input weights ``w`` of shape (m, d+1) — the convention of :mod:`companion.core
   ∂_{a′_s}R = ∂_{a′_{m+1}}R = ∂_{a_s}R.  :func:`split_neuron`, :func:`split_k` (k copies,
   a composition of one-step splits) and :func:`split_mlp` (deep nets: duplicate row s of
   W^{[l]}, b^{[l]}, split column s of W^{[l+1]}).
-* A batched full-batch GD trainer for many two-layer nets of different widths (padded to the
-  widest with a neuron mask), for 图9.1/9.2/9.5, and :func:`loss_spectrum` (图9.5).
+* :func:`train_batch` — full-batch GD on many two-layer nets at once (a leading member dimension, widths
+  padded to the widest with zero neurons) through the engine :func:`companion.core.train.run`, for
+  图9.1/9.2/9.5, and :func:`loss_spectrum` (图9.5).
 * :func:`best_fits` — many-restart L-BFGS (+ Newton polish) for critical points of narrow nets.
 * :func:`group_neurons` / :func:`merge_groups` — compress a condensed wide net into a narrow
   one (图9.8), the inverse of splitting; :func:`compress` runs the chapter's experiment and
@@ -36,6 +37,9 @@ from companion.core import neurons as condensation
 from companion.core import landscape
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
 from companion.core.nets import MLP
+from companion.core.data import Digits
+from companion.core.train import History, descend, run
+from companion.kit.seeds import active_seed, generator, numpy_rng
 
 ACTS = ("tanh", "relu")
 
@@ -45,13 +49,9 @@ def _check_act(act: str) -> None:
         raise ValueError(f"unknown activation {act!r}; choose one of {', '.join(ACTS)}")
 
 
-def _sigma(z: Tensor, act: str) -> tuple[Tensor, Tensor]:
-    """σ(z) and σ′(z)."""
-    if act == "tanh":
-        h = torch.tanh(z)
-        return h, 1 - h * h
-    h = torch.relu(z)
-    return h, (z > 0).to(z.dtype)
+def _sigma(z: Tensor, act: str) -> Tensor:
+    """σ(z): tanh or ReLU."""
+    return torch.tanh(z) if act == "tanh" else torch.relu(z)
 
 
 def augment(x: Tensor | np.ndarray) -> Tensor:
@@ -64,7 +64,7 @@ def augment(x: Tensor | np.ndarray) -> Tensor:
 def two_layer(a: Tensor, w: Tensor, x_aug: Tensor, act: str = "tanh") -> Tensor:
     """f_θ(x) = Σ_j a_j σ(w_jᵀx̃), eq. (9.1); a (…, m, c), w (…, m, d+1), x̃ (N, d+1) → (…, N, c)."""
     _check_act(act)
-    h, _ = _sigma(w @ x_aug.T, act)  # (…, m, N)
+    h = _sigma(w @ x_aug.T, act)  # (…, m, N)
     return h.transpose(-1, -2) @ a
 
 
@@ -159,70 +159,85 @@ def half_mse_loss(x_aug: Tensor, y: Tensor, m: int, act: str = "tanh"):
 
 @dataclass
 class BatchRun:
-    """Result of :func:`train_batch`.  K members padded to M = max width.
-
-    losses (T, K) at every step 0 … steps (T = steps+1); snapshots of a (S, K, M, c) and w
-    (S, K, M, d+1) at ``snap_steps``; ``widths`` (K,); ``mask`` (K, M).
-    """
+    """Result of :func:`train_batch`: K members of ``widths`` (K,), padded to M = max width, and the
+    :class:`~companion.core.train.History` of the run, recorded every ``record_every`` steps: series
+    ``loss`` (T, K), ``a`` (T, K, M, c) and ``w`` (T, K, M, d+1) at the steps ``history.steps`` (T,)."""
 
     widths: np.ndarray
-    mask: np.ndarray
-    losses: np.ndarray
-    snap_steps: np.ndarray
-    a: np.ndarray
-    w: np.ndarray
+    history: History
+
+    @property
+    def steps(self) -> np.ndarray:
+        return self.history.steps
+
+    @property
+    def losses(self) -> np.ndarray:
+        return self.history["loss"]
+
+    @property
+    def a(self) -> np.ndarray:
+        return self.history["a"]
+
+    @property
+    def w(self) -> np.ndarray:
+        return self.history["w"]
+
+    @property
+    def mask(self) -> np.ndarray:
+        """(K, M): True for the neurons a member has, False for its padding."""
+        return np.arange(self.a.shape[2])[None, :] < self.widths[:, None]
 
 
 def init_batch(widths: Sequence[int], n_seeds: int, d1: int, c: int, init_std: float,
-               generator: torch.Generator, dtype: torch.dtype = torch.float64) -> tuple[Tensor, Tensor, Tensor, np.ndarray]:
-    """K = len(widths)·n_seeds members, all parameters N(0, init_std²); returns a, w, mask, widths."""
+               gen: torch.Generator, dtype: torch.dtype = torch.float64) -> tuple[Tensor, Tensor, np.ndarray]:
+    """K = len(widths)·n_seeds members, all parameters N(0, init_std²), padded with zero neurons to the
+    widest; returns a (K, M, c), w (K, M, d+1) and the members' widths (K,)."""
     if not init_std > 0:
         raise ValueError(f"init_std must be positive, got {init_std}")
     if n_seeds < 1 or any(int(m) < 1 for m in widths):
         raise ValueError(f"need n_seeds ≥ 1 and widths ≥ 1; got n_seeds={n_seeds}, widths={list(widths)}")
     per = np.repeat(np.asarray(widths, dtype=int), n_seeds)
     k, m = len(per), int(per.max())
-    mask = torch.as_tensor(np.arange(m)[None, :] < per[:, None], dtype=dtype)  # (K, M)
-    a = torch.randn(k, m, c, generator=generator, dtype=dtype) * init_std * mask[..., None]
-    w = torch.randn(k, m, d1, generator=generator, dtype=dtype) * init_std * mask[..., None]
-    return a, w, mask, per
+    mask = torch.as_tensor(np.arange(m)[None, :] < per[:, None], dtype=dtype)[..., None]  # (K, M, 1)
+    a = torch.randn(k, m, c, generator=gen, dtype=dtype) * init_std * mask
+    w = torch.randn(k, m, d1, generator=gen, dtype=dtype) * init_std * mask
+    return a, w, per
 
 
-def train_batch(x_aug: Tensor, y: Tensor, a: Tensor, w: Tensor, mask: Tensor, widths: np.ndarray, *,
-                lr: float, steps: int, act: str = "tanh", snap_every: int = 100) -> BatchRun:
-    """Full-batch GD on R = (1/2N) Σ‖f − y‖² for every member at once (hand-written gradients).
+def half_mse_per_member(a: Tensor, w: Tensor, x_aug: Tensor, y: Tensor, act: str = "tanh") -> Tensor:
+    """R_k = (1/2N) Σ_i ‖f_k(x_i) − y_i‖² for every member k of a (K, M, c), w (K, M, d+1) → (K,)."""
+    r = two_layer(a, w, x_aug, act) - y  # (K, N, c)
+    return 0.5 * (r * r).sum((-2, -1)) / x_aug.shape[0]
 
-    x̃ (N, d+1), y (N, c), a (K, M, c), w (K, M, d+1), mask (K, M): padded neurons stay zero.
+
+def train_batch(x_aug: Tensor, y: Tensor, a: Tensor, w: Tensor, widths: np.ndarray, *, lr: float, steps: int,
+                act: str = "tanh", record_every: int = 100, progress: bool = True) -> BatchRun:
+    """Full-batch gradient descent with step ``lr`` on R_k = (1/2N) Σ‖f_k − y‖² for every member at once.
+
+    x̃ (N, d+1), y (N, c), a (K, M, c), w (K, M, d+1) (left unchanged).  The members' risks are summed, so
+    each gets its own gradient; a padded neuron (a_j = 0, w_j = 0) has zero gradient (σ(0) = 0 for tanh and
+    ReLU), so it stays zero.  Records the losses and the parameters every ``record_every`` steps.
     """
     _check_act(act)
-    if not lr > 0 or steps < 1 or snap_every < 1:
-        raise ValueError(f"need lr > 0, steps ≥ 1, snap_every ≥ 1; got {lr}, {steps}, {snap_every}")
-    n = x_aug.shape[0]
-    a, w = a.clone(), w.clone()
-    losses = torch.empty(steps + 1, a.shape[0], dtype=a.dtype)
-    snaps_a, snaps_w, snap_steps = [], [], []
-    m3 = mask[..., None]
-    for t in range(steps + 1):
-        h, dh = _sigma(w @ x_aug.T, act)  # (K, M, N)
-        r = h.transpose(1, 2) @ a - y  # (K, N, c)
-        losses[t] = 0.5 * (r * r).sum((1, 2)) / n
-        if t % snap_every == 0 or t == steps:
-            snaps_a.append(a.clone())
-            snaps_w.append(w.clone())
-            snap_steps.append(t)
-        if t == steps:
-            break
-        ga = h @ r / n  # (K, M, c)
-        gz = (a @ r.transpose(1, 2)) * dh / n  # (K, M, N)
-        a -= lr * ga * m3
-        w -= lr * (gz @ x_aug) * m3
-    return BatchRun(widths, mask.numpy().astype(bool), losses.numpy(), np.asarray(snap_steps),
-                    torch.stack(snaps_a).numpy(), torch.stack(snaps_w).numpy())
+    if not lr > 0 or steps < 1 or record_every < 1:
+        raise ValueError(f"need lr > 0, steps ≥ 1, record_every ≥ 1; got {lr}, {steps}, {record_every}")
+    a, w = a.clone().requires_grad_(True), w.clone().requires_grad_(True)
+
+    def risk() -> Tensor:
+        return half_mse_per_member(a, w, x_aug, y, act)
+
+    def record(step: int) -> dict[str, Tensor]:
+        with torch.no_grad():
+            return {"loss": risk(), "a": a, "w": w}
+
+    history = run(descend(torch.optim.SGD([a, w], lr=lr), risk), steps=steps, record=record,
+                  record_every=record_every, progress=progress, desc=f"GD, {len(widths)} nets")
+    return BatchRun(np.asarray(widths), history)
 
 
 def loss_spectrum(losses: np.ndarray, widths: np.ndarray, bins: int = 200,
                   lo: float = -5.0, hi: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """图9.5: for each width, the fraction of (step, seed) pairs whose log₁₀ loss falls in each bin.
+    """图9.5: for each width, the fraction of (recorded step, seed) pairs whose log₁₀ loss falls in each bin.
 
     losses (T, K), widths (K,).  Returns (unique widths (W,), bin edges (bins+1,), fractions (W, bins)).
     """
@@ -296,7 +311,7 @@ def best_fits(x_aug: Tensor, y: Tensor, m: int, *, restarts: int = 16, act: str 
     x_aug, y = x_aug.double(), y.double()
     c, d1 = y.shape[1], x_aug.shape[1]
     args = (x_aug.numpy(), y.numpy(), m, act)
-    rng = np.random.default_rng(seed)
+    rng = numpy_rng(seed)
     fits = []
     for _ in range(restarts):
         res = minimize(_risk_and_grad, rng.normal(0, scale, m * (c + d1)), args=args, jac=True,
@@ -411,18 +426,22 @@ def three_tanh_target(n: int = 64, lo: float = -4.0, hi: float = 4.0) -> tuple[T
 
 
 def run_widths(x_aug: Tensor, y: Tensor, widths: Sequence[int], n_seeds: int, *, init_std: float, lr: float,
-               steps: int, snap_every: int, generator: torch.Generator, act: str = "tanh") -> dict[int, BatchRun]:
-    """Train ``n_seeds`` nets of each width by full-batch GD; one batched computation per width."""
+               steps: int, record_every: int, seed: int, act: str = "tanh",
+               progress: bool = True) -> dict[int, BatchRun]:
+    """Train ``n_seeds`` nets of each width by full-batch GD (:func:`train_batch`), one batched run per width;
+    the initialisations of all widths are drawn in turn from one generator of ``seed``."""
+    gen = generator(seed)
     runs = {}
     for m in widths:
-        a, w, mask, per = init_batch([m], n_seeds, x_aug.shape[1], y.shape[1], init_std, generator, x_aug.dtype)
-        runs[int(m)] = train_batch(x_aug, y, a, w, mask, per, lr=lr, steps=steps, act=act, snap_every=snap_every)
+        a, w, per = init_batch([m], n_seeds, x_aug.shape[1], y.shape[1], init_std, gen, x_aug.dtype)
+        runs[int(m)] = train_batch(x_aug, y, a, w, per, lr=lr, steps=steps, act=act, record_every=record_every,
+                                   progress=progress)
     return runs
 
 
 @dataclass
 class PlateauMatch:
-    """Per member of a run, at the snapshot whose loss is closest to the narrow critical loss L*:
+    """Per member of a run, at the recorded step whose loss is closest to the narrow critical loss L*:
     the step, the relative loss gap |L/L* − 1|, ‖f − f*_narrow‖∞ on the training inputs, the
     number of significant neurons and the smallest pairwise |cos| between them (1 = condensed)."""
 
@@ -433,19 +452,19 @@ class PlateauMatch:
     min_abs_cos: np.ndarray
 
 
-def plateau_match(run: BatchRun, loss_star: float, out_star: np.ndarray, x_aug: Tensor, act: str = "tanh",
+def plateau_match(batch: BatchRun, loss_star: float, out_star: np.ndarray, x_aug: Tensor, act: str = "tanh",
                   amp_cutoff: float = 1e-2) -> PlateauMatch:
     """Compare each member with a narrow critical point (loss ``loss_star``, output ``out_star`` (N, c))."""
-    snap_loss = run.losses[run.snap_steps]  # (S, K)
+    snap_loss = batch.losses  # (T, K)
     best = np.argmin(np.abs(snap_loss / loss_star - 1), axis=0)  # (K,)
     rows = []
     for k, s in enumerate(best):
-        a, w = run.a[s, k], run.w[s, k]
+        a, w = batch.a[s, k], batch.w[s, k]
         out = two_layer(torch.as_tensor(a), torch.as_tensor(w), x_aug, act).numpy()
         amp = condensation.amplitude(np.linalg.norm(a, axis=1), w)
         sig = amp >= amp_cutoff * amp.max()
         cos = np.abs(condensation.cosine_similarity_matrix(w[sig]))
-        rows.append((run.snap_steps[s], abs(snap_loss[s, k] / loss_star - 1), np.abs(out - out_star).max(),
+        rows.append((batch.steps[s], abs(snap_loss[s, k] / loss_star - 1), np.abs(out - out_star).max(),
                      int(sig.sum()), cos.min()))
     cols = list(zip(*rows))
     return PlateauMatch(*(np.asarray(c) for c in cols))
@@ -510,22 +529,6 @@ def split_spectra(fit: Fit, x_aug: Tensor, y: Tensor, ks: Sequence[int] = (1, 2,
     return out
 
 
-def digits_data(n_train: int = 1000, seed: int = 0, dtype: torch.dtype = torch.float32):
-    """sklearn digits: x/16 with a 1 appended (x̃), one-hot targets; a random train/test split.
-
-    Returns x̃_train (n, 65), Y_train (n, 10), labels_train, x̃_test, labels_test.
-    """
-    from sklearn.datasets import load_digits
-
-    x, labels = load_digits(return_X_y=True)
-    if not 10 <= n_train < len(x):
-        raise ValueError(f"n_train must lie in [10, {len(x) - 1}], got {n_train}")
-    perm = np.random.default_rng(seed).permutation(len(x))
-    tr, te = perm[:n_train], perm[n_train:]
-    xt = augment(torch.as_tensor(x / 16.0, dtype=dtype))
-    return xt[tr], torch.eye(10, dtype=dtype)[labels[tr]], labels[tr], xt[te], labels[te]
-
-
 def sine_task() -> tuple[Tensor, Tensor, Tensor]:
     """The data of 图9.7: x = linspace(−1, 1, 20), y = sin 3x + 0.5 cos 7x; returns x, x̃ (20, 2), y (20, 1)."""
     x = torch.linspace(-1, 1, 20, dtype=torch.float64)
@@ -548,15 +551,16 @@ def plateau_sharpness(fit: Fit, x_aug: Tensor, y: Tensor, widths: Sequence[int],
     return np.asarray(out)
 
 
-def split_identity_errors(x_aug: Tensor, y: Tensor, generator: torch.Generator, *,
+def split_identity_errors(x_aug: Tensor, y: Tensor, seed: int, *,
                           alphas: Sequence[float] = (-0.5, 0.3, 1.7), width: int = 3, s: int = 1,
                           act: str = "tanh", jitter: float = 0.0) -> np.ndarray:
-    """图9.3: :func:`gradient_identity_error` at a random point N(0, 1) of a width-``width`` net for each α;
-    returns (len(alphas), 2): max output error and max gradient-identity error."""
+    """图9.3: :func:`gradient_identity_error` at a random point N(0, 1) (drawn from ``seed``) of a width-``width``
+    net for each α; returns (len(alphas), 2): max output error and max gradient-identity error."""
+    gen = generator(seed)
     rows = []
     for alpha in alphas:
-        a0 = torch.randn(width, y.shape[1], generator=generator, dtype=torch.float64)
-        w0 = torch.randn(width, x_aug.shape[1], generator=generator, dtype=torch.float64)
+        a0 = torch.randn(width, y.shape[1], generator=gen, dtype=torch.float64)
+        w0 = torch.randn(width, x_aug.shape[1], generator=gen, dtype=torch.float64)
         rows.append(gradient_identity_error(a0, w0, x_aug.double(), y.double(), s, alpha, act, jitter))
     return np.asarray(rows)
 
@@ -622,16 +626,17 @@ class Compression:
         return abs(self.loss_pruned / self.loss_wide - 1)
 
 
-def compress(x_aug: Tensor, y: Tensor, x_test: Tensor, labels_test: np.ndarray, *, width: int, init_std: float,
-             steps: int, lr: float, generator: torch.Generator, cos_threshold: float = 0.95, amp_cutoff: float = 0.02,
-             act: str = "relu") -> Compression:
-    """图9.8: train a width-``width`` two-layer net by full-batch GD from N(0, init_std²) (``steps`` = 0: untrained),
-    prune neurons below ``amp_cutoff`` of the largest amplitude, merge groups of cosine ≥ ``cos_threshold``
-    (:func:`group_neurons`, :func:`merge_groups`) and measure what merging keeps against pruning alone."""
-    a, w, mask, per = init_batch([width], 1, x_aug.shape[1], y.shape[1], init_std, generator, dtype=x_aug.dtype)
+def compress(data: Digits, *, width: int, init_std: float, steps: int, lr: float, seed: int,
+             cos_threshold: float = 0.95, amp_cutoff: float = 0.02, act: str = "relu") -> Compression:
+    """图9.8: train a width-``width`` two-layer net on the digits ``data`` (inputs x̃ = (x, 1), one-hot targets) by
+    full-batch GD from N(0, init_std²) drawn from ``seed`` (``steps`` = 0: untrained), prune neurons below
+    ``amp_cutoff`` of the largest amplitude, merge groups of cosine ≥ ``cos_threshold`` (:func:`group_neurons`,
+    :func:`merge_groups`) and measure what merging keeps against pruning alone."""
+    x_aug, y, x_test, labels_test = augment(data.x), data.one_hot(), augment(data.x_test), data.labels_test.numpy()
+    a, w, per = init_batch([width], 1, x_aug.shape[1], y.shape[1], init_std, generator(seed), dtype=x_aug.dtype)
     if steps > 0:
-        run = train_batch(x_aug, y, a, w, mask, per, lr=lr, steps=steps, act=act, snap_every=steps)
-        a_w, w_w = run.a[-1, 0], run.w[-1, 0]
+        trained = train_batch(x_aug, y, a, w, per, lr=lr, steps=steps, act=act, record_every=steps, progress=False)
+        a_w, w_w = trained.a[-1, 0], trained.w[-1, 0]
     else:
         a_w, w_w = a[0].numpy(), w[0].numpy()
     labels = group_neurons(a_w, w_w, cos_threshold=cos_threshold, amp_cutoff=amp_cutoff)
@@ -753,13 +758,15 @@ def check_merge(run: Compression, control: Compression) -> Verdict:
         loss_pruned=run.loss_pruned)
 
 
-def make_explorer(seed: int = 0, steps: int = 3000, narrow: Fit | None = None, critical: Fit | None = None):
+def make_explorer(seed: int | None = None, steps: int = 3000, narrow: Fit | None = None,
+                  critical: Fit | None = None):
     """Sliders: init std and width (a plateau run on the three-tanh task), split α and k and the
     zero-eigenvalue factor (Hessian counts of a split width-2 critical point of 图9.7 on
     :func:`sine_task`).  ``narrow`` (the width-1 optimum of the three-tanh task) and ``critical``
-    are computed when not given."""
+    are computed when not given; ``seed`` defaults to the active seed."""
     from companion.kit import widgets
 
+    seed = active_seed() if seed is None else seed
     x, xa, y = three_tanh_target()
     narrow = narrow or best_fits(xa, y, 1, restarts=4, seed=seed)[0]
     _, xsa, ys = sine_task()
@@ -767,16 +774,15 @@ def make_explorer(seed: int = 0, steps: int = 3000, narrow: Fit | None = None, c
         critical = strict_minimum(xsa, ys, 2, seed=seed)[0]
 
     def compute(init_std: float, width: int, alpha: float, k: int, zero_factor: float) -> dict:
-        gen = torch.Generator().manual_seed(seed)
-        run = run_widths(xa, y, [width], 1, init_std=init_std, lr=0.1, steps=steps, snap_every=steps // 10,
-                         generator=gen)[width]
+        net = run_widths(xa, y, [width], 1, init_std=init_std, lr=0.1, steps=steps,
+                         record_every=max(1, steps // 100), seed=seed, progress=False)[width]
         spectra = split_spectra(critical, xsa, ys, ks=range(1, k + 1), alpha=alpha, factor=zero_factor)
-        return {"losses": run.losses[:, 0], "loss_star": narrow.loss, "a": run.a[-1, 0], "w": run.w[-1, 0],
-                "spectra": spectra}
+        return {"steps": net.steps, "losses": net.losses[:, 0], "loss_star": narrow.loss, "a": net.a[-1, 0],
+                "w": net.w[-1, 0], "spectra": spectra}
 
     def draw(res: dict, fig) -> None:
         ax1, ax2, ax3 = fig.subplots(1, 3)
-        ax1.semilogy(res["losses"], label="training loss")
+        ax1.semilogy(res["steps"], res["losses"], label="training loss")
         ax1.axhline(res["loss_star"], ls="--", color="0.4", label="width-1 optimum")
         ax1.set_xlabel("step")
         ax1.legend()

@@ -9,10 +9,11 @@
 * **Models** of the chapter as pure functions ``f(θ, x)``: f_L and f_NL (10.9), matrix factorisation
   (10.13), the fixed-bias pair of Example 2, two-layer tanh nets, a 1-D tanh CNN (10.16) with and
   without weight sharing.
-* **Recovery experiments**, many cells at once in NumPy with hand-written gradients (torch.bmm on
-  thousands of 4×4 products is slower): :func:`complete_matrices` (图10.2, 图10.5b) and
-  :func:`fit_linear_models` (f_L vs f_NL, 图10.1, 图10.5a); the CNN / CNN without sharing / fully
-  connected sweep of 图10.3 in torch (vmap over cells): :func:`fit_nets_10_18`, :func:`samples_needed`.
+* **Recovery experiments**, many cells (target × n × trial) trained at once by full-batch gradient descent
+  through the engine :func:`companion.core.train.run` (the cells' losses are summed, so each cell gets its
+  own gradient): :func:`complete_matrices` (图10.2, 图10.5b), :func:`fit_linear_models` (f_L vs f_NL,
+  图10.1, 图10.5a, with a step size per cell: :class:`CellwiseGD`) and the CNN / CNN without sharing /
+  fully connected sweep of 图10.3 (vmap over cells): :func:`fit_nets_10_18`, :func:`samples_needed`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ import torch
 from torch import Tensor
 from torch.func import jacrev
 
+from companion.core.train import descend, run
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, is_never, threshold
+from companion.kit.seeds import active_seed, generator, numpy_rng
 
 Model = Callable[[Tensor, Tensor], Tensor]
 
@@ -171,13 +174,18 @@ def complete_matrices(targets: np.ndarray, masks: np.ndarray, *, init_std: float
     if not init_std > 0 or not lr > 0 or steps < 1:
         raise ValueError(f"need init_std > 0, lr > 0, steps ≥ 1; got {init_std}, {lr}, {steps}")
     c, d, _ = targets.shape
-    a = rng.normal(0, init_std, (c, d, d))
-    b = rng.normal(0, init_std, (c, d, d))
-    scale = 2 * lr / masks.sum((1, 2))[:, None, None]
-    for _ in range(steps):
-        r = masks * (a @ b - targets)  # (C, d, d)
-        a, b = a - scale * r @ b.transpose(0, 2, 1), b - scale * a.transpose(0, 2, 1) @ r
-    err = np.linalg.norm(a @ b - targets, axis=(1, 2)) / np.linalg.norm(targets, axis=(1, 2))
+    a = torch.as_tensor(rng.normal(0, init_std, (c, d, d))).requires_grad_(True)
+    b = torch.as_tensor(rng.normal(0, init_std, (c, d, d))).requires_grad_(True)
+    target, mask = torch.as_tensor(targets), torch.as_tensor(masks)
+    n_observed = mask.sum((1, 2))  # (C,)
+
+    def observed_mse() -> Tensor:  # (C,): (1/n) Σ_observed ((AB)_ij − M*_ij)²
+        return (mask * (a @ b - target) ** 2).sum((1, 2)) / n_observed
+
+    run(descend(torch.optim.SGD([a, b], lr=lr), observed_mse), steps=steps, record=lambda step: {},
+        record_every=steps, progress=False, desc="matrix completion")
+    with torch.no_grad():
+        err = (torch.linalg.matrix_norm(a @ b - target) / torch.linalg.matrix_norm(target)).numpy()
     return np.nan_to_num(err, nan=np.inf)
 
 
@@ -195,7 +203,7 @@ def completion_grid(ranks: list[int], ns: np.ndarray, trials: int, *, d: int = 4
                     lr: float = 0.1, steps: int = 6000, threshold: float = 1e-2, seed: int = 0) -> RecoveryGrid:
     """图10.2: for every rank r and number n of observed entries, ``trials`` random (target, mask)
     pairs completed by GD in one batched computation; success = relative error < ``threshold``."""
-    rng = np.random.default_rng(seed)
+    rng = numpy_rng(seed)
     ns = np.asarray(ns)
     cells_n = np.tile(np.repeat(ns, trials), len(ranks))
     targets = np.concatenate([low_rank_targets(len(ns) * trials, d, r, rng) for r in ranks])
@@ -208,6 +216,26 @@ def completion_grid(ranks: list[int], ns: np.ndarray, trials: int, *, d: int = 4
 
 TARGETS_10_1 = {"1": (1, 0, 0), "x1": (0, 1, 0), "1+x1": (1, 1, 0), "x2": (0, 0, 1), "1+x2": (1, 0, 1),
                 "x1+x2": (0, 1, 1), "1+x1+x2": (1, 1, 1)}
+
+
+class CellwiseGD(torch.optim.Optimizer):
+    """Gradient descent θ ← θ − η ⊙ ∇R with its own step size η for every cell: ``lr`` is a tensor that
+    broadcasts against each parameter (e.g. (…, 1) against θ (…, p))."""
+
+    def __init__(self, params, lr: Tensor):
+        super().__init__(params, {"lr": lr})
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.sub_(group["lr"] * p.grad)
+
+
+def effective_weights(theta: Tensor, nonlinear: bool) -> Tensor:
+    """The coefficients (w0, w1, w2) of (1, x1, x2): θ itself for f_L, (θ0, θ1, θ2θ3) for f_NL (10.9)."""
+    return torch.cat([theta[..., :2], (theta[..., 2] * theta[..., 3])[..., None]], -1) if nonlinear else theta
 
 
 def fit_linear_models(coefs: list[tuple[float, float, float]], ns: np.ndarray, trials: int, *, nonlinear: bool,
@@ -228,7 +256,7 @@ def fit_linear_models(coefs: list[tuple[float, float, float]], ns: np.ndarray, t
     if not init_std > 0 or (lr is not None and not lr > 0) or not lr_factor > 0 or steps < 0 or trials < 1:
         raise ValueError(f"need init_std > 0, lr > 0 (or None), lr_factor > 0, steps ≥ 0, trials ≥ 1; got "
                          f"{init_std}, {lr}, {lr_factor}, {steps}, {trials}")
-    rng = np.random.default_rng(seed)
+    rng = numpy_rng(seed)
     ns = np.asarray(ns)
     nmax = int(ns.max())
     shape = (len(coefs), len(ns), trials)
@@ -236,23 +264,24 @@ def fit_linear_models(coefs: list[tuple[float, float, float]], ns: np.ndarray, t
     x = rng.uniform(-1, 1, (*shape, nmax, 2))
     feats = np.concatenate([np.ones((*shape, nmax, 1)), x], -1)  # (…, n, 3)
     mask = (np.arange(nmax) < ns[None, :, None, None]).astype(float)  # (1, N, 1, n)
-    y = (feats * coef[..., None, :]).sum(-1)
-    theta = rng.normal(0, init_std, (*shape, 4 if nonlinear else 3))
-    count = ns[None, :, None].astype(float)
+    y = (feats * coef[..., None, :]).sum(-1)  # (…, n)
+    theta = torch.as_tensor(rng.normal(0, init_std, (*shape, 4 if nonlinear else 3))).requires_grad_(True)
+    count = ns[None, :, None].astype(float)  # (1, N, 1)
     if lr is None:
         observed = feats * mask[..., None]
         hessian = 2 * np.einsum("...ni,...nj->...ij", observed, observed) / count[..., None, None]
-        step = (lr_factor / np.linalg.eigvalsh(hessian)[..., -1])[..., None]  # (…, 1)
+        step = torch.as_tensor(lr_factor / np.linalg.eigvalsh(hessian)[..., -1])[..., None]  # (…, 1)
     else:
-        step = lr
-    for _ in range(steps):
-        w = np.concatenate([theta[..., :2], (theta[..., 2] * theta[..., 3])[..., None]], -1) if nonlinear else theta
-        r = mask * ((feats * w[..., None, :]).sum(-1) - y)  # (…, n)
-        g = 2 * (r[..., None] * feats).sum(-2) / count[..., None]  # gradient w.r.t. (θ0, θ1, effective θ2)
-        if nonlinear:
-            g = np.concatenate([g[..., :2], (g[..., 2] * theta[..., 3])[..., None], (g[..., 2] * theta[..., 2])[..., None]], -1)
-        theta = theta - step * g
-    w = np.concatenate([theta[..., :2], (theta[..., 2] * theta[..., 3])[..., None]], -1) if nonlinear else theta
+        step = torch.tensor(lr, dtype=torch.float64)
+    feats_t, y_t, mask_t, count_t = (torch.as_tensor(v) for v in (feats, y, mask, count))
+
+    def mse() -> Tensor:  # (…,): (1/n) Σ_i (f(x_i) − y_i)² over each cell's n samples
+        residual = torch.einsum("...ni,...i->...n", feats_t, effective_weights(theta, nonlinear)) - y_t
+        return (mask_t * residual ** 2).sum(-1) / count_t
+
+    run(descend(CellwiseGD([theta], lr=step), mse), steps=steps, record=lambda s: {}, record_every=max(steps, 1),
+        progress=False, desc="f_L / f_NL fits")
+    w = effective_weights(theta.detach(), nonlinear).numpy()
     xt = rng.uniform(-1, 1, (n_test, 2))
     ft = np.concatenate([np.ones((n_test, 1)), xt], 1)
     return (((ft @ (w - coef)[..., None])[..., 0]) ** 2).mean(-1)
@@ -301,18 +330,19 @@ def fit_nets_10_18(arch: str, ns: np.ndarray, trials: int, *, width: int, init_s
         raise ValueError(f"ns must be a non-empty 1-D array of sample sizes ≥ 1, got {ns}")
     model, n_params = net_10_3(arch, width)
     batched = torch.func.vmap(model)
-    gen = torch.Generator().manual_seed(seed)
+    gen = generator(seed)
     f64 = dict(dtype=torch.float64)
     counts = torch.tensor(np.repeat(ns, trials), **f64)  # (C,) cells = n × trial
     mask = (torch.arange(int(ns.max()))[None] < counts[:, None]).double()  # (C, n_max)
     x = torch.randn(len(counts), int(ns.max()), 5, generator=gen, **f64)  # (C, n_max, 5)
     y = target_10_18(x)
     theta = (init_std * torch.randn(len(counts), n_params, generator=gen, **f64)).requires_grad_()
-    for _ in range(steps):
-        loss = ((mask * (batched(theta, x) - y) ** 2).sum(1) / counts).sum()
-        (grad,) = torch.autograd.grad(loss, theta)
-        with torch.no_grad():
-            theta -= lr * grad
+
+    def mse() -> Tensor:  # (C,): each cell's mean squared error over its n samples
+        return (mask * (batched(theta, x) - y) ** 2).sum(1) / counts
+
+    run(descend(torch.optim.SGD([theta], lr=lr), mse), steps=steps, record=lambda step: {}, record_every=steps,
+        progress=False, desc=f"图10.3 {arch}")
     x_test = torch.randn(n_test, 5, generator=gen, **f64)
     with torch.no_grad():
         err = ((torch.func.vmap(model, in_dims=(0, None))(theta, x_test) - target_10_18(x_test)) ** 2).mean(1)
@@ -364,9 +394,9 @@ class RankResult:
 W_STAR_10_18 = ((0.6, 0.8, 1.0, 0.0, 0.0), (0.0, 0.6, 0.8, 1.0, 0.0), (0.0, 0.0, 0.6, 0.8, 1.0))
 
 
-def model_ranks(gen: torch.Generator, *, perturb: float = 0.0, n_inputs: int = 2000,
+def model_ranks(seed: int, *, perturb: float = 0.0, n_inputs: int = 2000,
                 widths: Sequence[int] = (3, 10, 30)) -> RankResult:
-    """Every model rank of section 1 on ``n_inputs`` random inputs drawn from ``gen`` (float64).
+    """Every model rank of section 1 on ``n_inputs`` random inputs drawn from ``seed`` (float64).
 
     The points are the best points of each target set (θ2 = θ3 = 0; Q1–Q3 of Example 2; A = [U, 0],
     B = [V; 0]; the nets holding (10.18)'s three neurons with the extra neurons zero); ``perturb`` adds
@@ -374,6 +404,7 @@ def model_ranks(gen: torch.Generator, *, perturb: float = 0.0, n_inputs: int = 2
     if perturb < 0:
         raise ValueError(f"perturb must be ≥ 0, got {perturb}")
     f64 = dict(dtype=torch.float64)
+    gen = generator(seed)
 
     def moved(theta: Tensor) -> Tensor:
         return theta + perturb * torch.randn(theta.shape, generator=gen, **f64) if perturb else theta
@@ -636,11 +667,13 @@ EXPLORER_MODELS = ("matrix completion", *ARCHITECTURES_10_3)
 _EXPLORER_WIDTHS = {"CNN": 2, "CNN without sharing": 2, "fully connected": 6}
 
 
-def make_explorer(seed: int = 0, steps: int = 6000, net_steps: int = 1500):
+def make_explorer(seed: int | None = None, steps: int = 6000, net_steps: int = 1500):
     """Sliders: model (4×4 matrix completion of rank r, or one architecture of 图10.3 on the target (10.18)),
     init std, rank r, trials and success threshold → success rate and median error against the number n of
-    observed entries / samples, with the optimistic size marked."""
+    observed entries / samples, with the optimistic size marked.  ``seed`` defaults to the active seed."""
     from companion.kit import widgets
+
+    seed = active_seed() if seed is None else seed
 
     def compute(model: str, init_std: float, rank: int, trials: int, threshold: float) -> dict:
         if model == "matrix completion":

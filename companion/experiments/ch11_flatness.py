@@ -1,21 +1,43 @@
-"""Flatness of solutions and the Edge of Stability (ch. 11, 解的平坦性 / 稳定边缘).
+"""Flatness of solutions, the Edge of Stability and the structure of SGD noise (ch. 11, 解的平坦性 / 稳定边缘).
 
 * GD on the quadratic f(x) = ½λx² (11.8): x_{t+1} = (1 − ηλ) x_t (11.9), stable iff 0 < η < 2/λ
   (11.10); it oscillates in sign when 1/λ < η < 2/λ.  The 2-D case 5x² + y² has H = diag(10, 2)
-  (11.1): GD is stable iff η < 2/λ_max (11.11).
+  (11.1): GD is stable iff η < 2/λ_max (11.11).  These iterations run on the package's engine
+  (:func:`companion.core.train.run`), one ``torch.optim.SGD`` parameter group per (λ, η).
 * Sharpness (锐度) = λ_max(H) of the training loss, tracked *during* training by warm-started power
   iteration every ``track_every`` steps (:func:`companion.core.landscape.top_eigenvalue`); full-batch
   GD drives it up to 2/η and keeps it there — the Edge of Stability (图11.8, 表11.4).
-* The same loop trains with mini-batches (表11.1, 图11.3), with dropout (图11.6, 11.7), or with an
-  extra noise term η ε_t (11.4)–(11.5) supplied by :mod:`companion.experiments.ch11_sgd_noise`.
+* The same run trains with mini-batches (表11.1, 图11.3), with dropout (图11.6, 11.7), or with an
+  extra noise term η ε_t (11.4)–(11.5) (:func:`isotropic_noise`, GLD).
 * Loss along lines in parameter space: the interpolation θ = αθ_L + (1 − α)θ_S between a
   large-batch and a small-batch solution (图11.3), and L(α) = R_S(θ + αd) along a filter-normalised
   random direction d (Li et al. 2017; 图11.6, 11.7).
 * ReLU rescaling (习题11): (W₁, b₁, W₂) → (cW₁, cb₁, W₂/c) leaves the function unchanged but not
   λ_max — sharpness is not invariant under reparametrisation.
+* SGD noise (§11.3): SGD is GD plus noise, θ_{t+1} = θ_t − η∇L(θ_t) + η ε_t with ε_t ~ N(0, Σ_sgd) (11.4).
+  For a batch of B samples drawn from n (with replacement, the usual approximation)
 
-Data are sklearn's bundled 8×8 digits (standing in for MNIST/CIFAR; no download).  Losses:
-``"mse"`` = ½·(1/n)Σ‖f(x_i) − y_i‖² on one-hot targets, ``"ce"`` = cross-entropy.
+      Σ_sgd = (1/B) [ (1/n) Σ_i g_i g_iᵀ − ḡ ḡᵀ ],   g_i = ∇ℓ_i(θ),  ḡ = ∇L(θ),
+
+  kept as a factor C (n × D) with Σ = CᵀC, rows (g_i − ḡ)/√(nB): Σ itself (D × D) is never formed.
+
+  - Alignment (Zhu et al. 2018): Tr(HΣ) = Σ_i c_iᵀ H c_i (n Hessian-vector products) against
+    Tr(H)Tr(Σ)/D, the value for an isotropic noise of the same total variance, and against
+    Tr(HΠ)Tr(Σ)/r, the value for a noise of the same size spread evenly over the r directions the
+    gradient noise can take at all (Π: projector on the span of the centred per-sample gradients).
+    Those directions are sharp whatever the noise does there (they lie in the Jacobian's row space, where
+    the Hessian's Gauss–Newton part lives), so only the second comparison measures how the noise is
+    distributed *among* them.
+  - Directional flatness (Feng & Tu 2021, (11.2)–(11.3)): along the i-th eigenvector p_i of Σ
+    (variance σ_i²), F_i = θ_i^r − θ_i^l where L(θ + δp_i) first reaches e·L₀ on each side; the book
+    reports σ_i² ∝ F_i^{−ψ} with ψ ≈ 4 (11.6).
+  - Gradient Langevin dynamics (GLD, (11.5)): ε_t ~ N(0, σ_t² I) with σ_t² = Tr(Σ_sgd)/D, the
+    "GLD dynamic" row of 表11.2 — same noise magnitude as SGD, no structure.
+
+Data are the bundled 8×8 digits (:func:`companion.core.data.digits`, standardised per pixel; standing in
+for MNIST/CIFAR; no download).  Losses: ``"mse"`` = ½·(1/n)Σ‖f(x_i) − y_i‖² on one-hot targets, ``"ce"`` =
+cross-entropy.  Randomness: every function takes a ``seed`` or generators made by
+:func:`companion.kit.seeds.generator`; dropout masks come from the network's own mask generator.
 """
 
 from __future__ import annotations
@@ -23,44 +45,69 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from sklearn.datasets import load_digits
+from scipy.stats import spearmanr
 from torch import Tensor, nn
-from torch.func import vmap
+from torch.func import functional_call, grad, vmap
 
 from companion.core import landscape
-from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
+from companion.core import train as engine
+from companion.core.data import digits
 from companion.core.nets import MLP
+from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
+from companion.kit.seeds import active_seed, generator
 
 LOSSES = ("mse", "ce")
-OPTIMIZERS = ("sgd", "adam")
 NoiseHook = Callable[[nn.Module, int], Tensor]
 
 
 # --------------------------------------------------------------------------- quadratic (11.8)–(11.11)
+def gd_iterates(lams: Sequence[float], etas: Sequence[float], x0: float | Sequence[float] = 1.0, *, steps: int,
+                momentum: float = 0.0, record_at: Sequence[int] | None = None) -> engine.History:
+    """GD on f(x) = Σ_k ½λ_k x_k² (11.8), coordinate k with its own step η_k, run by the engine.
+
+    Each coordinate follows x_{t+1} = (1 − η_kλ_k) x_t (11.9); ``momentum`` β > 0 gives heavy-ball GD,
+    x_{t+1} = x_t − η_kλ_k x_t + β(x_t − x_{t−1}) (``torch.optim.SGD`` with momentum, the first step plain).
+    Returns the engine's :class:`engine.History` with the series ``"x"`` (T, K), recorded at every step or at
+    ``record_at``; float64 throughout.
+    """
+    lam = np.asarray(lams, dtype=float)
+    eta = np.asarray(etas, dtype=float)
+    start = np.broadcast_to(np.asarray(x0, dtype=float), lam.shape)
+    if lam.shape != eta.shape or lam.ndim != 1:
+        raise ValueError(f"lams and etas must be two 1-D sequences of one length; got {lam.shape} and {eta.shape}")
+    if not (lam > 0).all() or not (eta > 0).all() or steps < 1 or not 0 <= momentum < 1:
+        raise ValueError(f"need λ > 0, η > 0, steps ≥ 1 and 0 ≤ momentum < 1; got lam={lams}, eta={etas}, "
+                         f"steps={steps}, momentum={momentum}")
+    xs = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in start]
+    optimizer = torch.optim.SGD([{"params": [x], "lr": float(e)} for x, e in zip(xs, eta)], lr=float(eta[0]),
+                                momentum=momentum)
+
+    def loss() -> Tensor:
+        return sum(0.5 * float(l_) * x ** 2 for l_, x in zip(lam, xs))
+
+    def record(step: int) -> dict[str, Tensor]:
+        return {"x": torch.stack([x.detach() for x in xs])}
+
+    return engine.run(engine.descend(optimizer, loss), steps=steps, record=record, record_every=1, record_at=record_at,
+               progress=False)
+
+
 def gd_on_quadratic(lam: float, eta: float, x0: float = 1.0, steps: int = 20, momentum: float = 0.0) -> np.ndarray:
     """Iterates of GD on f(x) = ½λx² (11.8): x_{t+1} = (1 − ηλ)x_t (11.9); shape (steps + 1,).
 
     ``momentum`` β > 0 gives heavy-ball GD, x_{t+1} = x_t − ηλx_t + β(x_t − x_{t−1}), whose stability
     limit is η < 2(1 + β)/λ instead of 2/λ (the negative control of (11.10))."""
-    if not lam > 0 or not eta > 0 or steps < 1 or not 0 <= momentum < 1:
-        raise ValueError(f"need λ > 0, η > 0, steps ≥ 1 and 0 ≤ momentum < 1; got lam={lam}, eta={eta}, "
-                         f"steps={steps}, momentum={momentum}")
-    xs = [float(x0)]
-    prev = float(x0)
-    for _ in range(steps):
-        new = xs[-1] - eta * lam * xs[-1] + momentum * (xs[-1] - prev)
-        prev = xs[-1]
-        xs.append(new)
-    return np.asarray(xs)
+    return gd_iterates([lam], [eta], x0, steps=steps, momentum=momentum)["x"][:, 0]
 
 
 QUADRATIC_STABILITY = ClaimSpec("ch11.quadratic-stability", "(11.10)",
                                 "GD on a quadratic converges exactly when eta < 2/lambda and flips sign exactly when "
                                 "eta > 1/lambda")
+FLIP_WINDOW = 50   # sign flips are checked over the first FLIP_WINDOW − 1 steps
 
 
 @dataclass
@@ -81,17 +128,17 @@ class QuadraticSweep:
 
 def quadratic_sweep(lambdas: Sequence[float], eta_lambdas: Sequence[float], *, steps: int = 400,
                     tol: float = 1e-3, momentum: float = 0.0) -> QuadraticSweep:
-    """Run GD (heavy-ball GD for ``momentum`` > 0) on ½λx² from x₀ = 1 for each λ and each η·λ; sign flips
-    are checked over the first min(49, ``steps``) steps."""
+    """Run GD (heavy-ball GD for ``momentum`` > 0) on ½λx² from x₀ = 1 for each λ and each η·λ, all cases in
+    one run of :func:`gd_iterates`; sign flips are checked over the first min(49, ``steps``) steps."""
     lam = np.repeat(np.asarray(lambdas, dtype=float), len(eta_lambdas))
     eta = np.tile(np.asarray(eta_lambdas, dtype=float), len(lambdas)) / lam
-    conv, flip = [], []
-    for l_, e_ in zip(lam, eta):
-        xs = gd_on_quadratic(l_, e_, x0=1.0, steps=steps, momentum=momentum)
-        conv.append(bool(abs(xs[-1]) < tol))
-        head = xs[: min(50, len(xs))]
-        flip.append(bool(np.all(head[1:] * head[:-1] < 0)))
-    return QuadraticSweep(lam, eta, np.array(conv), np.array(flip), momentum)
+    history = gd_iterates(lam, eta, 1.0, steps=steps, momentum=momentum,
+                          record_at=[*range(min(FLIP_WINDOW, steps + 1)), steps])
+    xs = history["x"]                                              # (T, K)
+    head = xs[history.steps < FLIP_WINDOW]
+    converged = np.abs(xs[-1]) < tol
+    flipped = np.all(head[1:] * head[:-1] < 0, axis=0)
+    return QuadraticSweep(lam, eta, converged, flipped, momentum)
 
 
 def check_quadratic_stability(sweep: QuadraticSweep) -> Verdict:
@@ -123,63 +170,36 @@ def gd_path_2d(eta: float, hdiag: Sequence[float] = (10.0, 2.0), start: Sequence
     h = np.asarray(hdiag, dtype=float)
     if h.shape != (2,) or not (h > 0).all() or not eta > 0:
         raise ValueError(f"need two positive curvatures and η > 0; got hdiag={tuple(hdiag)}, eta={eta}")
-    path = [np.asarray(start, dtype=float)]
-    for _ in range(steps):
-        path.append(path[-1] * (1.0 - eta * h))
-    return np.stack(path)
+    return gd_iterates(h, [eta, eta], np.asarray(start, dtype=float), steps=steps)["x"]
 
 
-# --------------------------------------------------------------------------- data, model, loss
-@dataclass
-class Digits:
-    """Standardised digits: inputs (n, 64), one-hot targets (n, 10), labels (n,); test split likewise."""
-
-    x: Tensor
-    y: Tensor
-    labels: Tensor
-    x_test: Tensor
-    y_test: Tensor
-    labels_test: Tensor
-
-
-def digits(n_train: int = 128, n_test: int = 0) -> Digits:
-    """The first ``n_train`` digits for training and the next ``n_test`` for testing, standardised
-    per pixel with the training statistics (constant pixels are left at zero)."""
-    data = load_digits()
-    if n_train < 10 or n_test < 0 or n_train + n_test > len(data.target):
-        raise ValueError(f"need 10 ≤ n_train and n_train + n_test ≤ {len(data.target)}; "
-                         f"got n_train={n_train}, n_test={n_test}")
-    x = torch.tensor(data.data, dtype=torch.float32)
-    labels = torch.tensor(data.target)
-    mean, std = x[:n_train].mean(0), x[:n_train].std(0)
-    x = (x - mean) / torch.where(std > 0, std, torch.ones_like(std))
-    y = nn.functional.one_hot(labels, 10).float()
-    tr, te = slice(0, n_train), slice(n_train, n_train + n_test)
-    return Digits(x[tr], y[tr], labels[tr], x[te], y[te], labels[te])
-
-
+# --------------------------------------------------------------------------- model, loss
 class DropoutMLP(MLP):
     """:class:`~companion.core.nets.MLP` with dropout on every hidden layer's output while training.
 
     Each hidden unit is kept with probability ``keep`` and rescaled by 1/keep (inverted dropout), so
-    the expected output equals the evaluation-mode output; ``keep = 1`` is the plain network.
+    the expected output equals the evaluation-mode output; ``keep = 1`` is the plain network.  The
+    initialisation draws from ``generator``; the dropout masks from ``mask_generator`` (by default the
+    same generator, continuing after the initialisation) — never from torch's global random state.
     """
 
     def __init__(self, widths: Sequence[int], act: str = "tanh", keep: float = 1.0,
-                 init_std: float | Sequence[float] | None = None,
-                 generator: torch.Generator | None = None) -> None:
+                 init_std: float | Sequence[float] | None = None, *, generator: torch.Generator,
+                 mask_generator: torch.Generator | None = None) -> None:
         if not 0 < keep <= 1:
             raise ValueError(f"keep probability must lie in (0, 1], got {keep}")
         if init_std is None:  # LeCun-style N(0, 1/fan_in) for weights and biases
             init_std = [1.0 / math.sqrt(w) for w in widths[:-1]]
         super().__init__(widths, act, init_std=init_std, generator=generator)
         self.keep = float(keep)
+        self.mask_generator = generator if mask_generator is None else mask_generator
 
     def forward(self, x: Tensor) -> Tensor:  # (N, d_in) -> (N, d_out)
         for layer in self.layers[:-1]:
             x = self.act(layer(x))
             if self.training and self.keep < 1:
-                x = x * (torch.rand(x.shape) < self.keep) / self.keep
+                kept = torch.rand(x.shape, generator=self.mask_generator) < self.keep
+                x = x * kept / self.keep
         return self.layers[-1](x)
 
 
@@ -199,29 +219,42 @@ def full_loss(model: nn.Module, x: Tensor, y: Tensor, loss: str = "mse") -> land
     return landscape.module_loss(model, lambda out: fn(out, y), x)
 
 
-def sharpness(model: nn.Module, x: Tensor, y: Tensor, loss: str = "mse", v0: Tensor | None = None,
-              iters: int = 30, generator: torch.Generator | None = None) -> tuple[float, Tensor]:
-    """λ_max of the Hessian of the training loss at the model's parameters, and its eigenvector."""
+def sharpness(model: nn.Module, x: Tensor, y: Tensor, loss: str = "mse", *, iters: int = 30,
+              seed: int = 0) -> tuple[float, Tensor]:
+    """λ_max of the Hessian of the training loss at the model's parameters, and its eigenvector, by power
+    iteration from a random start vector drawn from ``seed``."""
     theta, _ = landscape.flatten_params(model)
-    return landscape.top_eigenvalue(full_loss(model, x, y, loss), theta, v0, iters=iters, tol=1e-4,
-                                    generator=generator)
+    return landscape.top_eigenvalue(full_loss(model, x, y, loss), theta, iters=iters, tol=1e-4,
+                                    generator=generator(seed))
 
 
 # --------------------------------------------------------------------------- training with tracked sharpness
 @dataclass
 class Run:
-    """A training run.  ``loss`` is the full-batch training loss (evaluation mode) at ``steps``;
-    ``sharpness`` is λ_max(H) at ``sharp_steps``; ``theta`` the final flat parameters (D,)."""
+    """A training run: the engine's :class:`engine.History` with the series ``"loss"`` (full-batch training loss,
+    evaluation mode) and ``"sharpness"`` (λ_max(H)), each NaN at the recorded steps where it was not
+    measured; ``theta`` the final flat parameters (D,)."""
 
     eta: float
     batch_size: int | None
     keep: float
-    steps: np.ndarray
-    loss: np.ndarray
-    sharp_steps: np.ndarray
-    sharpness: np.ndarray
+    history: engine.History
     theta: Tensor
-    model: nn.Module
+    model: nn.Module | None
+
+    steps: np.ndarray = field(init=False)         # the steps at which the loss was measured, and its values
+    loss: np.ndarray = field(init=False)
+    sharp_steps: np.ndarray = field(init=False)   # the steps at which λ_max was measured, and its values
+    sharpness: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.steps, self.loss = self._measured("loss")
+        self.sharp_steps, self.sharpness = self._measured("sharpness")
+
+    def _measured(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        values = self.history[name]
+        at = ~np.isnan(values)
+        return self.history.steps[at], values[at]
 
     @property
     def final_sharpness(self) -> float:
@@ -232,32 +265,21 @@ class Run:
         return self.sharpness[self.sharp_steps >= self.sharp_steps[-1] * (1 - fraction)]
 
 
-def add_flat_(model: nn.Module, delta: Tensor) -> None:
-    """θ ← θ + δ for a flat vector δ (D,), in place."""
-    n_params = sum(p.numel() for p in model.parameters())
-    if delta.shape != (n_params,):
-        raise ValueError(f"delta has {delta.numel()} entries but the model has {n_params} parameters")
-    with torch.no_grad():
-        offset = 0
-        for p in model.parameters():
-            p.add_(delta[offset:offset + p.numel()].view_as(p))
-            offset += p.numel()
-
-
 def train_tracked(model: nn.Module, x: Tensor, y: Tensor, *, eta: float, steps: int,
                   batch_size: int | None = None, loss: str = "mse", optimizer: str = "sgd",
                   track_every: int = 10, loss_every: int = 1, power_iters: int = 20,
-                  noise: NoiseHook | None = None, generator: torch.Generator | None = None,
-                  stop_at_loss: float | None = None) -> Run:
-    """Train ``model`` in place and track its loss and sharpness.
+                  noise: NoiseHook | None = None, generator: torch.Generator,
+                  stop_at_loss: float | None = None, progress: bool = True, desc: str = "") -> Run:
+    """Train ``model`` in place on the engine (:func:`companion.core.train.run`) and track its loss and sharpness.
 
-    The update is θ ← θ − η ∇L̂(θ) (+ η ε_t when ``noise`` returns ε_t, (11.4)–(11.5)), with L̂ the
-    loss on a mini-batch of ``batch_size`` samples drawn without replacement (``None``: full
-    batch), or Adam with learning rate η.  Dropout acts if the model has ``keep < 1``.
-    λ_max is computed every ``track_every`` steps on the full training loss without dropout, by
-    power iteration warm-started from the previous eigenvector.  With ``stop_at_loss``, training stops
-    at the first recorded step whose full-batch loss is at most that value (λ_max is measured there):
-    a run stopped at a matched loss (图11.6).
+    The update (:func:`companion.core.train.descend`) is θ ← θ − η ∇L̂(θ) (``torch.optim.SGD``; Adam with
+    learning rate η for ``optimizer="adam"``), followed by θ ← θ + η ε_t when ``noise`` returns ε_t
+    ((11.4)–(11.5)); L̂ is the loss on a mini-batch of ``batch_size`` samples drawn without replacement from
+    ``generator`` (``None``: full batch).  Dropout acts if the model has ``keep < 1``.  The full-batch
+    loss (no dropout) is recorded every ``loss_every`` steps, λ_max every ``track_every`` steps, by power
+    iteration warm-started from the previous eigenvector (the first start vector from ``generator``).
+    With ``stop_at_loss``, training stops at the first recorded step whose loss is at most that value
+    (λ_max is measured there): a run stopped at a matched loss (图11.6).
     """
     n = x.shape[0]
     if not eta > 0 or steps < 1 or track_every < 1 or loss_every < 1:
@@ -265,45 +287,52 @@ def train_tracked(model: nn.Module, x: Tensor, y: Tensor, *, eta: float, steps: 
                          f"track_every={track_every}, loss_every={loss_every}")
     if batch_size is not None and not 1 <= batch_size <= n:
         raise ValueError(f"batch_size must lie in [1, {n}] or be None, got {batch_size}")
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
+    if optimizer not in engine.OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(engine.OPTIMIZERS)}")
     fn = loss_fn(loss)
-    opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(model.parameters(), lr=eta)
     f_full = full_loss(model, x, y, loss)
-    steps_rec, losses, sharp_steps, sharps = [], [], [], []
-    v: Tensor | None = None
-    for step in range(steps + 1):
-        stop = step == steps
-        if step % loss_every == 0 or stop:
-            model.eval()
-            with torch.no_grad():
-                steps_rec.append(step)
-                losses.append(float(fn(model(x), y)))
-            stop = stop or (stop_at_loss is not None and losses[-1] <= stop_at_loss)
-        if step % track_every == 0 or stop:
-            model.eval()
-            theta, _ = landscape.flatten_params(model)
-            lam, v = landscape.top_eigenvalue(f_full, theta, v, iters=power_iters, tol=1e-4, generator=generator)
-            sharp_steps.append(step)
-            sharps.append(lam)
-        if stop:
-            break
-        model.train()
+
+    def batch_loss() -> Tensor:
         if batch_size is None:
-            xb, yb = x, y
-        else:
-            idx = torch.randperm(n, generator=generator)[:batch_size]
-            xb, yb = x[idx], y[idx]
-        opt.zero_grad(set_to_none=True)
-        fn(model(xb), yb).backward()
-        opt.step()
+            return fn(model(x), y)
+        idx = torch.randperm(n, generator=generator)[:batch_size]
+        return fn(model(x[idx]), y[idx])
+
+    gradient_step = engine.descend(engine.make_optimizer(optimizer, model.parameters(), eta), batch_loss)
+
+    def update(step: int) -> None:
+        model.train()
+        gradient_step(step)
         if noise is not None:
-            add_flat_(model, eta * noise(model, step))
+            theta, _ = landscape.flatten_params(model)
+            landscape.load_flat(model, theta + eta * noise(model, step))
+
+    eigenvector: Tensor | None = None
+
+    def record(step: int) -> dict[str, float]:
+        nonlocal eigenvector
+        model.eval()
+        row = {"loss": float("nan"), "sharpness": float("nan")}
+        last = step == steps
+        if step % loss_every == 0 or last:
+            with torch.no_grad():
+                row["loss"] = float(fn(model(x), y))
+            last = last or (stop_at_loss is not None and row["loss"] <= stop_at_loss)
+        if step % track_every == 0 or last:
+            theta, _ = landscape.flatten_params(model)
+            row["sharpness"], eigenvector = landscape.top_eigenvalue(f_full, theta, eigenvector, iters=power_iters,
+                                                                     tol=1e-4, generator=generator)
+        return row
+
+    def reached_loss(row: dict[str, float]) -> bool:     # NaN (loss not measured) never stops
+        return stop_at_loss is not None and row["loss"] <= stop_at_loss
+
+    record_at = sorted({*range(0, steps + 1, loss_every), *range(0, steps + 1, track_every), steps})
+    history = engine.run(update, steps=steps, record=record, record_at=record_at, stop=reached_loss, progress=progress,
+                  desc=desc or f"eta={eta:g}" + ("" if batch_size is None else f", B={batch_size}"))
     model.eval()
     theta, _ = landscape.flatten_params(model)
-    keep = float(getattr(model, "keep", 1.0))
-    return Run(eta, batch_size, keep, np.asarray(steps_rec), np.asarray(losses), np.asarray(sharp_steps),
-               np.asarray(sharps), theta, model)
+    return Run(eta, batch_size, float(getattr(model, "keep", 1.0)), history, theta, model)
 
 
 def accuracy(model: nn.Module, x: Tensor, labels: Tensor) -> float:
@@ -435,7 +464,7 @@ def interpolation_profile(model: nn.Module, theta_small: Tensor, theta_large: Te
     return losses_at(model, a * theta_large + (1 - a) * theta_small, x, y, loss, labels)
 
 
-def filter_normalized_direction(model: nn.Module, generator: torch.Generator | None = None) -> Tensor:
+def filter_normalized_direction(model: nn.Module, generator: torch.Generator) -> Tensor:
     """A Gaussian direction d (D,) rescaled so each neuron's incoming weights (a row of W and its bias)
     have the norm of the model's own (Li et al. 2017), making profiles of different nets comparable."""
     parts = []
@@ -471,19 +500,22 @@ def dropout_target(x: Tensor) -> Tensor:
 
 
 def train_dropout_1d(keep: float, *, width: int = 1000, n: int = 40, steps: int = 5000, lr: float = 1e-3,
-                     track_every: int | None = None, generator: torch.Generator | None = None,
-                     stop_at_loss: float | None = None) -> Run:
+                     track_every: int | None = None, seed: int = 0, stop_at_loss: float | None = None) -> Run:
     """A width-``width`` two-layer ReLU net fitting :func:`dropout_target` on n points of [−1, 1] with
     Adam, every parameter ~ N(0, 1/m^0.2) (the book's large initialisation), dropout keep ``keep``;
-    ``stop_at_loss``: stop at the first step whose loss is at most that (the loss is then recorded every step)."""
+    ``stop_at_loss``: stop at the first step whose loss is at most that (the loss is then recorded every step).
+    Streams of ``seed``: 6 the initialisation (and the power iteration's start), 7 the dropout masks — so
+    runs with different ``keep`` start from the same network."""
     if width < 1 or n < 2:
         raise ValueError(f"need width ≥ 1 and n ≥ 2; got width={width}, n={n}")
     x = torch.linspace(-1, 1, n)[:, None]  # (n, 1)
-    model = DropoutMLP([1, width, 1], "relu", keep=keep, init_std=width ** -0.1, generator=generator)
+    init = generator(seed, 6)
+    model = DropoutMLP([1, width, 1], "relu", keep=keep, init_std=width ** -0.1, generator=init,
+                       mask_generator=generator(seed, 7))
     loss_every = 1 if stop_at_loss is not None else max(1, steps // 200)
     return train_tracked(model, x, dropout_target(x), eta=lr, steps=steps, optimizer="adam",
-                         track_every=track_every or steps, loss_every=loss_every, generator=generator,
-                         stop_at_loss=stop_at_loss)
+                         track_every=track_every or steps, loss_every=loss_every, generator=init,
+                         stop_at_loss=stop_at_loss, desc=f"keep={keep:g}")
 
 
 DROPOUT_FLATTER = ClaimSpec("ch11.dropout-flatter", "图11.6",
@@ -520,25 +552,24 @@ class DropoutFlatness:
 
 def dropout_flatness(keeps: Sequence[float] = (1.0, 0.5), *, width: int = 1000, n: int = 40, steps: int = 2000,
                      lr: float = 3e-3, n_dirs: int = 5, alphas: np.ndarray | None = None,
-                     generator: Callable[[int], torch.Generator] | None = None) -> DropoutFlatness:
+                     seed: int = 0) -> DropoutFlatness:
     """Train the 1-D ReLU net of 图11.6 for each keep probability (``keeps`` must contain 1.0), then the plain
     net again from the same initialisation until its loss matches the dropout net's final loss, and take
-    filter-normalised profiles.  ``generator(k)`` gives stream k (training: 6, directions: 100 + j);
-    dropout masks come from torch's global generator."""
+    filter-normalised profiles.  Streams of ``seed``: training as in :func:`train_dropout_1d` (6, 7),
+    direction j: 100 + j."""
     if 1.0 not in keeps or len(keeps) < 2:
         raise ValueError(f"keeps must contain 1.0 (the plain network) and a keep < 1; got {tuple(keeps)}")
-    gen = generator or (lambda k: torch.Generator().manual_seed(k))
     alphas = np.linspace(-0.3, 0.3, 31) if alphas is None else np.asarray(alphas)
-    runs = {p: train_dropout_1d(p, width=width, n=n, steps=steps, lr=lr, generator=gen(6)) for p in keeps}
+    runs = {p: train_dropout_1d(p, width=width, n=n, steps=steps, lr=lr, seed=seed) for p in keeps}
     target = float(runs[min(keeps)].loss[-1])
-    matched = train_dropout_1d(1.0, width=width, n=n, steps=steps, lr=lr, generator=gen(6), stop_at_loss=target)
+    matched = train_dropout_1d(1.0, width=width, n=n, steps=steps, lr=lr, seed=seed, stop_at_loss=target)
     if matched.loss[-1] > target:
         matched = None
     x = torch.linspace(-1, 1, n)[:, None]
     y = dropout_target(x)
 
     def profile(model: nn.Module) -> np.ndarray:
-        dirs = [filter_normalized_direction(model, gen(100 + j)) for j in range(n_dirs)]
+        dirs = [filter_normalized_direction(model, generator(seed, 100 + j)) for j in range(n_dirs)]
         return np.mean([loss_profile(model, d, alphas, x, y) for d in dirs], axis=0)
 
     profiles = {p: profile(r.model) for p, r in runs.items()}
@@ -577,19 +608,29 @@ def rescale_relu(model: DropoutMLP, layer: int, c: float) -> DropoutMLP:
     return out
 
 
+@dataclass
+class RescalingEffect:
+    """For each rescaling factor ``c``: λ_max of the rescaled network and max |f_c(x) − f(x)| on the inputs."""
+
+    c: np.ndarray
+    sharpness: np.ndarray
+    output_change: np.ndarray
+
+
 def rescaling_effect(model: DropoutMLP, x: Tensor, y: Tensor, cs: Sequence[float], layer: int = 0,
-                     loss: str = "mse") -> dict[str, np.ndarray]:
-    """For each c: λ_max after rescaling and max |f_rescaled(x) − f(x)| on the training inputs."""
+                     loss: str = "mse", seed: int = 0) -> RescalingEffect:
+    """For each c: λ_max after rescaling (power iteration started from ``seed``) and max |f_rescaled(x) − f(x)|
+    on the training inputs."""
     model.eval()
     with torch.no_grad():
         base = model(x)
     lams, changes = [], []
     for c in cs:
         other = rescale_relu(model, layer, float(c))
-        lams.append(sharpness(other, x, y, loss)[0])
+        lams.append(sharpness(other, x, y, loss, seed=seed)[0])
         with torch.no_grad():
             changes.append(float((other(x) - base).abs().max()))
-    return {"c": np.asarray(cs, dtype=float), "sharpness": np.asarray(lams), "output_change": np.asarray(changes)}
+    return RescalingEffect(np.asarray(cs, dtype=float), np.asarray(lams), np.asarray(changes))
 
 
 RESCALING = ClaimSpec("ch11.rescaling-changes-sharpness", "习题11",
@@ -597,19 +638,200 @@ RESCALING = ClaimSpec("ch11.rescaling-changes-sharpness", "习题11",
                       "lambda_max by more than a factor 2")
 
 
-def check_rescaling_invariance(effect: dict[str, np.ndarray], tol: float = 1e-4) -> Verdict:
+def check_rescaling_invariance(effect: RescalingEffect, tol: float = 1e-4) -> Verdict:
     """习题11 on :func:`rescaling_effect` (whose ``c`` must include 1): every output change ≤ ``tol`` and
     λ_max changed, up or down, by more than a factor 2 at each c ≠ 1."""
-    c = np.asarray(effect["c"])
+    c = effect.c
     if not np.any(np.isclose(c, 1.0)):
         raise ValueError(f"the rescaling factors must include c = 1 (the reference), got {c.tolist()}")
-    ref = float(effect["sharpness"][np.isclose(c, 1.0)][0])
-    conds = [identity("max |f_c - f|", float(np.max(effect["output_change"])), tol)]
-    for ci, lam in zip(c, effect["sharpness"]):
+    ref = float(effect.sharpness[np.isclose(c, 1.0)][0])
+    conds = [identity("max |f_c - f|", float(np.max(effect.output_change)), tol)]
+    for ci, lam in zip(c, effect.sharpness):
         if not np.isclose(ci, 1.0):
             ratio = float(lam) / ref
             conds.append(threshold(f"lambda_max change factor (c={ci:.3g})", max(ratio, 1 / ratio), ">", 2.0))
-    return RESCALING.judge(*conds, sharpness=effect["sharpness"])
+    return RESCALING.judge(*conds, sharpness=effect.sharpness)
+
+
+# --------------------------------------------------------------------------- SGD noise (§11.3, (11.4)–(11.7))
+def per_sample_gradients(model: nn.Module, x: Tensor, y: Tensor, loss: str = "mse") -> Tensor:
+    """∇ℓ_i(θ) for every training sample, shape (n, D), by vmap over torch.func.grad (eval mode)."""
+    model.eval()
+    theta, unflatten = landscape.flatten_params(model)
+    fn = loss_fn(loss)
+
+    def one(th: Tensor, xi: Tensor, yi: Tensor) -> Tensor:
+        return fn(functional_call(model, unflatten(th), (xi[None],)), yi[None])
+
+    return vmap(grad(one), in_dims=(None, 0, 0))(theta, x, y)
+
+
+def noise_factor(grads: Tensor, batch_size: int) -> Tensor:
+    """C (n, D) with CᵀC = Σ_sgd = (1/B)[(1/n)Σ g_i g_iᵀ − ḡḡᵀ] for batches of ``batch_size``."""
+    n = grads.shape[0]
+    if not 1 <= batch_size <= n:
+        raise ValueError(f"batch_size must lie in [1, {n}], got {batch_size}")
+    return (grads - grads.mean(0)) / np.sqrt(n * batch_size)
+
+
+@dataclass
+class Alignment:
+    """Tr(HΣ) against its isotropic counterpart Tr(H)Tr(Σ)/D and against the same-size noise spread evenly
+    over the span of the gradient noise, Tr(HΠ)Tr(Σ)/rank."""
+
+    tr_h_sigma: float
+    tr_h: float
+    tr_sigma: float
+    dim: int
+    tr_h_span: float
+    rank: int
+
+    isotropic: float = field(init=False)      # Tr(H)Tr(Σ)/D, and Tr(HΣ) over it
+    ratio: float = field(init=False)
+    span_uniform: float = field(init=False)   # Tr(HΠ)Tr(Σ)/r, and Tr(HΣ) over it
+    span_ratio: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.isotropic = self.tr_h * self.tr_sigma / self.dim
+        self.span_uniform = self.tr_h_span * self.tr_sigma / self.rank
+        self.ratio = self.tr_h_sigma / self.isotropic
+        self.span_ratio = self.tr_h_sigma / self.span_uniform
+
+
+def noise_alignment(model: nn.Module, x: Tensor, y: Tensor, batch_size: int, loss: str = "mse",
+                    n_probes: int = 30, *, generator: torch.Generator,
+                    factor: Tensor | None = None) -> Alignment:
+    """Tr(HΣ), Tr(H) (Hutchinson, ``n_probes`` vectors), Tr(Σ) and Tr(HΠ) at the model's parameters, for
+    Σ = CᵀC with C the SGD noise factor of ``batch_size`` (or a given ``factor`` (m, D), e.g. isotropic
+    noise from :func:`isotropic_factor`)."""
+    if factor is None:    # centred in float64, so that the span has rank n − 1 up to float64 rounding
+        c64 = noise_factor(per_sample_gradients(model, x, y, loss).double(), batch_size)  # (n, D)
+    else:
+        c64 = factor.double()
+    c = c64.to(x.dtype)
+    f = full_loss(model, x, y, loss)
+    theta, _ = landscape.flatten_params(model)
+    hvps = vmap(lambda v: landscape.hvp(f, theta, v))
+    tr_h_sigma = float((hvps(c) * c).sum())
+    _, s, vh = torch.linalg.svd(c64, full_matrices=False)
+    q = vh[: int((s > s[0] * 1e-6).sum())].to(x.dtype)                  # (r, D) orthonormal basis of the span
+    tr_h_span = float((hvps(q) * q).sum())
+    tr_h = landscape.hutchinson_trace(f, theta, n_samples=n_probes, generator=generator)
+    return Alignment(tr_h_sigma, tr_h, float((c * c).sum()), theta.numel(), tr_h_span, q.shape[0])
+
+
+NOISE_ALIGNMENT = ClaimSpec("ch11.noise-alignment", "§11.3.1",
+                            "SGD noise is aligned with the Hessian: Tr(H Sigma) exceeds Tr(H) Tr(Sigma) / D more than "
+                            "10-fold, and exceeds the value for the same noise spread evenly over its own directions")
+
+
+def check_noise_alignment(align: Alignment) -> Verdict:
+    """§11.3.1: Tr(HΣ) > 10 × the isotropic value Tr(H)Tr(Σ)/D (the book's ≫), and Tr(HΣ) above the baseline
+    noise of equal size spread evenly over the span of the gradient noise, Tr(HΠ)Tr(Σ)/r."""
+    return NOISE_ALIGNMENT.judge(
+        threshold("Tr(H Sigma) / [Tr(H) Tr(Sigma)/D]", align.ratio, ">", 10.0),
+        compare("Tr(H Sigma)", align.tr_h_sigma, ">", "Tr(H Pi) Tr(Sigma)/rank", align.span_uniform),
+        span_ratio=align.span_ratio, rank=align.rank, dim=align.dim)
+
+
+def noise_directions(model: nn.Module, x: Tensor, y: Tensor, batch_size: int, k: int,
+                     loss: str = "mse", factor: Tensor | None = None) -> tuple[np.ndarray, Tensor]:
+    """The top-``k`` eigenvalues σ_i² of Σ = CᵀC (k,) and eigenvectors p_i as rows (k, D), from the SVD of C,
+    the SGD noise factor (or a given ``factor``)."""
+    c = (noise_factor(per_sample_gradients(model, x, y, loss), batch_size) if factor is None else factor).double()
+    if not 1 <= k <= min(c.shape):
+        raise ValueError(f"k must lie in [1, {min(c.shape)}], got {k}")
+    _, s, vh = torch.linalg.svd(c, full_matrices=False)
+    return (s[:k] ** 2).numpy(), vh[:k].to(x.dtype)
+
+
+def directional_flatness(model: nn.Module, directions: Tensor, x: Tensor, y: Tensor, loss: str = "mse",
+                         factor: float = float(np.e), bisections: int = 30) -> np.ndarray:
+    """F_i = θ_i^r − θ_i^l (11.3) for unit directions (k, D): the nearest δ on each side where
+    L(θ + δp_i) = factor·L₀, found by doubling then bisection, all 2k searches in one vmapped pass."""
+    if not factor > 1:
+        raise ValueError(f"factor must exceed 1, got {factor}")
+    f = full_loss(model, x, y, loss)
+    theta, _ = landscape.flatten_params(model)
+    if directions.ndim != 2 or directions.shape[1] != theta.numel():
+        raise ValueError(f"directions must have shape (k, {theta.numel()}), got {tuple(directions.shape)}")
+    dirs = torch.cat([directions, -directions])                           # (2k, D): right then left
+    with torch.no_grad():
+        target = factor * float(f(theta))
+        loss_at = vmap(lambda d, t: f(theta + t * d))
+        lo, hi = torch.zeros(len(dirs)), torch.full((len(dirs),), 1e-3)
+        for _ in range(60):                                               # bracket: L(θ + hi·p) ≥ target
+            below = loss_at(dirs, hi) < target
+            if not below.any():
+                break
+            lo, hi = torch.where(below, hi, lo), torch.where(below, 2 * hi, hi)
+        for _ in range(bisections):
+            mid = 0.5 * (lo + hi)
+            below = loss_at(dirs, mid) < target
+            lo, hi = torch.where(below, mid, lo), torch.where(below, hi, mid)
+    width = 0.5 * (lo + hi)
+    k = directions.shape[0]
+    return (width[:k] + width[k:]).numpy()
+
+
+@dataclass
+class FengTu:
+    """Noise variances σ_i² and flatness F_i along the top noise directions, with the log-log slope
+    of σ² against F (the book: ≈ −ψ = −4) and Spearman's rank correlation."""
+
+    variances: np.ndarray
+    flatness: np.ndarray
+    slope: float
+    spearman: float
+
+
+def feng_tu(model: nn.Module, x: Tensor, y: Tensor, batch_size: int, k: int = 40, loss: str = "mse",
+            factor: Tensor | None = None) -> FengTu:
+    """σ_i² and F_i along the top-k eigen-directions of Σ_sgd (or of a given noise ``factor``) at the model's
+    parameters (图11.5)."""
+    variances, directions = noise_directions(model, x, y, batch_size, k, loss, factor)
+    flat = directional_flatness(model, directions, x, y, loss)
+    slope = float(np.polyfit(np.log(flat), np.log(variances), 1)[0])
+    return FengTu(variances, flat, slope, float(spearmanr(flat, variances)[0]))
+
+
+FENG_TU = ClaimSpec("ch11.feng-tu", "(11.6)",
+                    "the noise variance falls with the directional flatness: log-log slope below -1 and Spearman "
+                    "rho below -0.6")
+
+
+def check_feng_tu(ft: FengTu) -> Verdict:
+    """(11.6), 图11.5: σ_i² against F_i has log-log slope < −1 and Spearman ρ < −0.6 (book: slope ≈ −4)."""
+    return FENG_TU.judge(threshold("log-log slope", ft.slope, "<", -1.0),
+                         threshold("Spearman rho", ft.spearman, "<", -0.6), k=len(ft.variances))
+
+
+def isotropic_factor(model: nn.Module, x: Tensor, y: Tensor, batch_size: int, m: int | None = None,
+                     loss: str = "mse", *, generator: torch.Generator) -> Tensor:
+    """A factor C (m, D) of isotropic noise of the SGD noise's size: rows ε_k/√m with ε_k drawn by the GLD
+    hook of :func:`isotropic_noise`, so that E[CᵀC] = (Tr(Σ_sgd)/D)·I (m = n by default)."""
+    hook = isotropic_noise(x, y, batch_size, refresh_every=10**9, loss=loss, generator=generator)
+    m = x.shape[0] if m is None else m
+    return torch.stack([hook(model, k) for k in range(m)]) / np.sqrt(m)
+
+
+def isotropic_noise(x: Tensor, y: Tensor, batch_size: int, *, refresh_every: int = 20, loss: str = "mse",
+                    generator: torch.Generator) -> NoiseHook:
+    """A noise hook for :func:`train_tracked`: ε_t ~ N(0, σ_t² I) with
+    σ_t² = Tr(Σ_sgd)/D re-estimated every ``refresh_every`` steps (GLD dynamic, (11.5), 表11.2)."""
+    if refresh_every < 1:
+        raise ValueError(f"refresh_every must be ≥ 1, got {refresh_every}")
+    state = {"sigma": 0.0}
+
+    def hook(model: nn.Module, step: int) -> Tensor:
+        if step % refresh_every == 0:
+            c = noise_factor(per_sample_gradients(model, x, y, loss), batch_size)
+            state["sigma"] = float((c * c).sum() / c.shape[1]) ** 0.5
+            model.train()
+        d = sum(p.numel() for p in model.parameters())
+        return state["sigma"] * torch.randn(d, generator=generator)
+
+    return hook
 
 
 # --------------------------------------------------------------------------- figures and explorers
@@ -655,36 +877,36 @@ EXPLORER_SAMPLES, EXPLORER_STEPS = 128, 400
 
 
 def explore_training(eta: float = 0.25, batch_size: int = EXPLORER_SAMPLES, keep: float = 1.0, width: int = 64,
-                     steps: int = EXPLORER_STEPS, seed: int = 0) -> dict[str, np.ndarray | float]:
-    """One digits run for the explorer: a tanh MLP 64-w-w-w-10, MSE, GD/SGD with dropout ``keep``."""
-    data = digits(EXPLORER_SAMPLES)
-    gen = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)  # dropout masks
-    model = DropoutMLP([64, width, width, width, 10], "tanh", keep=keep, generator=gen)
+                     steps: int = EXPLORER_STEPS, seed: int = 0) -> Run:
+    """One digits run for the explorer: a tanh MLP 64-w-w-w-10, MSE, GD/SGD with dropout ``keep``.
+    Streams of ``seed``: 0 the initialisation, the mini-batches and the power iteration's start; 1 the
+    dropout masks."""
+    data = digits(EXPLORER_SAMPLES, standardise=True)
+    gen = generator(seed)
+    model = DropoutMLP([64, width, width, width, 10], "tanh", keep=keep, generator=gen,
+                       mask_generator=generator(seed, 1))
     full = batch_size >= EXPLORER_SAMPLES
-    run = train_tracked(model, data.x, data.y, eta=eta, steps=steps, batch_size=None if full else batch_size,
-                        track_every=10, loss_every=1 if full else 5, generator=gen)
-    return {"steps": run.steps, "loss": run.loss, "sharp_steps": run.sharp_steps, "sharpness": run.sharpness,
-            "two_over_eta": 2 / eta, "tail_median": float(np.median(run.tail(0.5))), "eta": eta}
+    return train_tracked(model, data.x, data.one_hot(), eta=eta, steps=steps, batch_size=None if full else batch_size,
+                         track_every=10, loss_every=1 if full else 5, generator=gen, progress=False)
 
 
 def make_explorer(seed: int | None = None):
-    """Explorer: η, batch size, keep probability and width → sharpness against 2/η, and the loss."""
-    from companion.kit.config import settings
+    """Explorer: η, batch size, keep probability and width → sharpness against 2/η, and the loss; its runs
+    draw from ``seed`` (default: the active seed)."""
     from companion.kit.widgets import Explorer, dropdown, float_slider, int_slider, log_slider
 
-    seed = settings().seed if seed is None else seed
+    seed = active_seed() if seed is None else seed
 
-    def compute(eta: float, batch_size: int, keep: float, width: int) -> dict:
+    def compute(eta: float, batch_size: int, keep: float, width: int) -> Run:
         return explore_training(eta, batch_size, keep, width, seed=seed)
 
-    def draw(result: dict, fig) -> None:
+    def draw(result: Run, fig) -> None:
         ax1, ax2 = fig.subplots(1, 2)
-        ax1.plot(result["sharp_steps"], result["sharpness"], label="lambda_max(H)")
-        ax1.axhline(result["two_over_eta"], color="k", ls="--", lw=1, label="2/eta")
+        ax1.plot(result.sharp_steps, result.sharpness, label="lambda_max(H)")
+        ax1.axhline(2 / result.eta, color="k", ls="--", lw=1, label="2/eta")
         ax1.set(xlabel="step", ylabel="sharpness", title="sharpness and the stability limit")
         ax1.legend()
-        ax2.semilogy(result["steps"], result["loss"])
+        ax2.semilogy(result.steps, result.loss)
         ax2.set(xlabel="step", ylabel="training loss", title="loss (full batch, no dropout)")
 
     controls = {"eta": log_slider(0.25, 0.02, 0.6, "learning rate eta"),
@@ -701,17 +923,15 @@ def rescaling_explorer(model: DropoutMLP, x: Tensor, y: Tensor, cs: Sequence[flo
 
     curve = rescaling_effect(model, x, y, cs, layer)
 
-    def compute(c: float) -> dict:
-        point = rescaling_effect(model, x, y, [c], layer)
-        return {"curve": curve, "c": c, "sharpness": float(point["sharpness"][0]),
-                "output_change": float(point["output_change"][0])}
+    def compute(c: float) -> RescalingEffect:
+        return rescaling_effect(model, x, y, [c], layer)
 
-    def draw(result: dict, fig) -> None:
+    def draw(point: RescalingEffect, fig) -> None:
         ax = fig.subplots()
-        ax.loglog(result["curve"]["c"], result["curve"]["sharpness"], "-", color="0.5")
-        ax.loglog([result["c"]], [result["sharpness"]], "o", color="#d62728")
+        ax.loglog(curve.c, curve.sharpness, "-", color="0.5")
+        ax.loglog(point.c, point.sharpness, "o", color="#d62728")
         ax.set(xlabel="rescaling factor c", ylabel="lambda_max(H)",
-               title=f"max |f_c(x) - f(x)| = {result['output_change']:.1e}")
+               title=f"max |f_c(x) - f(x)| = {point.output_change[0]:.1e}")
 
     return Explorer("ReLU rescaling (exercise 11)", {"c": log_slider(1.0, 0.1, 10.0, "c")}, compute, draw,
                     figsize=(5.0, 3.3))

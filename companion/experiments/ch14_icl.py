@@ -13,12 +13,16 @@ Metrics (Akyürek et al. §4): SPD(A₁, A₂) = E[(A₁(D)(x′) − A₂(D)(x�
 and ILWD(A₁, A₂) = E‖ŵ_{A₁} − ŵ_{A₂}‖², the implicit linear weight difference, where the transformer's ŵ is
 the least-squares fit of its predictions on probe inputs x′ with the context D held fixed.
 
-Also here: the ΔW sequence and the fine-tuning comparison of Dherin et al. on the trained learner, the
-in-context pattern classification of Li et al. (ICML 2024), and the chapter's explorer.
+Also here: Theorem 2.2's identities checked on random and trained blocks (the algebra is
+:mod:`companion.core.icl`), the ΔW sequence and the fine-tuning comparison of Dherin et al. on the trained
+learner, the in-context pattern classification of Li et al. (ICML 2024), the chapter's claims, explorer and
+exercise checker.  Every training loop runs on the engine (:func:`companion.core.train.run`).
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,9 +30,12 @@ import torch
 from torch import Tensor
 
 from companion.core import icl
-from companion.kit.cache import cached
-from companion.kit.claims import ClaimSpec, Verdict, compare as compare_values, threshold
+from companion.core.spectral import relative_error
+from companion.core.train import History, descend, run
 from companion.core.transformer import Transformer, TransformerConfig
+from companion.kit.cache import cached
+from companion.kit.claims import ClaimSpec, Verdict, compare as compare_values, identity, threshold
+from companion.kit.seeds import active_seed, generator
 
 BASELINES = ("gd1", "ridge", "ols", "zero")
 
@@ -58,9 +65,9 @@ class Tasks:
         return torch.cat([pairs, query], 1)
 
 
-def sample_tasks(n_tasks: int, k: int, d: int, noise: float = 0.0, generator: torch.Generator | None = None,
+def sample_tasks(n_tasks: int, k: int, d: int, noise: float = 0.0, *, generator: torch.Generator,
                  dtype: torch.dtype = torch.float32) -> Tasks:
-    """B = ``n_tasks`` tasks with ``k`` context pairs each (see the module docstring)."""
+    """B = ``n_tasks`` tasks with ``k`` context pairs each (see the module docstring), drawn from ``generator``."""
     if n_tasks < 1 or k < 0 or d < 1:
         raise ValueError(f"need n_tasks ≥ 1, k ≥ 0, d ≥ 1; got n_tasks={n_tasks}, k={k}, d={d}")
     if not noise >= 0:
@@ -95,12 +102,12 @@ def ols_weights(xs: Tensor, ys: Tensor) -> Tensor:
     return (torch.linalg.pinv(xs) @ ys[..., None])[..., 0]
 
 
-def fit_gd_eta(k: int, d: int, noise: float = 0.0, n_tasks: int = 4096,
-               generator: torch.Generator | None = None) -> float:
-    """The step size η that makes one GD step the best predictor at context length k (least squares in η)."""
+def fit_gd_eta(k: int, d: int, noise: float = 0.0, n_tasks: int = 4096, *, generator: torch.Generator) -> float:
+    """The step size η that makes one GD step the best predictor at context length k: the closed-form least
+    squares η = Σ a·y_q / Σ a² over ``n_tasks`` tasks, a = ⟨Xᵀy, x_q⟩ (no iteration)."""
     if k < 1:
         raise ValueError(f"fitting η needs k ≥ 1, got {k}")
-    t = sample_tasks(n_tasks, k, d, noise, generator, dtype=torch.float64)
+    t = sample_tasks(n_tasks, k, d, noise, generator=generator, dtype=torch.float64)
     a = (gd_weights(t.xs, t.ys, 1.0) * t.xq).sum(-1)
     return float((a * t.yq).sum() / (a * a).sum())
 
@@ -161,42 +168,59 @@ def predict(model: Transformer, tokens: Tensor) -> Tensor:
 
 @dataclass
 class Trained:
-    """A trained in-context learner and its training curve (mean loss over each ``record_every`` steps)."""
+    """A trained learner and its training curve: ``history["train_loss"]`` is the mean mini-batch loss over
+    each window of ``record_every`` steps, recorded at the window's end (``history.steps``)."""
 
     model: Transformer
-    steps: np.ndarray
-    loss: np.ndarray
+    history: History
+
+
+def fit_on_fresh_batches(model: Transformer, batch_loss: Callable[[], Tensor], *, steps: int, lr: float,
+                         cosine: bool = False, record_every: int = 50, desc: str = "training") -> Trained:
+    """Adam (with a cosine-annealed rate if ``cosine``) on ``batch_loss()``, a loss on a fresh batch of tasks
+    drawn at each call; the engine records the mean of the mini-batch losses since the previous record."""
+    if steps < 0 or record_every < 1:
+        raise ValueError(f"need steps ≥ 0 and record_every ≥ 1, got {steps}, {record_every}")
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, steps) if cosine else None
+    window: list[float] = []
+
+    def loss() -> Tensor:
+        value = batch_loss()
+        window.append(value.item())
+        return value
+
+    def record(step: int) -> dict[str, float]:
+        mean = float(np.mean(window)) if window else float("nan")  # nan: no step yet (steps = 0)
+        window.clear()
+        return {"train_loss": mean}
+
+    history = run(descend(optimizer, loss, schedule=schedule), steps=steps, record=record,
+                  record_at=sorted({*range(record_every, steps + 1, record_every), steps}), desc=desc)
+    return Trained(model.eval(), history)
 
 
 @cached
 def train_icl(config: ICLConfig, record_every: int = 50) -> Trained:
-    """Train a transformer on fresh tasks each step (Adam, cosine lr), context length k ~ U{1..k_max} per step."""
+    """Train a transformer on fresh tasks each step (Adam, cosine lr), context length k ~ U{1..k_max} per step;
+    the squared error of the prediction at the query is the loss."""
     if config.steps < 1 or config.batch < 1:
         raise ValueError(f"steps and batch must be ≥ 1, got {config.steps}, {config.batch}")
-    gen = torch.Generator().manual_seed(config.seed)
+    gen = generator(config.seed)
     model = Transformer(config.transformer(), generator=gen)
-    opt = torch.optim.Adam(model.parameters(), lr=config.lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, config.steps)
-    steps, losses, running = [], [], []
-    for step in range(config.steps):
+
+    def batch_loss() -> Tensor:
         k = int(torch.randint(1, config.k_max + 1, (1,), generator=gen))
-        t = sample_tasks(config.batch, k, config.d, config.noise, gen)
-        loss = ((predict(model, t.tokens()) - t.yq) ** 2).mean()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        sched.step()
-        running.append(loss.item())
-        if (step + 1) % record_every == 0:
-            steps.append(step + 1)
-            losses.append(float(np.mean(running)))
-            running = []
-    return Trained(model.eval(), np.asarray(steps), np.asarray(losses))
+        t = sample_tasks(config.batch, k, config.d, config.noise, generator=gen)
+        return ((predict(model, t.tokens()) - t.yq) ** 2).mean()
+
+    return fit_on_fresh_batches(model, batch_loss, steps=config.steps, lr=config.lr, cosine=True,
+                                record_every=record_every, desc="in-context learner")
 
 
 def random_init(config: ICLConfig) -> Transformer:
     """The untrained model with the same initialisation as :func:`train_icl` (the control)."""
-    return Transformer(config.transformer(), generator=torch.Generator().manual_seed(config.seed)).eval()
+    return Transformer(config.transformer(), generator=generator(config.seed)).eval()
 
 
 @dataclass
@@ -225,7 +249,7 @@ def compare(model: Transformer, config: ICLConfig, ks: list[int] | None = None, 
     if n_probes and n_probes < config.d:
         raise ValueError(f"n_probes must be 0 or ≥ d={config.d} to fit ŵ, got {n_probes}")
     noise = config.noise if noise is None else noise
-    gen = torch.Generator().manual_seed(seed)
+    gen = generator(seed)
     mse = {n: [] for n in ("icl", *BASELINES)}
     spds = {n: [] for n in BASELINES}
     ilwds = {n: [] for n in BASELINES}
@@ -233,7 +257,7 @@ def compare(model: Transformer, config: ICLConfig, ks: list[int] | None = None, 
     for k in ks:
         eta = fit_gd_eta(k, config.d, noise, generator=gen)
         etas.append(eta)
-        t = sample_tasks(n_tasks, k, config.d, noise, gen)
+        t = sample_tasks(n_tasks, k, config.d, noise, generator=gen)
         preds = {"icl": predict(model, t.tokens())}
         weights = {n: baseline_weights(n, t, eta=eta, lam=lam) for n in BASELINES}
         for n, w in weights.items():
@@ -278,38 +302,65 @@ def delta_w_path(model: Transformer, tasks: Tasks, block: int = 0) -> icl.Implic
 
 @dataclass
 class FineTuning:
-    """Test loss against the number of examples i, by fine-tuning W₁ one example at a time vs by ΔW(C_i);
-    ``zero`` is the zero predictor's loss on the same test queries."""
+    """Test loss against the number of examples i (``history.steps``), by fine-tuning W₁ one example at a time
+    (series ``"finetune"``) vs by ΔW(C_i) (series ``"delta_w"``); ``zero`` is the zero predictor's loss on the
+    same test queries."""
 
-    i: np.ndarray
-    finetune: np.ndarray
-    delta_w: np.ndarray
+    history: History
     zero: float
+
+
+class PolyakStep(torch.optim.Optimizer):
+    """Per-member Polyak steps: θ_b ← θ_b − lr · ℓ_b / ‖∇_{θ_b} ℓ_b‖² · ∇_{θ_b} ℓ_b (optimum value 0).
+
+    Every parameter has the member axis first (one row per task); member b's squared gradient norm is summed
+    over all parameters, and a member with a zero gradient does not move.  The loss sets ``losses`` (the
+    per-member values ℓ_b, detached) each time it is evaluated, before :func:`~companion.core.train.descend`
+    steps.  On the absolute error ℓ_b = |f_b − y_b| this is the normalised LMS (Kaczmarz) step
+    θ_b ← θ_b − lr · e_b ∇f_b / ‖∇f_b‖², e_b = f_b − y_b: to first order it shrinks the error by 1 − lr.
+    """
+
+    def __init__(self, params, lr: float) -> None:
+        super().__init__(params, {"lr": lr})
+        self.losses: Tensor | None = None
+
+    @torch.no_grad()
+    def step(self, closure: None = None) -> None:
+        if self.losses is None:
+            raise RuntimeError("PolyakStep needs the per-member losses: set optimizer.losses in the loss")
+        params = [p for group in self.param_groups for p in group["params"] if p.grad is not None]
+        norm2 = sum((p.grad * p.grad).flatten(1).sum(1) for p in params)  # ‖∇_{θ_b} ℓ_b‖², (B,)
+        size = torch.where(norm2 > 0, self.losses / torch.where(norm2 > 0, norm2, 1.0), 0.0)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p -= (group["lr"] * size).reshape(-1, *[1] * (p.ndim - 1)) * p.grad
+        self.losses = None
 
 
 def finetune_vs_delta_w(model: Transformer, config: ICLConfig, n_tasks: int = 64, n_test: int = 32,
                         lr: float = 0.5, seed: int = 2, shuffle_labels: bool = False) -> FineTuning:
-    """Dherin et al.'s comparison: for new tasks w_test, (a) fine-tuning the MLP first-layer weights W₁ of
-    every block by SGD, one example (x_i; 0) → y_i at a time, in context order, the model seeing the query
-    alone; (b) the ΔW test loss, the query-only pass with every block patched by ΔW(C_i), which equals the
-    prediction with the first i examples in context.  Both are measured on ``n_test`` test queries per
-    task; i runs from 0 to k_max.
+    """Dherin et al.'s comparison (§4.3): for new tasks w_test, (a) fine-tuning the MLP first-layer weights W₁
+    of every block one example (x_i; 0) → y_i at a time, in context order, the model seeing the query alone;
+    (b) the ΔW test loss, the query-only pass with every block patched by ΔW(C_i) (Thm 2.2), which equals the
+    prediction with the first i examples in context.  Both are measured on ``n_test`` test queries per task;
+    i runs from 0 to k_max: the engine takes k_max steps, one per example, and records at every step.
 
-    The SGD step is *normalised* like the implicit one (h = 1/‖A(x)‖²): on example i,
-    W₁ ← W₁ − lr · e_i ∇_{W₁} f(x_i) / ‖∇_{W₁} f(x_i)‖², e_i = f(x_i) − y_i, so that, to first order, the
-    example's error shrinks by the factor 1 − lr whatever the scale of the model's activations.  With a
-    fixed rate (the paper's 0.01) the effective step lr · ‖∇f‖² of this model reaches 5–10 on some
-    examples — past the stability limit 1 of a squared loss —, the error changes sign and grows, and since
-    two blocks are tuned at once (the second block's input moves with the first block's W₁) the curvature
-    grows with the weights: the run diverges to inf and the test loss becomes NaN on some seeds.
+    The step is *normalised* like the implicit one (h = 1/‖A(x)‖²): on example i, per task,
+    W₁ ← W₁ − lr · e_i ∇_{W₁} f(x_i) / ‖∇_{W₁} f(x_i)‖², e_i = f(x_i) − y_i (:class:`PolyakStep` on |e_i|), so
+    that, to first order, the example's error shrinks by the factor 1 − lr whatever the scale of the model's
+    activations.  With a fixed rate (the paper's 0.01) the effective step lr · ‖∇f‖² of this model reaches
+    5–10 on some examples — past the stability limit 1 of a squared loss —, the error changes sign and grows,
+    and since two blocks are tuned at once (the second block's input moves with the first block's W₁) the
+    curvature grows with the weights: the run diverges to inf and the test loss becomes NaN on some seeds.
 
     ``shuffle_labels`` gives each task the context labels of another task (a negative control: the examples
     then say nothing about the task the test queries come from).
     """
     if not 0 < lr <= 1:
         raise ValueError(f"the normalised step lr must lie in (0, 1], got {lr}")
-    gen = torch.Generator().manual_seed(seed)
-    t = sample_tasks(n_tasks, config.k_max, config.d, config.noise, gen)
+    gen = generator(seed)
+    t = sample_tasks(n_tasks, config.k_max, config.d, config.noise, generator=gen)
     x_test = torch.randn(n_tasks, n_test, config.d, generator=gen)  # (B, Q, d)
     y_test = torch.einsum("bqd,bd->bq", x_test, t.w)
     if shuffle_labels:
@@ -322,28 +373,30 @@ def finetune_vs_delta_w(model: Transformer, config: ICLConfig, n_tasks: int = 64
         ups = [icl.Update(dw, torch.zeros(xq.shape[0], D)) for dw in deltas]
         return icl.readout(model, icl.patched_stack_output(blocks, hq, ups))[:, 0]
 
-    def test_loss(deltas: list[Tensor]) -> float:
-        with torch.no_grad():
-            preds = torch.stack([query_only(x_test[:, q], deltas) for q in range(n_test)], 1)
-        return float(((preds - y_test) ** 2).mean())
+    deltas = [torch.zeros(n_tasks, H, D, requires_grad=True) for _ in blocks]  # W₁ − W₁⁽⁰⁾ per task and block
+    optimizer = PolyakStep(deltas, lr=lr)
+    example = 0
 
-    deltas = [torch.zeros(n_tasks, H, D, requires_grad=True) for _ in blocks]
-    ft, dw = [test_loss(deltas)], []
-    for i in range(config.k_max + 1):
-        with torch.no_grad():
-            preds = torch.stack([predict(model, t.tokens(k=i, xq=x_test[:, q])) for q in range(n_test)], 1)
-        dw.append(float(((preds - y_test) ** 2).mean()))
-        if i == config.k_max:
-            break
-        out = query_only(t.xs[:, i], deltas)  # (B,): each task's output depends on its own ΔW₁ only
-        grads = torch.autograd.grad(out.sum(), deltas)  # so these are the per-task gradients ∇f
-        with torch.no_grad():
-            norm2 = sum((g * g).sum((1, 2)) for g in grads)  # ‖∇_{W₁} f(x_i)‖² over all blocks, (B,)
-            scale = lr * (out - t.ys[:, i]) / norm2
-            for delta, g in zip(deltas, grads):
-                delta -= scale[:, None, None] * g
-        ft.append(test_loss(deltas))
-    return FineTuning(np.arange(config.k_max + 1), np.asarray(ft), np.asarray(dw), float((y_test ** 2).mean()))
+    def example_error() -> Tensor:  # |f(x_i) − y_i| (B,): each task's output depends on its own ΔW₁ only
+        error = (query_only(t.xs[:, example], deltas) - t.ys[:, example]).abs()
+        optimizer.losses = error.detach()
+        return error
+    step_on_example = descend(optimizer, example_error)
+
+    def update(i: int) -> None:
+        nonlocal example
+        example = i
+        step_on_example(i)
+
+    @torch.no_grad()
+    def record(i: int) -> dict[str, float]:
+        tuned = torch.stack([query_only(x_test[:, q], deltas) for q in range(n_test)], 1)
+        in_context = torch.stack([predict(model, t.tokens(k=i, xq=x_test[:, q])) for q in range(n_test)], 1)
+        return {"finetune": float(((tuned - y_test) ** 2).mean()),
+                "delta_w": float(((in_context - y_test) ** 2).mean())}
+
+    history = run(update, steps=config.k_max, record=record, record_every=1, progress=False)
+    return FineTuning(history, float((y_test ** 2).mean()))
 
 
 def increment_decay(increments: np.ndarray) -> float:
@@ -365,7 +418,74 @@ def singular_values(dW: Tensor) -> np.ndarray:
 
 
 
+
+# ---------------------------------------------------------------------------- Theorem 2.2, checked
+def random_identity_checks(seed: int, *, dim: int = 8, hidden: int = 32, n_prompts: int = 64,
+                           n_tokens: int = 12, scale: float = 1.0) -> dict[str, icl.Verification]:
+    """:func:`~companion.core.icl.verify` on a 2-block stack of random blocks of each kind (2 heads, float64),
+    with ``n_prompts`` random prompts of ``n_tokens`` tokens (the last the query), all drawn from ``seed``."""
+    gen = generator(seed)
+    checks = {}
+    for kind in icl.KINDS:
+        blocks = [icl.ContextualBlock(dim=dim, hidden=hidden, heads=2, kind=kind, generator=gen) for _ in range(2)]
+        prompts = torch.randn(n_prompts, n_tokens, dim, dtype=torch.float64, generator=gen)
+        checks[kind] = icl.verify(blocks, prompts, scale=scale)
+    return checks
+
+
+@torch.no_grad()
+def trained_identity_checks(model: Transformer, tasks: Tasks, scale: float = 1.0) -> dict[str, icl.Verification]:
+    """:func:`~companion.core.icl.verify` on every block of ``model`` (a copy in float32 and in float64) on the
+    prompts of ``tasks``, the query alone embedded at position 0; also the relative error of the model's
+    prediction from the patched query-only pass against its prediction with the prompt."""
+    checks = {}
+    for dtype in (torch.float32, torch.float64):
+        m = copy.deepcopy(model).to(dtype)
+        tokens = tasks.tokens().to(dtype)
+        h_full, h_query = icl.embed(m, tokens), icl.embed(m, tokens[:, -1:])
+        v = icl.verify(icl.contextual_blocks(m), h_full, h_query, scale=scale)
+        _, _, q = icl.patch_stack(icl.contextual_blocks(m), h_full, h_query)
+        v.errors["prediction: patched query-only vs prompt"] = relative_error(icl.readout(m, q)[:, 0],
+                                                                             predict(m, tokens))
+        checks[str(dtype)] = v
+    return checks
+
+
 # ------------------------------------------------------------------------------------------- claims
+IDENTITY_TOL = {torch.float32: 1e-5, torch.float64: 1e-12}
+RANK_ONE_EPS = 1000  # σ₂/σ₁ below 1000 machine epsilons: rank 1 to rounding (the rank tolerance of verify)
+
+IDENTITY_RANDOM = ClaimSpec(
+    "ch14.identity-random", "§14.3 Thm 2.2",
+    "on random plain / skip / pre-LN blocks every ΔW identity holds to float64 precision (relative error "
+    "< 1e-12) and every ΔW has rank 1 (σ₂/σ₁ < 1000 ε)")
+IDENTITY_TRAINED = ClaimSpec(
+    "ch14.identity-trained", "§14.3 Thm 2.2",
+    "on the trained transformer the prompt equals a rank-1 patch of every block: relative error < 1e-5 in "
+    "float32 and < 1e-12 in float64, σ₂/σ₁ of every ΔW < 1000 ε")
+
+
+def _identity_conditions(checks: dict[str, icl.Verification]) -> list:
+    conditions = []
+    for name, v in checks.items():
+        conditions.append(identity(f"worst error ({name})", v.worst(), IDENTITY_TOL[v.dtype]))
+        conditions.append(identity(f"worst σ₂/σ₁ ({name})", v.worst_sv_ratio(),
+                                   RANK_ONE_EPS * torch.finfo(v.dtype).eps))
+    return conditions
+
+
+def check_identity_random(checks: dict[str, icl.Verification]) -> Verdict:
+    """Theorem 2.2 on random blocks: every identity of :func:`~companion.core.icl.verify` to 1e-12 (float64), every ΔW rank 1."""
+    return IDENTITY_RANDOM.judge(*_identity_conditions(checks),
+                                 max_rank=max(max(v.ranks.values()) for v in checks.values()))
+
+
+def check_identity_trained(checks: dict[str, icl.Verification]) -> Verdict:
+    """Theorem 2.2 on the trained model's blocks: 1e-5 in float32 and 1e-12 in float64, every ΔW rank 1."""
+    return IDENTITY_TRAINED.judge(*_identity_conditions(checks),
+                                  max_rank=max(max(v.ranks.values()) for v in checks.values()))
+
+
 BEATS_GD1 = ClaimSpec(
     "ch14.beats-gd1", "Akyürek et al.",
     "with 16 examples in context the learner beats the best single GD step (MSE < 0.75×) and is far below "
@@ -449,20 +569,21 @@ def check_dw_learns(trained: FineTuning, untrained: FineTuning) -> Verdict:
     below the zero predictor's and below half its value with no example.  (Halving alone is not enough: a
     network whose outputs are large with no context and shrink as softmax averages over more tokens also
     "halves" its error, see the negative control.)"""
-    best = float(untrained.delta_w.min())
-    end = float(trained.delta_w[-1])
+    best = float(untrained.history["delta_w"].min())
+    end = float(trained.history["delta_w"][-1])
     return DW_LEARNS.judge(compare_values("untrained best ΔW MSE", best, ">", "zero predictor", untrained.zero),
                            compare_values("trained ΔW MSE(i=end)", end, "<", "zero predictor", trained.zero),
-                           compare_values("trained ΔW MSE(i=end)", end, "<", "0.5·MSE(i=0)", 0.5 * trained.delta_w[0]))
+                           compare_values("trained ΔW MSE(i=end)", end, "<", "0.5·MSE(i=0)",
+                                          0.5 * trained.history["delta_w"][0]))
 
 
 def check_finetune(result: FineTuning) -> Verdict:
     """Fine-tuning and ΔW: mean test MSE over the last 4 i < 0.8 × the MSE with no example, and below the
     zero predictor's (a network that starts far above it lowers its error just by shrinking its outputs)."""
-    late_ft, late_dw = float(result.finetune[-4:].mean()), float(result.delta_w[-4:].mean())
-    return FINETUNE.judge(compare_values("fine-tuning MSE (last 4)", late_ft, "<", "0.8·MSE(i=0)",
-                                         0.8 * result.finetune[0]),
-                          compare_values("ΔW MSE (last 4)", late_dw, "<", "0.8·MSE(i=0)", 0.8 * result.delta_w[0]),
+    finetune, delta_w = result.history["finetune"], result.history["delta_w"]
+    late_ft, late_dw = float(finetune[-4:].mean()), float(delta_w[-4:].mean())
+    return FINETUNE.judge(compare_values("fine-tuning MSE (last 4)", late_ft, "<", "0.8·MSE(i=0)", 0.8 * finetune[0]),
+                          compare_values("ΔW MSE (last 4)", late_dw, "<", "0.8·MSE(i=0)", 0.8 * delta_w[0]),
                           compare_values("fine-tuning MSE (last 4)", late_ft, "<", "zero predictor", result.zero),
                           compare_values("ΔW MSE (last 4)", late_dw, "<", "zero predictor", result.zero))
 
@@ -488,8 +609,9 @@ class PatternTasks:
     pattern: Tensor
 
 
-def sample_pattern_tasks(n_tasks: int, n_context: int = 16, n_patterns: int = 4,
-                         generator: torch.Generator | None = None) -> PatternTasks:
+def sample_pattern_tasks(n_tasks: int, n_context: int = 16, n_patterns: int = 4, *,
+                         generator: torch.Generator) -> PatternTasks:
+    """``n_tasks`` prompts of ``n_context`` examples and a query over ``n_patterns`` relevant patterns."""
     if n_tasks < 1 or n_context < 1 or n_patterns < 2:
         raise ValueError(f"need n_tasks ≥ 1, n_context ≥ 1, n_patterns ≥ 2; got {n_tasks}, {n_context}, {n_patterns}")
     P, T = n_patterns, n_context + 1
@@ -506,20 +628,19 @@ def sample_pattern_tasks(n_tasks: int, n_context: int = 16, n_patterns: int = 4,
 
 
 @cached
-def train_pattern_learner(steps: int = 600, n_context: int = 16, n_patterns: int = 4, seed: int = 0) -> Transformer:
-    """One block, one head of softmax attention + ReLU MLP (residual, no LayerNorm), hinge loss, Adam."""
-    gen = torch.Generator().manual_seed(seed)
+def train_pattern_learner(steps: int = 600, n_context: int = 16, n_patterns: int = 4, seed: int = 0) -> Trained:
+    """One block, one head of softmax attention + ReLU MLP (residual, no LayerNorm), hinge loss, Adam, 128
+    fresh tasks per step."""
+    gen = generator(seed)
     cfg = TransformerConfig(vocab_size=None, d_input=2 * n_patterns + 1, max_len=n_context + 1, d_model=16,
                             n_layers=1, n_heads=1, d_ff=64, d_out=1, norm="none", causal=False, activation="relu")
     model = Transformer(cfg, generator=gen)
-    opt = torch.optim.Adam(model.parameters(), lr=2e-3)
-    for _ in range(steps):
-        t = sample_pattern_tasks(128, n_context, n_patterns, gen)
-        loss = torch.relu(1 - t.y * predict(model, t.tokens)).mean()  # hinge loss
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    return model.eval()
+
+    def hinge_loss() -> Tensor:
+        t = sample_pattern_tasks(128, n_context, n_patterns, generator=gen)
+        return torch.relu(1 - t.y * predict(model, t.tokens)).mean()
+
+    return fit_on_fresh_batches(model, hinge_loss, steps=steps, lr=2e-3, desc="pattern classifier")
 
 
 @torch.no_grad()
@@ -535,7 +656,7 @@ def attention_on_same_pattern(model: Transformer, tasks: PatternTasks) -> tuple[
 
 
 # ------------------------------------------------------------------------------------------- explorer
-def explore(k: int, noise: float, depth: int, *, steps: int = 600, seed: int = 0, n_tasks: int = 256) -> dict:
+def explore(k: int, noise: float, depth: int, *, steps: int = 600, seed: int, n_tasks: int = 256) -> dict:
     """The explorer's data: a learner of ``depth`` blocks trained at ``noise`` (cached), its MSE against the
     baselines over context lengths, one task's predictions along a line of queries, and that task's ΔW of
     block 0 at context length ``k`` with its singular values."""
@@ -545,8 +666,8 @@ def explore(k: int, noise: float, depth: int, *, steps: int = 600, seed: int = 0
     model = train_icl(config).model
     ks = sorted({1, 2, 4, 8, 12, 16, int(k)})
     comp = compare(model, config, ks=ks, n_tasks=n_tasks, n_probes=config.d, lam=max(noise ** 2, 0.1))
-    gen = torch.Generator().manual_seed(seed + 7)
-    task = sample_tasks(1, k, config.d, noise, gen)
+    gen = generator(seed + 7)
+    task = sample_tasks(1, k, config.d, noise, generator=gen)
     direction = task.w[0] / task.w[0].norm()
     s = torch.linspace(-3, 3, 25)
     line = s[:, None] * direction  # (S, d), queries along ŵ's direction
@@ -585,12 +706,37 @@ def draw_explorer(result: dict, fig) -> None:
     axes[3].set(xlabel="index", title="singular values of ΔW")
 
 
-def make_explorer(steps: int = 600, seed: int = 0):
-    """Context length, noise and depth → the learner against the baselines, and ΔW (rank 1)."""
+def make_explorer(steps: int = 600, seed: int | None = None):
+    """Context length, noise and depth → the learner against the baselines, and ΔW (rank 1); the learners
+    start from ``seed`` (default: the active seed)."""
     from companion.kit import widgets as w
+    seed = active_seed() if seed is None else seed
     controls = {"k": w.int_slider(4, 1, 16, "context length k"),
                 "noise": w.float_slider(0.0, 0.0, 1.0, 0.25, "label noise σ"),
                 "depth": w.int_slider(2, 1, 3, "blocks")}
     return w.Explorer("In-context regression: learner vs baselines, and its ΔW", controls,
                       lambda **v: explore(**v, steps=steps, seed=seed), draw_explorer, figsize=(13.0, 3.2))
 
+
+# ------------------------------------------------------------------------------------------- exercise
+def check_min_norm_update(fn: Callable[[Tensor, Tensor, Tensor], Tensor], seed: int = 0) -> bool:
+    """习题: ``fn(W, dA, a_x)`` must return the ΔW of least Frobenius norm with (W + ΔW) a_x = W (a_x + dA).
+
+    W (H, D), dA and a_x (D,) are random float64 tensors.  Prints a verdict and returns whether it holds.
+    """
+    gen = generator(seed)
+    W = torch.randn(6, 4, dtype=torch.float64, generator=gen)
+    dA, a_x = torch.randn(4, dtype=torch.float64, generator=gen), torch.randn(4, dtype=torch.float64, generator=gen)
+    dW = torch.as_tensor(fn(W, dA, a_x), dtype=torch.float64)
+    if dW.shape != W.shape:
+        print(f"✘ ΔW must have the shape of W {tuple(W.shape)}, got {tuple(dW.shape)}")
+        return False
+    exact = bool(torch.allclose(dW @ a_x, W @ dA, atol=1e-10))
+    least = bool(abs(float(torch.linalg.matrix_norm(dW)) - float((W @ dA).norm() / a_x.norm())) < 1e-10)
+    if exact and least:
+        print("✔ correct: ΔW a_x = W ΔA, and no smaller ΔW does it (it is rank 1)")
+    elif exact:
+        print("~ ΔW reproduces the context's effect but is not the smallest such matrix: try an outer product")
+    else:
+        print("✘ not yet: (W + ΔW) A(x) should equal W A(C, x)")
+    return exact and least

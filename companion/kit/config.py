@@ -1,6 +1,6 @@
 """Run-time settings shared by every chapter: profile, seed, device and threads.
 
-Two profiles exist (see DESIGN.md, "Profiles"):
+Two profiles exist (see docs/architecture.md, "Profiles"):
 
 * ``quick`` — the default, for laptops and CI: every notebook finishes in under a minute on
   two CPU cores while the phenomenon stays unmistakable;
@@ -22,13 +22,11 @@ two threads for its duration.
 from __future__ import annotations
 
 import os
-import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-import numpy as np
 import torch
 
 PROFILES = ("quick", "full")
@@ -136,17 +134,3 @@ def reset_settings() -> None:
 def pick(*, quick: T, full: T) -> T:
     """Choose a hyper-parameter by the active profile, writing both values side by side."""
     return quick if settings().profile == "quick" else full
-
-
-def seed_everything(seed: int | None = None) -> int:
-    """Seed Python, NumPy and torch with ``seed`` (default: the active seed) and return it."""
-    seed = settings().seed if seed is None else read_seed(seed)
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
-    return seed
-
-
-def generator(offset: int = 0) -> torch.Generator:
-    """A CPU torch generator seeded with the active seed plus ``offset`` (independent streams)."""
-    return torch.Generator().manual_seed(settings().seed * 1_000_003 + offset)

@@ -1,14 +1,17 @@
-"""Looking inside a trained :class:`~companion.core.transformer.Transformer` (§12.7, §13.4).
+"""Looking inside a trained :class:`~companion.core.transformer.Transformer`: attention, masks, neurons (§12.7, §13.4).
 
 * Attention operations of 图12.15: :func:`shift_score` (a position attends to its predecessor —
-  移位, the key absorbs the anchor; :func:`anchor_top_ratio` says by how much the anchor wins) and :func:`broadcast_score` (the last position attends to the
-  key — 广播, the answer travels to the output position).
+  移位, the key absorbs the anchor; :func:`anchor_top_ratio` says by how much the anchor wins) and
+  :func:`broadcast_score` (the last position attends to the key — 广播, the answer travels to the
+  output position).
 * Masking after the softmax (图13.7): :func:`position_keep_mask` removes the attention paid to
   chosen positions in every layer; :func:`masked_last_outputs` returns the outputs of the last
   position under such a mask (for the PCA of 图13.8 and the cosine matrix of 图13.9).
 * Condensation of the first-layer query weights (图13.10): :func:`neuron_cosine` is the cosine
-  similarity between the input-weight vectors of the neurons of W^{Q(1)}; :func:`condensation`
-  is its mean absolute off-diagonal value (1 = all neurons aligned, ≈ 0 = random directions).
+  similarity (8.4) between the input-weight vectors of the neurons of W^{Q(1)} (the columns of W, through
+  :func:`companion.core.neurons.cosine_similarity_matrix`), :func:`sorted_neuron_cosine` the same with
+  aligned neurons grouped; :func:`condensation` is its mean absolute off-diagonal value (1 = all neurons
+  aligned, ≈ 0 = random directions).
 * PCA (图13.8, 图13.12): :func:`pca` projects rows on the leading principal components and
   :func:`explained_variance` gives their share of the variance (an ordered, nearly 1-D embedding
   of the numbers has a large share in two components).
@@ -22,7 +25,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from companion.experiments.ch12_anchors import AnchorData, swap_anchors
+from companion.core.anchor_tasks import AnchorData, swap_anchors
+from companion.core.neurons import cosine_similarity_matrix, sorted_cosine_matrix
 from companion.core.transformer import Transformer, last_token_logits
 
 
@@ -84,18 +88,22 @@ def shift_contrast(attn: np.ndarray, key_pos: Tensor | np.ndarray) -> np.ndarray
     return best if attn.ndim == 5 else best[0]
 
 
-def anchor_is_top(attn: np.ndarray, key_pos: Tensor | np.ndarray) -> np.ndarray:
-    """Share of key positions i ≥ 2 at which the anchor (i−1) gets the largest mean weight among the
-    tokens before the key (best head); 1 means a (possibly soft) shift at every position.  ([K],)"""
+def _key_rows(attn: np.ndarray, key_pos: Tensor | np.ndarray, name: str) -> list[tuple[int, np.ndarray]]:
+    """For each key position p ≥ 2: the key's mean attention row over its earlier tokens, (p, (K, H, p))."""
     key_pos = np.asarray(key_pos)
     _check_positions(attn, key_pos, key_pos - 1)
     a = attn if attn.ndim == 5 else attn[None]
-    positions = [p for p in np.unique(key_pos) if p >= 2]
+    positions = [int(p) for p in np.unique(key_pos) if p >= 2]
     if not positions:
-        raise ValueError("anchor_is_top needs sequences whose key is at position ≥ 2")
-    rows = [a[:, key_pos == p][:, :, :, p, :p].mean(1) for p in positions]  # each (K, H, p)
-    tops = np.stack([(r.argmax(-1) == p - 1).any(-1) for r, p in zip(rows, positions)])  # (P, K)
-    share = tops.mean(0)  # (K,)
+        raise ValueError(f"{name} needs sequences whose key is at position ≥ 2")
+    return [(p, a[:, key_pos == p][:, :, :, p, :p].mean(1)) for p in positions]
+
+
+def anchor_is_top(attn: np.ndarray, key_pos: Tensor | np.ndarray) -> np.ndarray:
+    """Share of key positions i ≥ 2 at which the anchor (i−1) gets the largest mean weight among the
+    tokens before the key (best head); 1 means a (possibly soft) shift at every position.  ([K],)"""
+    tops = np.stack([(row.argmax(-1) == p - 1).any(-1) for p, row in _key_rows(attn, key_pos, "anchor_is_top")])
+    share = tops.mean(0)  # (P, K) → (K,)
     return share if attn.ndim == 5 else share[0]
 
 
@@ -107,17 +115,8 @@ def anchor_top_ratio(attn: np.ndarray, key_pos: Tensor | np.ndarray) -> np.ndarr
     exceeds 1 exactly when :func:`anchor_is_top` is 1 (the anchor wins at every position), and says by how
     much.  ([K],)
     """
-    key_pos = np.asarray(key_pos)
-    _check_positions(attn, key_pos, key_pos - 1)
-    a = attn if attn.ndim == 5 else attn[None]
-    positions = [p for p in np.unique(key_pos) if p >= 2]
-    if not positions:
-        raise ValueError("anchor_top_ratio needs sequences whose key is at position ≥ 2")
-    ratios = []
-    for p in positions:
-        rows = a[:, key_pos == p][:, :, :, p, :p].mean(1)  # (K, H, p) mean weights of the key's row
-        best = rows[..., p - 1] / np.maximum(rows[..., :p - 1].max(-1), 1e-12)  # (K, H)
-        ratios.append(best.max(-1))
+    ratios = [(row[..., p - 1] / np.maximum(row[..., :p - 1].max(-1), 1e-12)).max(-1)  # best head, (K,)
+              for p, row in _key_rows(attn, key_pos, "anchor_top_ratio")]
     worst = np.stack(ratios).min(0)  # (K,)
     return worst if attn.ndim == 5 else worst[0]
 
@@ -160,13 +159,22 @@ def masked_last_outputs(model: Transformer, data: AnchorData, offsets: tuple[int
     return out if model.ensemble else out[0]
 
 
-def neuron_cosine(w: Tensor | np.ndarray) -> np.ndarray:
-    """Cosine similarity between neurons' input-weight vectors: w is (d_in, d_out) (x @ w), result (d_out, d_out)."""
+def _neurons(w: Tensor | np.ndarray) -> np.ndarray:
+    """The neurons of ``w`` (d_in, d_out) as rows (d_out, d_in): its columns, the input-weight vectors."""
     w = np.asarray(w, dtype=np.float64)
     if w.ndim != 2:
         raise ValueError(f"w must be a matrix (d_in, d_out), got shape {w.shape}")
-    cols = w / (np.linalg.norm(w, axis=0, keepdims=True) + 1e-12)
-    return cols.T @ cols
+    return w.T
+
+
+def neuron_cosine(w: Tensor | np.ndarray) -> np.ndarray:
+    """Cosine similarity (8.4) between the neurons' input-weight vectors of ``w`` (d_in, d_out): (d_out, d_out)."""
+    return cosine_similarity_matrix(_neurons(w))
+
+
+def sorted_neuron_cosine(w: Tensor | np.ndarray) -> np.ndarray:
+    """:func:`neuron_cosine` with the neurons ordered by its leading eigenvector: aligned groups as blocks (图13.10)."""
+    return sorted_cosine_matrix(_neurons(w))[0]
 
 
 def condensation(w: Tensor | np.ndarray) -> float:
@@ -174,14 +182,6 @@ def condensation(w: Tensor | np.ndarray) -> float:
     c = np.abs(neuron_cosine(w))
     d = c.shape[0]
     return float((c.sum() - np.trace(c)) / (d * (d - 1)))
-
-
-def cosine_order(w: Tensor | np.ndarray) -> np.ndarray:
-    """Order of the neurons that groups aligned ones (for plotting 图13.10): sort by the leading eigenvector."""
-    c = neuron_cosine(w)
-    _, vecs = np.linalg.eigh(c)
-    lead = vecs[:, -1] * np.sign(np.asarray(w, dtype=np.float64).T @ np.ones(np.asarray(w).shape[0]) + 1e-12)
-    return np.argsort(lead)
 
 
 def pca(rows: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.ndarray]:

@@ -1,11 +1,10 @@
-"""Unit tests of companion.core.lm_analysis on hand-built attention maps, weights and a tiny model."""
+"""Unit tests of companion.core.attention on hand-built attention maps, weights and a tiny model."""
 
 import numpy as np
 import pytest
 import torch
 
-from companion.experiments import ch12_anchors as anchors
-from companion.core import lm_analysis
+from companion.core import anchor_tasks, attention
 from companion.core.transformer import Transformer, TransformerConfig
 
 
@@ -24,82 +23,82 @@ def shift_then_broadcast_maps(key_pos, T=9):
 def test_scores_on_ideal_and_uniform_maps():
     key_pos = np.array([2, 4, 5, 7])
     shift, bcast = shift_then_broadcast_maps(key_pos)
-    assert lm_analysis.shift_score(shift, key_pos) == pytest.approx(1.0)
-    assert lm_analysis.previous_token_score(shift) == pytest.approx(1.0)
-    assert lm_analysis.broadcast_score(bcast, key_pos) == pytest.approx(1.0)
-    assert lm_analysis.broadcast_score(shift, key_pos) == pytest.approx(0.25)  # only the key at 7 precedes the last
+    assert attention.shift_score(shift, key_pos) == pytest.approx(1.0)
+    assert attention.previous_token_score(shift) == pytest.approx(1.0)
+    assert attention.broadcast_score(bcast, key_pos) == pytest.approx(1.0)
+    assert attention.broadcast_score(shift, key_pos) == pytest.approx(0.25)  # only the key at 7 precedes the last
     uniform = np.tril(np.ones((9, 9)))
     uniform = np.tile(uniform / uniform.sum(1, keepdims=True), (4, 1, 1, 1))
-    assert lm_analysis.shift_contrast(uniform, key_pos) == pytest.approx(1.0)
+    assert attention.shift_contrast(uniform, key_pos) == pytest.approx(1.0)
     mix = 0.5 * shift + 0.5 * uniform
-    assert lm_analysis.shift_contrast(mix, key_pos) > 3.0
-    assert lm_analysis.anchor_is_top(shift, key_pos) == pytest.approx(1.0)
-    assert lm_analysis.anchor_is_top(uniform, key_pos) == pytest.approx(0.0)  # ties go to position 0
-    assert lm_analysis.anchor_top_ratio(shift, key_pos) > 1e6  # only the anchor is attended
-    assert lm_analysis.anchor_top_ratio(uniform, key_pos) == pytest.approx(1.0)  # a tie: not above 1
-    assert lm_analysis.anchor_top_ratio(mix, key_pos) == pytest.approx(4.0)  # worst at key 2: (1/2 + 1/6) / (1/6)
+    assert attention.shift_contrast(mix, key_pos) > 3.0
+    assert attention.anchor_is_top(shift, key_pos) == pytest.approx(1.0)
+    assert attention.anchor_is_top(uniform, key_pos) == pytest.approx(0.0)  # ties go to position 0
+    assert attention.anchor_top_ratio(shift, key_pos) > 1e6  # only the anchor is attended
+    assert attention.anchor_top_ratio(uniform, key_pos) == pytest.approx(1.0)  # a tie: not above 1
+    assert attention.anchor_top_ratio(mix, key_pos) == pytest.approx(4.0)  # worst at key 2: (1/2 + 1/6) / (1/6)
     ens = np.stack([shift, uniform])  # with a member axis
-    assert np.allclose(lm_analysis.shift_score(ens, key_pos), [1.0, lm_analysis.shift_score(uniform, key_pos)])
+    assert np.allclose(attention.shift_score(ens, key_pos), [1.0, attention.shift_score(uniform, key_pos)])
 
 
 def test_scores_reject_bad_positions():
     shift, _ = shift_then_broadcast_maps(np.array([2, 3]))
     with pytest.raises(ValueError, match="positions"):
-        lm_analysis.shift_score(shift, np.array([0, 3]))  # the anchor would sit at −1
+        attention.shift_score(shift, np.array([0, 3]))  # the anchor would sit at −1
     with pytest.raises(ValueError, match="shape"):
-        lm_analysis.broadcast_score(shift[0, 0], np.array([2]))
+        attention.broadcast_score(shift[0, 0], np.array([2]))
 
 
 def test_condensation_of_aligned_and_random_neurons():
     rng = np.random.default_rng(0)
     direction = rng.normal(size=(16, 1))
     aligned = direction @ rng.choice([-1.0, 1.0], size=(1, 8)) * rng.uniform(0.5, 2, size=(1, 8))
-    assert lm_analysis.condensation(aligned) == pytest.approx(1.0)
-    assert lm_analysis.condensation(rng.normal(size=(400, 8))) < 0.1
-    c = lm_analysis.neuron_cosine(aligned)
+    assert attention.condensation(aligned) == pytest.approx(1.0)
+    assert attention.condensation(rng.normal(size=(400, 8))) < 0.1
+    c = attention.neuron_cosine(aligned)
     assert c.shape == (8, 8) and np.allclose(np.diag(c), 1.0)
-    order = lm_analysis.cosine_order(aligned)
-    assert sorted(order.tolist()) == list(range(8))
+    grouped = attention.sorted_neuron_cosine(aligned)
+    assert grouped.shape == (8, 8) and np.allclose(np.sort(grouped.ravel()), np.sort(c.ravel()))
     with pytest.raises(ValueError, match="matrix"):
-        lm_analysis.neuron_cosine(np.ones(3))
+        attention.neuron_cosine(np.ones(3))
 
 
 def test_pca_of_a_line_and_of_noise():
     t = np.linspace(0, 1, 80)[:, None]
     line = t @ np.ones((1, 10)) + 1e-6 * np.random.default_rng(0).normal(size=(80, 10))
-    xy, ratio = lm_analysis.pca(line, 2)
+    xy, ratio = attention.pca(line, 2)
     assert xy.shape == (80, 2) and ratio[0] > 0.999
-    assert lm_analysis.explained_variance(np.random.default_rng(1).normal(size=(80, 40))) < 0.2
+    assert attention.explained_variance(np.random.default_rng(1).normal(size=(80, 40))) < 0.2
     with pytest.raises(ValueError, match="k"):
-        lm_analysis.pca(line, 20)
+        attention.pca(line, 20)
 
 
 def test_masking_commutativity_and_maps_on_a_model():
-    data = anchors.composite_task(20, 20, 30, seed=0).tests["OOD"]
+    data = anchor_tasks.composite_task(20, 20, 30, seed=0).tests["OOD"]
     cfg = TransformerConfig(vocab_size=100, max_len=6, d_model=16, d_ff=32)
     model = Transformer(cfg, n_members=2, generator=torch.Generator().manual_seed(0))
-    keep = lm_analysis.position_keep_mask(data, (0,))
+    keep = attention.position_keep_mask(data, (0,))
     assert keep.shape == (30, 1, 1, 6) and float(keep.sum()) == 30 * 5
-    plain = lm_analysis.masked_last_outputs(model, data, None)
-    masked = lm_analysis.masked_last_outputs(model, data, (0,))
+    plain = attention.masked_last_outputs(model, data, None)
+    masked = attention.masked_last_outputs(model, data, (0,))
     assert plain.shape == (2, 30, 100) and not np.allclose(plain, masked)
-    comm = lm_analysis.commutativity(model, data)
+    comm = attention.commutativity(model, data)
     with torch.no_grad():  # by hand: argmax of the last position, before and after swapping the anchors
         before = model(data.x)[:, :, -1].argmax(-1)
-        after = model(anchors.swap_anchors(data).x)[:, :, -1].argmax(-1)
+        after = model(anchor_tasks.swap_anchors(data).x)[:, :, -1].argmax(-1)
     assert comm.shape == (2,) and np.allclose(comm, (before == after).float().mean(1).numpy())
     assert not np.allclose(comm, 1.0)  # a random model reads the order of the anchors
-    maps = lm_analysis.attention_maps(model, data.x)
+    maps = attention.attention_maps(model, data.x)
     assert len(maps) == 2 and maps[0].shape == (2, 30, 1, 6, 6)
     with pytest.raises(ValueError, match="offset"):
-        lm_analysis.position_keep_mask(data, (5,))
+        attention.position_keep_mask(data, (5,))
 
 
 def test_commutativity_is_one_for_a_model_blind_to_anchor_order():
-    data = anchors.composite_task(20, 20, 60, seed=0).tests["OOD"]
+    data = anchor_tasks.composite_task(20, 20, 60, seed=0).tests["OOD"]
     data = data.subset(data.key_pos < 3)  # the last token is noise, not one of the swapped anchors
     cfg = TransformerConfig(vocab_size=100, max_len=6, d_model=8, d_ff=0, causal=False)
     model = Transformer(cfg, generator=torch.Generator().manual_seed(0))
     with torch.no_grad():  # no positions and a bag-of-tokens model: swapping two tokens changes nothing
         model.x_pos.zero_()
-    assert lm_analysis.commutativity(model, data) == pytest.approx(1.0)
+    assert attention.commutativity(model, data) == pytest.approx(1.0)

@@ -1,0 +1,307 @@
+"""Anchor functions (锚函数): synthetic language-like tasks and the book's train/test splits (§12.4–12.5, §13.2).
+
+Shared by chapter 12 (identity, reading comprehension, statistical output) and chapter 13 (the composite
+task) and by the attention analyses of :mod:`companion.core.attention`.
+
+A sequence is a row of integer tokens.  *Anchors* (锚点) are small tokens 1–10, *keys* (关键项) and
+*noise* are numbers in [lo, hi] (20–99 by default); the target is read at the last position.
+
+* :func:`identity_task` — "3x → x", eq. (12.1)/(12.2): the output is the token right after the anchor 3.
+* :func:`reading_task` — reading comprehension (§12.6.2): (a1, x1, …, a4, x4, a) ↦ x_k with a_k = a.
+* :func:`statistical_task` — statistical output (§12.6.8): identity data whose labels are x+1 for
+  one fifth of the copies (type 1) or of the sequences (type 2).
+* :func:`composite_task` — the two-anchor composite function (12.5) of §12.6.4 and §13.2:
+  (…, x, a1, a2, …) ↦ g(g(x; a1); a2) with g(x; a) = x + shift[a] (mod ``modulus``), key first.
+
+Splits (§12.5.1):
+
+* ``"mod_residue"`` (模-余数数据划分) — with Γ_i = {k·m + i}, a key at position i is drawn from
+  I ∖ Γ_i in training and from I ∩ Γ_i in the test set (m = the sequence length n in the book), so
+  every number is a key somewhere in training but no (position, key) pair is shared;
+* ``"key_range"`` — the naive split of 图12.4: train keys below ``split_at``, test keys above; the
+  test keys never appear as keys in training, so the model has no reason to map them;
+* held-out anchor pairs (复合锚点划分) — for the composite task: the pairs in ``held_out`` never appear
+  in training; their test set measures task generalisation (OOD), the test data of the trained pairs
+  data generalisation (ID).
+
+:func:`train_on_tasks` trains one :class:`~companion.core.transformer.Transformer` member per task (its own
+data, its own γ and λ) as one batched ensemble, on the last token (§12.8).
+
+Everything is deterministic given the integer ``seed`` (drawn through :mod:`companion.kit.seeds`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from companion.core.train import History
+from companion.core.transformer import Transformer, TransformerConfig, fit_last_token
+from companion.kit.seeds import generator, numpy_rng
+
+SPLITS = ("mod_residue", "key_range")
+BOOK_SHIFTS = {1: 5, 2: 1, 3: -2, 4: -8}  # g(x;a)=x+5, g(x;b)=x+1, g(x;c)=x−2, g(x;d)=x−8 (§13.2.1)
+
+
+@dataclass
+class AnchorData:
+    """Sequences ``x`` (N, T) with targets ``y`` (N,), the key's position and the anchors used."""
+
+    x: Tensor
+    y: Tensor
+    key_pos: Tensor  # (N,) position of the key (the answer for reading: position of x_k)
+    anchors: Tensor  # (N, A) the anchor(s) that decide the target
+
+    def __len__(self) -> int:
+        return int(self.x.shape[0])
+
+    def subset(self, mask: Tensor | np.ndarray) -> AnchorData:
+        mask = torch.as_tensor(mask, dtype=torch.bool)
+        return AnchorData(self.x[mask], self.y[mask], self.key_pos[mask], self.anchors[mask])
+
+
+@dataclass
+class TaskData:
+    """A task: the training set, named test sets, and the sizes a model needs."""
+
+    name: str
+    train: AnchorData
+    tests: dict[str, AnchorData] = field(default_factory=dict)
+    vocab_size: int = 101
+    seq_len: int = 9
+
+
+def _check_range(lo: int, hi: int, anchors: Sequence[int]) -> None:
+    if not 0 <= lo < hi:
+        raise ValueError(f"key range must satisfy 0 ≤ lo < hi, got lo={lo}, hi={hi}")
+    clash = sorted(set(int(a) for a in anchors) & set(range(lo, hi + 1)))
+    if clash:
+        raise ValueError(f"anchors {clash} overlap the key range [{lo}, {hi}]; anchors must lie outside it")
+
+
+def _check_n(**sizes: int) -> None:
+    for name, n in sizes.items():
+        if n < 1:
+            raise ValueError(f"{name} must be ≥ 1, got {n}")
+
+
+def _keys(rng: np.random.Generator, pos: np.ndarray, lo: int, hi: int, modulus: int, test: bool) -> np.ndarray:
+    """Keys for positions ``pos`` under the mod-residue split: x ≡ pos (mod m) iff ``test``."""
+    values = np.arange(lo, hi + 1)
+    out = np.empty(len(pos), dtype=np.int64)
+    for p in np.unique(pos):
+        allowed = values[(values % modulus == p % modulus) == test]
+        if allowed.size == 0:
+            raise ValueError(f"key range [{lo}, {hi}] has no {'test' if test else 'training'} key for "
+                             f"position {p} under the mod-{modulus} residue split; widen the range")
+        rows = pos == p
+        out[rows] = rng.choice(allowed, size=int(rows.sum()))
+    return out
+
+
+def _tensor(x: np.ndarray) -> Tensor:
+    return torch.as_tensor(np.ascontiguousarray(x), dtype=torch.long)
+
+
+# ------------------------------------------------------------------------------ identity "3x → x"
+def _identity(rng: np.random.Generator, n: int, seq_len: int, anchor: int, lo: int, hi: int,
+              split: str, test: bool, modulus: int, split_at: int) -> AnchorData:
+    x = rng.integers(lo, hi + 1, size=(n, seq_len))
+    anchor_pos = rng.integers(0, seq_len - 2, size=n)  # anchor in 0..n−3, key in 1..n−2: the last token is noise
+    key_pos = anchor_pos + 1
+    if split == "mod_residue":
+        keys = _keys(rng, key_pos, lo, hi, modulus, test)
+    else:
+        keys = rng.integers(split_at, hi + 1, size=n) if test else rng.integers(lo, split_at, size=n)
+    rows = np.arange(n)
+    x[rows, anchor_pos], x[rows, key_pos] = anchor, keys
+    return AnchorData(_tensor(x), _tensor(keys), _tensor(key_pos), _tensor(np.full((n, 1), anchor)))
+
+
+def identity_task(n_train: int, n_test: int, *, seq_len: int = 9, anchor: int = 3, lo: int = 20, hi: int = 99,
+                  split: str = "mod_residue", split_at: int = 80, seed: int = 0) -> TaskData:
+    """The identity task f_3(x_1…x_n) = x_{i+1} where x_i = 3, eq. (12.1), with one anchor per sequence.
+
+    ``split="mod_residue"`` uses m = ``seq_len``; ``split="key_range"`` trains on keys in
+    [lo, split_at) and tests on [split_at, hi] (图12.4).  Noise tokens are uniform on [lo, hi].
+    """
+    _check_n(n_train=n_train, n_test=n_test)
+    _check_range(lo, hi, [anchor])
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    if split == "key_range" and not lo < split_at <= hi:
+        raise ValueError(f"split_at must lie in ({lo}, {hi}], got {split_at}")
+    if seq_len < 3:
+        raise ValueError(f"seq_len must be ≥ 3 (anchor, key and a last token), got {seq_len}")
+    rng = numpy_rng(seed)
+    args = (seq_len, anchor, lo, hi, split, seq_len, split_at)
+    return TaskData(f"identity ({split})", _identity(rng, n_train, *args[:4], args[4], False, *args[5:]),
+                    {"test": _identity(rng, n_test, *args[:4], args[4], True, *args[5:])},
+                    vocab_size=hi + 2, seq_len=seq_len)
+
+
+def statistical_task(n_train: int, n_test: int, *, kind: int = 1, p_shift: float = 0.2, seq_len: int = 9,
+                     anchor: int = 3, lo: int = 20, hi: int = 98, seed: int = 0) -> TaskData:
+    """Statistical output (§12.6.8, 图12.13): identity data whose label is x+1 for a fraction ``p_shift``.
+
+    ``kind=1``: each sequence appears 1/p_shift times and one copy is labelled x+1, so the same input
+    has two labels and the training accuracy is capped at 1 − p_shift; the softmax should learn
+    (1 − p_shift, p_shift).  ``kind=2``: a fraction p_shift of distinct sequences is relabelled.
+    Test sets (mod-residue split) keep the plain label x.
+    """
+    if kind not in (1, 2):
+        raise ValueError(f"kind must be 1 or 2 (the book's two constructions), got {kind}")
+    copies = round(1 / p_shift) if p_shift > 0 else 0
+    if not 0 < p_shift < 1 or (kind == 1 and abs(copies * p_shift - 1) > 1e-9):
+        raise ValueError(f"p_shift must lie in (0, 1) and, for kind 1, be 1/integer; got {p_shift}")
+    base = identity_task(n_train if kind == 2 else -(-n_train // copies), n_test, seq_len=seq_len, anchor=anchor,
+                         lo=lo, hi=hi, seed=seed)
+    tr, rng = base.train, numpy_rng(seed + 1)
+    if kind == 1:
+        rep = lambda t: t.repeat_interleave(copies, dim=0)[:n_train]  # noqa: E731
+        x, key_pos, anchors = rep(tr.x), rep(tr.key_pos), rep(tr.anchors)
+        shifted = (torch.arange(len(x)) % copies) == copies - 1
+    else:
+        x, key_pos, anchors = tr.x, tr.key_pos, tr.anchors
+        shifted = torch.as_tensor(rng.random(len(x)) < p_shift)
+    y = tr.y.repeat_interleave(copies)[:n_train] if kind == 1 else tr.y.clone()
+    y = y + shifted.long()
+    return TaskData(f"statistical output (type {kind})", AnchorData(x, y, key_pos, anchors), base.tests,
+                    vocab_size=hi + 2, seq_len=seq_len)
+
+
+# ------------------------------------------------------------------------------ reading comprehension
+def _reading(rng: np.random.Generator, n: int, anchors: np.ndarray, n_pairs: int, lo: int, hi: int,
+             test: bool, modulus: int) -> AnchorData:
+    a = np.stack([rng.choice(anchors, size=n_pairs, replace=False) for _ in range(n)])  # distinct a_i
+    keys = rng.integers(lo, hi + 1, size=(n, n_pairs))
+    k = rng.integers(0, n_pairs, size=n)
+    key_pos = 2 * k + 1
+    rows = np.arange(n)
+    keys[rows, k] = _keys(rng, key_pos, lo, hi, modulus, test)
+    x = np.empty((n, 2 * n_pairs + 1), dtype=np.int64)
+    x[:, 0:-1:2], x[:, 1:-1:2], x[:, -1] = a, keys, a[rows, k]
+    return AnchorData(_tensor(x), _tensor(keys[rows, k]), _tensor(key_pos), _tensor(a[rows, k][:, None]))
+
+
+def reading_task(n_train: int, n_test: int, *, anchors: Sequence[int] = tuple(range(1, 9)), n_pairs: int = 4,
+                 lo: int = 20, hi: int = 99, seed: int = 0) -> TaskData:
+    """Reading comprehension (§12.6.2): (a1, x1, …, a4, x4, a) ↦ x_k where a_k = a, mod-residue split."""
+    _check_n(n_train=n_train, n_test=n_test)
+    _check_range(lo, hi, anchors)
+    if not 1 <= n_pairs <= len(set(anchors)):
+        raise ValueError(f"n_pairs must lie in [1, {len(set(anchors))}] (distinct anchors), got {n_pairs}")
+    rng, pool, seq_len = numpy_rng(seed), np.asarray(sorted(set(anchors))), 2 * n_pairs + 1
+    return TaskData("reading comprehension", _reading(rng, n_train, pool, n_pairs, lo, hi, False, seq_len),
+                    {"test": _reading(rng, n_test, pool, n_pairs, lo, hi, True, seq_len)},
+                    vocab_size=hi + 2, seq_len=seq_len)
+
+
+# ------------------------------------------------------------------------------ composite (two anchors)
+def _composite(rng: np.random.Generator, n: int, pairs: np.ndarray, shifts: dict[int, int], seq_len: int,
+               lo: int, hi: int, modulus: int, residue_mod: int, test: bool | None) -> AnchorData:
+    x = rng.integers(lo, hi + 1, size=(n, seq_len))
+    key_pos = rng.integers(0, seq_len - 2, size=n)  # key, then the two anchors
+    pair = pairs[rng.integers(0, len(pairs), size=n)]  # (n, 2)
+    keys = rng.integers(lo, hi + 1, size=n) if test is None else _keys(rng, key_pos, lo, hi, residue_mod, test)
+    rows = np.arange(n)
+    x[rows, key_pos], x[rows, key_pos + 1], x[rows, key_pos + 2] = keys, pair[:, 0], pair[:, 1]
+    shift = np.vectorize(shifts.__getitem__)(pair).sum(1)
+    return AnchorData(_tensor(x), _tensor((keys + shift) % modulus), _tensor(key_pos), _tensor(pair))
+
+
+def composite_task(n_train: int, n_id: int, n_ood: int, *, shifts: dict[int, int] | None = None,
+                   held_out: Sequence[tuple[int, int]] = ((3, 4), (4, 3)), seq_len: int = 6, lo: int = 20,
+                   hi: int = 99, modulus: int = 100, residue_mod: int | None = None, seed: int = 0) -> TaskData:
+    """Composite anchor function (12.5) in the key-first form of §13.2: (…, x, a1, a2, …) ↦ g(g(x;a1);a2).
+
+    ``shifts`` maps each anchor token to its g(x; a) = x + shift (default: the book's a,b,c,d = 1,2,3,4
+    with +5, +1, −2, −8); results are taken mod ``modulus``.  Training uses every ordered pair except
+    ``held_out``, with keys from the mod-residue training residues (m = ``residue_mod``, default
+    ``seq_len``); test set "ID" holds trained pairs with test-residue keys (data generalisation),
+    "OOD" the held-out pairs with any key (task generalisation).
+    """
+    shifts = dict(BOOK_SHIFTS if shifts is None else shifts)
+    _check_n(n_train=n_train, n_id=n_id, n_ood=n_ood)
+    _check_range(lo, hi, list(shifts))
+    if seq_len < 3:
+        raise ValueError(f"seq_len must be ≥ 3 (key and two anchors), got {seq_len}")
+    if modulus <= max(hi, *shifts):
+        raise ValueError(f"modulus={modulus} must exceed every token (hi={hi}, anchors {sorted(shifts)})")
+    all_pairs = [(a, b) for a in shifts for b in shifts]
+    held = [tuple(int(v) for v in p) for p in held_out]
+    unknown = [p for p in held if p not in all_pairs]
+    if unknown or not held or len(set(held)) == len(all_pairs):
+        raise ValueError(f"held_out must be a non-empty proper subset of the anchor pairs {all_pairs}; got {held}")
+    train_pairs = np.asarray([p for p in all_pairs if p not in held])
+    rng = numpy_rng(seed)
+    m = seq_len if residue_mod is None else residue_mod
+    common = (shifts, seq_len, lo, hi, modulus, m)
+    return TaskData("composite", _composite(rng, n_train, train_pairs, *common, test=False),
+                    {"ID": _composite(rng, n_id, train_pairs, *common, test=True),
+                     "OOD": _composite(rng, n_ood, np.asarray(held), *common, test=None)},
+                    vocab_size=modulus, seq_len=seq_len)
+
+
+def swap_anchors(data: AnchorData) -> AnchorData:
+    """The same sequences with the two anchors exchanged (x; a1, a2) → (x; a2, a1), for commutativity (§13.3)."""
+    x, rows = data.x.clone(), torch.arange(len(data))
+    x[rows, data.key_pos + 1], x[rows, data.key_pos + 2] = data.x[rows, data.key_pos + 2], data.x[rows, data.key_pos + 1]
+    return AnchorData(x, data.y, data.key_pos, data.anchors.flip(1))
+
+
+# ------------------------------------------------------------------------------ training
+@dataclass
+class TrainedMembers:
+    """A run of :func:`train_on_tasks` as a picklable record (cached on disk): what it recorded and the weights."""
+
+    history: History  # series "<split> accuracy" (R, K), train_loss (R, K), cpu_seconds
+    cfg: TransformerConfig
+    state: dict  # the ensemble's state_dict
+
+    @property
+    def steps(self) -> np.ndarray:
+        """The recorded steps (R,)."""
+        return self.history.steps
+
+    @property
+    def accuracy(self) -> dict[str, np.ndarray]:
+        """Split name ("train" and the tasks' test sets) → accuracy (R, K) at the recorded steps."""
+        return {name.removesuffix(" accuracy"): values for name, values in self.history.series.items()
+                if name.endswith(" accuracy")}
+
+    @property
+    def seconds(self) -> float:
+        """CPU seconds of the training run."""
+        return float(self.history["cpu_seconds"][-1, 0])
+
+
+def train_on_tasks(tasks: Sequence[TaskData], *, gamma: float | Sequence[float],
+                   weight_decay: float | Sequence[float], d_model: int, n_layers: int, n_heads: int, steps: int,
+                   lr: float, batch_size: int, record_every: int, n_eval: int, seed: int,
+                   desc: str = "anchor tasks") -> tuple[Transformer, History]:
+    """Train member k of one batched transformer ensemble on ``tasks[k]`` (all of one sequence length).
+
+    Post-LN decoders (d_ff = 4·d_model) with initialisation rate ``gamma`` and AdamW decay ``weight_decay``
+    (one value or one per member), trained by :func:`~companion.core.transformer.fit_last_token`; the
+    accuracies recorded are ``"train"`` (the first ``n_eval`` training sequences) and every test set of the
+    tasks.  ``seed`` draws the initialisation, then the mini-batches.
+    """
+    if not tasks:
+        raise ValueError("give at least one task")
+    stack = lambda xs: torch.stack(list(xs))  # noqa: E731  (K, N, …)
+    x, y = stack(t.train.x for t in tasks), stack(t.train.y for t in tasks)
+    evals = {"train": (x[:, :n_eval], y[:, :n_eval])}
+    for split in tasks[0].tests:
+        evals[split] = (stack(t.tests[split].x for t in tasks), stack(t.tests[split].y for t in tasks))
+    cfg = TransformerConfig(vocab_size=max(t.vocab_size for t in tasks), max_len=tasks[0].seq_len, d_model=d_model,
+                            n_layers=n_layers, n_heads=n_heads, d_ff=4 * d_model)
+    g = generator(seed)
+    model = Transformer(cfg, n_members=len(tasks), gamma=gamma, generator=g)
+    history = fit_last_token(model, x, y, steps=steps, lr=lr, weight_decay=weight_decay, batch_size=batch_size,
+                             record_every=record_every, evals=evals, generator=g, desc=desc)
+    return model, history
