@@ -35,7 +35,6 @@
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from companion.experiments import ch10_estimate as est
 from companion.kit.claims import show

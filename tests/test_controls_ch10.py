@@ -4,7 +4,6 @@ must fail; the positive twins (same small setting, phenomenon present) pass."""
 
 import numpy as np
 import pytest
-import torch
 
 from companion.experiments import ch10_estimate as S
 

@@ -38,7 +38,7 @@ from companion.core import landscape
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
 from companion.core.nets import MLP
 from companion.core.data import Digits
-from companion.core.train import History, descend, run
+from companion.core.train import History, run
 from companion.kit.seeds import active_seed, generator, numpy_rng
 
 ACTS = ("tanh", "relu")
@@ -221,17 +221,24 @@ def train_batch(x_aug: Tensor, y: Tensor, a: Tensor, w: Tensor, widths: np.ndarr
     _check_act(act)
     if not lr > 0 or steps < 1 or record_every < 1:
         raise ValueError(f"need lr > 0, steps ≥ 1, record_every ≥ 1; got {lr}, {steps}, {record_every}")
-    a, w = a.clone().requires_grad_(True), w.clone().requires_grad_(True)
+    a, w, n = a.clone(), w.clone(), x_aug.shape[0]
 
-    def risk() -> Tensor:
-        return half_mse_per_member(a, w, x_aug, y, act)
+    def gradient_step(step: int) -> None:
+        """One GD step with R_k's closed-form gradient, ∇_a = (1/N) σ(w x̃ᵀ) r and ∇_w = (1/N) (a rᵀ ⊙ σ′) x̃
+        (r = f − y): on these small padded batches it is about 3× faster than autograd."""
+        z = w @ x_aug.T  # (K, M, N)
+        h = _sigma(z, act)
+        dh = 1 - h * h if act == "tanh" else (z > 0).to(z.dtype)
+        r = h.transpose(1, 2) @ a - y  # (K, N, c)
+        grad_w = ((a @ r.transpose(1, 2)) * dh / n) @ x_aug  # (K, M, d+1)
+        a.sub_(lr * (h @ r / n))  # (K, M, c)
+        w.sub_(lr * grad_w)
 
     def record(step: int) -> dict[str, Tensor]:
-        with torch.no_grad():
-            return {"loss": risk(), "a": a, "w": w}
+        return {"loss": half_mse_per_member(a, w, x_aug, y, act), "a": a, "w": w}
 
-    history = run(descend(torch.optim.SGD([a, w], lr=lr), risk), steps=steps, record=record,
-                  record_every=record_every, progress=progress, desc=f"GD, {len(widths)} nets")
+    history = run(gradient_step, steps=steps, record=record, record_every=record_every, progress=progress,
+                  desc=f"GD, {len(widths)} nets")
     return BatchRun(np.asarray(widths), history)
 
 

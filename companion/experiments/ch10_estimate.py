@@ -12,7 +12,7 @@
 * **Recovery experiments**, many cells (target × n × trial) trained at once by full-batch gradient descent
   through the engine :func:`companion.core.train.run` (the cells' losses are summed, so each cell gets its
   own gradient): :func:`complete_matrices` (图10.2, 图10.5b), :func:`fit_linear_models` (f_L vs f_NL,
-  图10.1, 图10.5a, with a step size per cell: :class:`CellwiseGD`) and the CNN / CNN without sharing /
+  图10.1, 图10.5a, with a step size per cell) and the CNN / CNN without sharing /
   fully connected sweep of 图10.3 (vmap over cells): :func:`fit_nets_10_18`, :func:`samples_needed`.
 """
 
@@ -174,18 +174,19 @@ def complete_matrices(targets: np.ndarray, masks: np.ndarray, *, init_std: float
     if not init_std > 0 or not lr > 0 or steps < 1:
         raise ValueError(f"need init_std > 0, lr > 0, steps ≥ 1; got {init_std}, {lr}, {steps}")
     c, d, _ = targets.shape
-    a = torch.as_tensor(rng.normal(0, init_std, (c, d, d))).requires_grad_(True)
-    b = torch.as_tensor(rng.normal(0, init_std, (c, d, d))).requires_grad_(True)
-    target, mask = torch.as_tensor(targets), torch.as_tensor(masks)
-    n_observed = mask.sum((1, 2))  # (C,)
+    factors = {"a": rng.normal(0, init_std, (c, d, d)), "b": rng.normal(0, init_std, (c, d, d))}
+    scale = 2 * lr / masks.sum((1, 2))[:, None, None]
 
-    def observed_mse() -> Tensor:  # (C,): (1/n) Σ_observed ((AB)_ij − M*_ij)²
-        return (mask * (a @ b - target) ** 2).sum((1, 2)) / n_observed
+    def gradient_step(step: int) -> None:
+        """One GD step with the loss's closed-form gradient: ∇_A = (2/n) R Bᵀ, ∇_B = (2/n) Aᵀ R, R the
+        observed residual (NumPy: on thousands of 4×4 problems it is several times faster than autograd)."""
+        a, b = factors["a"], factors["b"]
+        r = masks * (a @ b - targets)  # (C, d, d)
+        factors["a"], factors["b"] = a - scale * r @ b.transpose(0, 2, 1), b - scale * a.transpose(0, 2, 1) @ r
 
-    run(descend(torch.optim.SGD([a, b], lr=lr), observed_mse), steps=steps, record=lambda step: {},
-        record_every=steps, progress=False, desc="matrix completion")
-    with torch.no_grad():
-        err = (torch.linalg.matrix_norm(a @ b - target) / torch.linalg.matrix_norm(target)).numpy()
+    run(gradient_step, steps=steps, record=lambda step: {}, record_every=steps, progress=False, desc="matrix completion")
+    a, b = factors["a"], factors["b"]
+    err = np.linalg.norm(a @ b - targets, axis=(1, 2)) / np.linalg.norm(targets, axis=(1, 2))
     return np.nan_to_num(err, nan=np.inf)
 
 
@@ -218,24 +219,9 @@ TARGETS_10_1 = {"1": (1, 0, 0), "x1": (0, 1, 0), "1+x1": (1, 1, 0), "x2": (0, 0,
                 "x1+x2": (0, 1, 1), "1+x1+x2": (1, 1, 1)}
 
 
-class CellwiseGD(torch.optim.Optimizer):
-    """Gradient descent θ ← θ − η ⊙ ∇R with its own step size η for every cell: ``lr`` is a tensor that
-    broadcasts against each parameter (e.g. (…, 1) against θ (…, p))."""
-
-    def __init__(self, params, lr: Tensor):
-        super().__init__(params, {"lr": lr})
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    p.sub_(group["lr"] * p.grad)
-
-
-def effective_weights(theta: Tensor, nonlinear: bool) -> Tensor:
+def effective_weights(theta: np.ndarray, nonlinear: bool) -> np.ndarray:
     """The coefficients (w0, w1, w2) of (1, x1, x2): θ itself for f_L, (θ0, θ1, θ2θ3) for f_NL (10.9)."""
-    return torch.cat([theta[..., :2], (theta[..., 2] * theta[..., 3])[..., None]], -1) if nonlinear else theta
+    return np.concatenate([theta[..., :2], (theta[..., 2] * theta[..., 3])[..., None]], -1) if nonlinear else theta
 
 
 def fit_linear_models(coefs: list[tuple[float, float, float]], ns: np.ndarray, trials: int, *, nonlinear: bool,
@@ -265,23 +251,29 @@ def fit_linear_models(coefs: list[tuple[float, float, float]], ns: np.ndarray, t
     feats = np.concatenate([np.ones((*shape, nmax, 1)), x], -1)  # (…, n, 3)
     mask = (np.arange(nmax) < ns[None, :, None, None]).astype(float)  # (1, N, 1, n)
     y = (feats * coef[..., None, :]).sum(-1)  # (…, n)
-    theta = torch.as_tensor(rng.normal(0, init_std, (*shape, 4 if nonlinear else 3))).requires_grad_(True)
+    state = {"theta": rng.normal(0, init_std, (*shape, 4 if nonlinear else 3))}
     count = ns[None, :, None].astype(float)  # (1, N, 1)
     if lr is None:
         observed = feats * mask[..., None]
         hessian = 2 * np.einsum("...ni,...nj->...ij", observed, observed) / count[..., None, None]
-        step = torch.as_tensor(lr_factor / np.linalg.eigvalsh(hessian)[..., -1])[..., None]  # (…, 1)
+        step_size = (lr_factor / np.linalg.eigvalsh(hessian)[..., -1])[..., None]  # (…, 1)
     else:
-        step = torch.tensor(lr, dtype=torch.float64)
-    feats_t, y_t, mask_t, count_t = (torch.as_tensor(v) for v in (feats, y, mask, count))
+        step_size = lr
 
-    def mse() -> Tensor:  # (…,): (1/n) Σ_i (f(x_i) − y_i)² over each cell's n samples
-        residual = torch.einsum("...ni,...i->...n", feats_t, effective_weights(theta, nonlinear)) - y_t
-        return (mask_t * residual ** 2).sum(-1) / count_t
+    def gradient_step(step: int) -> None:
+        """One GD step per cell with the closed-form gradient of (1/n) Σ (f(x_i) − y_i)² (chain rule through
+        the product θ2θ3 for f_NL); NumPy, several times faster than autograd on these 3- and 4-parameter fits."""
+        theta = state["theta"]
+        r = mask * ((feats * effective_weights(theta, nonlinear)[..., None, :]).sum(-1) - y)  # (…, n)
+        g = 2 * (r[..., None] * feats).sum(-2) / count[..., None]  # ∇ w.r.t. (w0, w1, w2)
+        if nonlinear:
+            g = np.concatenate([g[..., :2], (g[..., 2] * theta[..., 3])[..., None],
+                                (g[..., 2] * theta[..., 2])[..., None]], -1)
+        state["theta"] = theta - step_size * g
 
-    run(descend(CellwiseGD([theta], lr=step), mse), steps=steps, record=lambda s: {}, record_every=max(steps, 1),
-        progress=False, desc="f_L / f_NL fits")
-    w = effective_weights(theta.detach(), nonlinear).numpy()
+    run(gradient_step, steps=steps, record=lambda s: {}, record_every=max(steps, 1), progress=False,
+        desc="f_L / f_NL fits")
+    w = effective_weights(state["theta"], nonlinear)
     xt = rng.uniform(-1, 1, (n_test, 2))
     ft = np.concatenate([np.ones((n_test, 1)), xt], 1)
     return (((ft @ (w - coef)[..., None])[..., 0]) ** 2).mean(-1)
