@@ -61,6 +61,7 @@ from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, t
 from companion.kit.seeds import active_seed, generator
 
 LOSSES = ("mse", "ce")
+TRACKED_OPTIMIZERS = ("sgd", "adam")  # first-order steps whose η the sharpness is compared with (2/η)
 NoiseHook = Callable[[nn.Module, int], Tensor]
 
 
@@ -287,8 +288,8 @@ def train_tracked(model: nn.Module, x: Tensor, y: Tensor, *, eta: float, steps: 
                          f"track_every={track_every}, loss_every={loss_every}")
     if batch_size is not None and not 1 <= batch_size <= n:
         raise ValueError(f"batch_size must lie in [1, {n}] or be None, got {batch_size}")
-    if optimizer not in engine.OPTIMIZERS:
-        raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(engine.OPTIMIZERS)}")
+    if optimizer not in TRACKED_OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(TRACKED_OPTIMIZERS)}")
     fn = loss_fn(loss)
     f_full = full_loss(model, x, y, loss)
 
