@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Chapter 15 · Neural networks for differential equations (神经网络求解微分方程)
+# # Chapter 15 — Neural networks for differential equations (神经网络求解微分方程)
 #
 # *Companion to 深度学习现象导论, chapter 15.*
 #

@@ -65,16 +65,17 @@ def test_chapter_notebooks_follow_the_books_order(tmp_path: Path) -> None:
 def test_toc_lists_chapters_then_reference_pages() -> None:
     toc = site.toc_yaml(["ch04_frequency_principle", "ch07_phase_diagram"])
     assert toc.index("file: ch04_frequency_principle") < toc.index("file: ch07_phase_diagram") < toc.index(
-        "file: claims") < toc.index("file: glossary")
+        "file: coverage") < toc.index("file: claims") < toc.index("file: glossary")
     assert "caption: Chapters" not in site.toc_yaml([])
 
 
-def test_chapter_map_links_built_chapters_and_marks_the_rest_planned() -> None:
+def test_chapter_map_links_built_chapters_only() -> None:
     table = site.chapter_map_markdown(["ch04_frequency_principle"])
-    rows = table.strip().splitlines()[2:]
+    rows = [r for r in table.strip().splitlines()[2:] if r.startswith("| `") or r.startswith("| [")]
     assert len(rows) == len(catalog.CHAPTERS)
     assert "[`ch04_frequency_principle`](ch04_frequency_principle.ipynb)" in rows[0] and "图4.7" in rows[0]
-    assert "`ch15_pinns` (planned)" in rows[-1] and "神经网络求解微分方程" in rows[-1]
+    assert rows[-1].startswith("| `ch15_pinns` |") and "神经网络求解微分方程" in rows[-1]
+    assert "[coverage page](coverage.md)" in table
 
 
 def test_claims_page_counts_and_lists_every_claim(tmp_path: Path) -> None:
@@ -124,6 +125,7 @@ def test_stage_writes_a_complete_source_folder(tmp_path: Path) -> None:
     notebooks = site.stage(source, chapters_dir=chapters)
     assert [p.name for p in notebooks] == ["ch04_frequency_principle.ipynb"]
     for name in ("_config.yml", "_toc.yml", "intro.md", "glossary.md", "claims.md", "robustness.md", "_chapter_map.md",
+                 "coverage.md",
                  "_ext/companion_book.py", "ch04_frequency_principle.ipynb"):
         assert (source / name).is_file(), name
     assert "[图4.2] a claim" not in (source / "claims.md").read_text(encoding="utf-8")  # reformatted as a table
@@ -162,8 +164,10 @@ def test_book_builds_without_warnings_and_holds_every_page(tmp_path_factory: pyt
     html = built_site(tmp_path_factory)  # strict: any Sphinx warning fails the build
     print(f"book build: {time.perf_counter() - start:.1f} s")
     notebooks = site.chapter_notebooks()
-    for page in ["index", "intro", "claims", "glossary", *(p.stem for p in notebooks)]:
+    for page in ["index", "intro", "coverage", "claims", "glossary", *(p.stem for p in notebooks)]:
         assert (html / f"{page}.html").is_file(), f"{page}.html was not built"
+    coverage_page = (html / "coverage.html").read_text(encoding="utf-8")
+    assert all(f.id in coverage_page for f in catalog.FIGURES), "the coverage page misses a figure"
     claims_page = _words(re.sub(r"<[^>]+>", " ", (html / "claims.html").read_text(encoding="utf-8")))
     for notebook in notebooks:
         for record in site.read_claims(notebook):

@@ -18,7 +18,7 @@ from companion.tools import site
 
 NOTEBOOKS = site.chapter_notebooks()
 INLINE_MATH = re.compile(r"\$[^$\n]+\$")  # $…$ or $$…$$ in a markdown cell: MyST renders it as math
-PAGES = ["intro", *(p.stem for p in NOTEBOOKS), "claims", "robustness", "glossary"]
+PAGES = ["intro", *(p.stem for p in NOTEBOOKS), "coverage", "claims", "robustness", "glossary"]
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +42,7 @@ def _expected(page: str) -> tuple[str, int, bool]:
     """The page's title, how many figures its notebook drew, and whether its text has math."""
     if page not in {p.stem for p in NOTEBOOKS}:
         titles = {"intro": "Deep-learning phenomena, reproduced", "claims": "Claims checked by the notebooks",
+                  "coverage": "Coverage: every figure of chapters 4–15",
                   "robustness": "Robustness over seeds", "glossary": "Glossary (English ↔ 中文)"}
         return titles[page], 0, page == "glossary"
     path = next(p for p in NOTEBOOKS if p.stem == page)

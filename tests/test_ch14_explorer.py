@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from companion.experiments import ch14_icl as icl_tasks
+from companion.experiments import ch14_phenomena as icl_tasks
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,14 @@
-"""Unit tests of companion.core.icl (ΔW theorem, implicit GD, transformer adapter) and companion.experiments.ch14_icl."""
+"""Unit tests of companion.core.icl (ΔW theorem, implicit GD, transformer adapter), of the core mechanisms of chapter
+14's other phenomena (modular, classify, pruning, random_features, connectivity) and of
+companion.experiments.ch14_phenomena."""
 
+import numpy as np
 import pytest
 import torch
 
-from companion.core import icl, train
-from companion.experiments import ch14_icl as icl_tasks
+from companion.core import classify, connectivity, icl, modular, pruning, random_features, train
+from companion.core.nets import BatchedMLP
+from companion.experiments import ch14_phenomena as icl_tasks
 from companion.core.transformer import Transformer, TransformerConfig
 from companion.kit.seeds import generator
 
@@ -336,3 +340,79 @@ def test_polyak_step_is_the_normalised_lms_step_per_member():
     optimizer.losses = None
     with pytest.raises(RuntimeError, match="losses"):  # a loss that does not hand over its values
         optimizer.step()
+
+
+# ------------------------------------------------------------------ the mechanisms of §14.5–14.9 (core modules)
+def test_modular_division_table_is_correct_and_split_is_a_partition():
+    a, b, c = modular.table(7, "div")
+    assert len(c) == 7 * 6 and (b != 0).all()
+    assert ((c * b - a) % 7 == 0).all()  # c = a / b  ⇔  c·b ≡ a (mod 7)
+    data = modular.modular_data(7, "div", 0.5, seed=3)
+    assert data.x.shape == (21, 14) and data.x_test.shape == (21, 14)
+    assert torch.equal(data.x.sum(1), torch.full((21,), 2.0))  # two one-hot halves
+    pairs = {tuple(r.nonzero().flatten().tolist()) for r in torch.cat([data.x, data.x_test])}
+    assert len(pairs) == 42  # every equation once, in one of the two splits
+    with pytest.raises(ValueError, match="prime"):
+        modular.table(8)
+
+
+def test_cross_entropy_and_accuracy_are_per_member():
+    gen = generator(0)
+    logits, labels = torch.randn(3, 5, 4, generator=gen), torch.tensor([0, 1, 2, 3, 0])
+    ce = classify.cross_entropy(logits, labels)
+    for k in range(3):
+        assert torch.isclose(ce[k], torch.nn.functional.cross_entropy(logits[k], labels))
+    acc = classify.accuracy(logits, labels)
+    assert torch.allclose(acc, (logits.argmax(-1) == labels).float().mean(1))
+    assert classify.first_step(np.array([0, 10, 20]), np.array([0.1, 0.95, 1.0]), 0.99) == 20.0
+    assert np.isnan(classify.first_step(np.array([0, 10]), np.array([0.1, 0.5]), 0.99))
+
+
+def test_decoupled_weight_decay_acts_per_member():
+    # with a zero learning signal (all-zero inputs, biases only move), weight decay alone shrinks member 0's
+    # first-layer weights by (1 − lr·λ)^steps and leaves member 1's (λ = 0) untouched
+    model = BatchedMLP([3, 4, 2], 2, act="relu", init_std=0.5, generator=generator(1))
+    w0 = model.weights[0].detach().clone()
+    x, labels = torch.zeros(6, 3), torch.tensor([0, 1, 0, 1, 0, 1])
+    classify.train_classifiers(model, x, labels, steps=5, lr=0.01, weight_decay=[2.0, 0.0], progress=False)
+    assert torch.allclose(model.weights[0][0], w0[0] * (1 - 0.02) ** 5, atol=1e-6)
+    assert torch.equal(model.weights[0][1], w0[1])
+
+
+def test_prune_smallest_removes_the_smallest_remaining_fraction():
+    w = torch.tensor([[[0.1, -3.0], [2.0, -0.5]], [[1.0, 2.0], [3.0, 4.0]]])  # (K=2, 2, 2)
+    mask = pruning.prune_smallest(w.abs(), torch.ones_like(w), 0.5)
+    assert torch.equal(mask[0], torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
+    assert torch.equal(mask[1], torch.tensor([[0.0, 0.0], [1.0, 1.0]]))
+    again = pruning.prune_smallest(w.abs(), mask, 0.5)  # half of the two that are left
+    assert again.sum() == 2 and pruning.remaining([again]) == 0.25
+    target = w.clone()
+    pruning.apply_masks([target], [again])
+    assert torch.equal(target[0], torch.tensor([[0.0, -3.0], [0.0, 0.0]]))
+
+
+def test_min_norm_random_features_interpolate_beyond_the_threshold():
+    gen = generator(2)
+    x, y = torch.randn(20, 5, generator=gen, dtype=torch.float64), torch.randn(20, 3, generator=gen, dtype=torch.float64)
+    W, b = random_features.draw_features(5, 60, 2, generator=generator(4))
+    a = random_features.fit_random_features(x, y, W, b)
+    assert torch.allclose(random_features.predict(x, W, b, a), y.expand(2, -1, -1), atol=1e-8)
+    phi = random_features.features(x, W, b)
+    assert torch.allclose(a, torch.linalg.pinv(phi) @ y, atol=1e-8)  # the minimum-norm interpolant
+    ridge = random_features.fit_random_features(x, y, W, b, ridge=1.0)
+    assert (ridge.norm(dim=(1, 2)) < a.norm(dim=(1, 2))).all()
+
+
+def test_bezier_and_line_join_the_endpoints():
+    model = BatchedMLP([4, 6, 3], 2, act="relu", init_std=0.5, generator=generator(3))
+    w1, w2 = connectivity.member(model, 0), connectivity.member(model, 1)
+    theta = {n: torch.full_like(p, 0.3) for n, p in w1.items()}
+    t = torch.tensor([0.0, 0.5, 1.0])
+    for points in (connectivity.line(w1, w2, t), connectivity.bezier(w1, theta, w2, t)):
+        for n in w1:
+            assert torch.allclose(points[n][0], w1[n][0]) and torch.allclose(points[n][2], w2[n][0])
+    mid = connectivity.line(w1, w2, t)
+    assert all(torch.allclose(mid[n][1], (w1[n][0] + w2[n][0]) / 2) for n in w1)
+    x = torch.randn(5, 4, generator=generator(5))
+    with torch.no_grad():
+        assert torch.allclose(connectivity.mlp_outputs(connectivity.line(w1, w2, t[[0, 2]]), x), model(x), atol=1e-6)

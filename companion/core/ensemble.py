@@ -38,7 +38,7 @@ from torch import Tensor, nn
 
 from companion.core.landscape import power_iteration
 from companion.core.nets import activation
-from companion.core.train import History, descend, run
+from companion.core.train import History, ManualOptimizer, descend, run
 from companion.kit.seeds import generator
 
 OPTIMIZERS = ("gd", "adam")
@@ -167,7 +167,7 @@ class TwoLayerNet(nn.Module):
         return 0.5 * ((self(x) - y.to(self.a.dtype).reshape(-1)) ** 2).mean()
 
 
-class MemberwiseStep(torch.optim.Optimizer):
+class MemberwiseStep(ManualOptimizer):
     """Full-batch gradient descent or Adam with one step size per member.
 
     Every parameter carries the member dimension first; ``member_lr`` (K,) is broadcast over the
@@ -180,11 +180,11 @@ class MemberwiseStep(torch.optim.Optimizer):
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> None:
         if method not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer {method!r}; choose one of {', '.join(OPTIMIZERS)}")
-        super().__init__(list(params), {})
+        super().__init__(params)
         self.member_lr, self.method, self.betas, self.eps, self.t = member_lr, method, betas, eps, 0
 
     @torch.no_grad()
-    def step(self, closure=None) -> None:
+    def step(self) -> None:
         self.t += 1
         b1, b2 = self.betas
         for group in self.param_groups:
@@ -193,7 +193,7 @@ class MemberwiseStep(torch.optim.Optimizer):
                 if self.method == "gd":
                     p.sub_(lr * p.grad)
                     continue
-                state = self.state[p]
+                state = self.state.setdefault(p, {})
                 if not state:
                     state["m"], state["v"] = torch.zeros_like(p), torch.zeros_like(p)
                 m, v = state["m"], state["v"]
@@ -207,7 +207,7 @@ class MemberwiseStep(torch.optim.Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 p.data, p.grad = p.data[rows], None
-                self.state[p] = {name: s[rows] for name, s in self.state[p].items()}
+                self.state[p] = {name: s[rows] for name, s in self.state.get(p, {}).items()}
         self.member_lr = self.member_lr[rows]
 
 

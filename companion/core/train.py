@@ -132,15 +132,40 @@ def run(update: Update, *, steps: int, record: Record, record_every: int = 10,
     return History.from_rows(recorded_steps, rows)
 
 
-def descend(optimizer: torch.optim.Optimizer, loss: Callable[[], Tensor], *,
+class ManualOptimizer:
+    """Base of the package's own update rules (a step size per ensemble member, …) for :func:`descend`.
+
+    It holds what :func:`descend` and the rule need — ``param_groups`` and a per-parameter ``state`` — and
+    none of ``torch.optim.Optimizer``'s machinery: no profiler hooks around every step and no import of
+    ``torch._dynamo`` on construction, which together cost a 16 000-step ensemble run about 40 % of its
+    time (measured on the ch08 condensation run: 10.3 → 6 CPU-seconds).  Subclasses implement :meth:`step`,
+    reading each parameter's ``.grad``.
+    """
+
+    def __init__(self, params: Sequence[Tensor]) -> None:
+        self.param_groups: list[dict[str, Any]] = [{"params": list(params)}]
+        self.state: dict[Tensor, dict[str, Tensor]] = {}
+
+    def step(self) -> None:
+        raise NotImplementedError
+
+
+Optimizer = torch.optim.Optimizer | ManualOptimizer
+
+
+def descend(optimizer: Optimizer, loss: Callable[[], Tensor], *,
             schedule: torch.optim.lr_scheduler.LRScheduler | None = None) -> Update:
     """An update: one step of ``optimizer`` on ``loss()`` (summed when it has one value per member).
 
     The only place in the package where ``backward()`` and ``optimizer.step()`` run.  Optimisers that
-    re-evaluate the loss (L-BFGS) get the closure they need.
+    re-evaluate the loss (L-BFGS) get the closure they need.  Gradients are cleared by setting them to
+    ``None`` (what ``zero_grad(set_to_none=True)`` does, without its per-call profiler record).
     """
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+
     def closure() -> Tensor:
-        optimizer.zero_grad(set_to_none=True)
+        for p in params:
+            p.grad = None
         value = loss().sum()
         value.backward()
         return value

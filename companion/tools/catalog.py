@@ -1,26 +1,58 @@
-"""The chapter map: notebook ↔ book chapter ↔ the figures it reproduces.
+"""The record of every figure and table of the book's chapters 4–15, and the chapter map.
 
-Every chapter notebook of ``chapters/`` has one entry here; the README's chapter map, the
-``list`` command and the book site read it.  A chapter whose source file does not exist yet is
-listed as planned.
+This module and its table ``figures.csv`` are the single record of what the companion reproduces: for each of the 123 figures and
+tables of chapters 4–15 its **kind** (computational: the result of an experiment that can be rerun;
+illustrative: a schematic, a definition or a table of closed-form values), its **status** and the
+notebook where it is reproduced. The README's chapter map, the site's coverage page and
+``python -m companion coverage`` are generated from it, and ``tests/test_catalog.py`` checks it against
+the committed notebooks: a figure listed as claimed has a passing ✔ verdict line there, and every
+verdict that names a figure is recorded here.
+
+Status of a figure:
+
+* ``claim`` — a claim labelled with the figure (``[图4.7]``, or one of its ``evidence`` labels) checks
+  its central phenomenon; its note says where the setting is a CPU-sized analogue or panels are missing;
+* ``exploration`` — drawn with an exploration verdict: not robust at CPU scale, pass rate on the
+  robustness page;
+* ``shown`` — drawn (in full or in part, see the note) without a claim;
+* ``missing`` — fits a CPU but is not reproduced yet;
+* ``gpu`` — needs a GPU, or data or weights that cannot be had offline (the note says which);
+* ``illustrative`` — not computational; nothing to rerun.
+
+An illustrative figure that a claim still checks (the splitting identities of 图9.3) is ``claim``;
+coverage counts computational figures only.
 """
 
 from __future__ import annotations
 
+import csv
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS_DIR = ROOT / "chapters"
 
+COMP, ILLUS = "computational", "illustrative"
+CLAIM, EXPLORATION, SHOWN, MISSING, GPU = "claim", "exploration", "shown", "missing", "gpu"
+STATUSES = (CLAIM, EXPLORATION, SHOWN, MISSING, GPU, ILLUS)
+
 
 @dataclass(frozen=True)
 class Chapter:
+    """One notebook of ``chapters/`` and the book chapter(s) it follows."""
+
     slug: str
     book: str
     title: str
     title_zh: str
-    figures: tuple[str, ...]
+
+    @property
+    def heading(self) -> str:
+        """The notebook's title line, also used by the site and the README: one pattern for all."""
+        return f"Chapter {self.book} — {self.title} ({self.title_zh})"
 
     @property
     def source(self) -> Path:
@@ -34,30 +66,29 @@ class Chapter:
     def available(self) -> bool:
         return self.source.exists()
 
+    @property
+    def figures(self) -> tuple[Figure, ...]:
+        """The book's figures and tables this notebook is the home of, in the book's order."""
+        return tuple(f for f in FIGURES if f.chapter == self)
+
+    @property
+    def claimed(self) -> tuple[str, ...]:
+        """The ids of the figures this notebook checks with a claim."""
+        return tuple(f.id for f in self.figures if f.status == CLAIM)
+
 
 CHAPTERS: tuple[Chapter, ...] = (
-    Chapter("ch04_frequency_principle", "4–6", "The frequency principle", "频率原则",
-            ("图4.2", "图4.4", "图4.7", "图4.9", "图4.11", "图4.12", "图4.13", "§5 MscaleDNN / Fourier features",
-             "图6.2", "图6.3", "图6.4")),
-    Chapter("ch07_phase_diagram", "7", "The phase diagram of two-layer ReLU networks", "相图分析",
-            ("图7.1", "图7.3", "图7.4", "图7.5", "表7.1", "图7.7")),
-    Chapter("ch08_condensation", "8", "Condensation", "凝聚现象",
-            ("图8.1–8.4", "图8.9–8.11", "(8.5)", "图8.12", "图8.13", "图8.16")),
-    Chapter("ch09_embedding_principle", "9", "The embedding principle of the loss landscape", "损失景观的嵌入原则",
-            ("图9.1", "图9.2", "图9.3", "图9.4", "图9.5", "图9.7", "图9.8")),
-    Chapter("ch10_optimistic_estimate", "10", "The optimistic estimate of sample size", "乐观估计",
-            ("(10.9)", "例2", "(10.14)", "(10.15)", "(10.17)", "表10.1", "图10.1", "图10.2", "图10.3", "图10.5")),
-    Chapter("ch11_flatness", "11", "Flatness of solutions and the Edge of Stability", "解的平坦性",
-            ("(11.8)–(11.11)", "图11.3", "图11.4", "图11.5", "图11.6", "图11.8", "表11.1", "表11.4", "习题11")),
-    Chapter("ch12_anchor_functions", "12", "Anchor functions for language models", "锚函数",
-            ("§12.5.1", "图12.4", "图12.15", "§12.6.2", "图12.13")),
-    Chapter("ch13_complexity_control", "13", "Complexity control and reasoning", "复杂度控制对语言模型推理能力的影响",
-            ("图13.5", "图13.6", "图13.7–13.8", "图13.10", "图13.12")),
-    Chapter("ch14_icl_implicit_dw", "14.3", "In-context learning as an implicit weight update", "大型语言模型的上下文内学习",
-            ("§14.3", "ΔW theorem", "ICL vs GD / ridge / OLS", "ΔW convergence", "fine-tuning vs ΔW",
-             "ICML 2024 attention")),
-    Chapter("ch15_pinns", "15", "Neural networks for differential equations", "神经网络求解微分方程",
-            ("§15.1", "(15.3)–(15.16)", "图15.1", "§15.5.1")),
+    Chapter("ch04_frequency_principle", "4–6", "The frequency principle", "频率原则"),
+    Chapter("ch07_phase_diagram", "7", "The phase diagram of two-layer ReLU networks", "相图分析"),
+    Chapter("ch08_condensation", "8", "Condensation", "凝聚现象"),
+    Chapter("ch09_embedding_principle", "9", "The embedding principle of the loss landscape", "损失景观的嵌入原则"),
+    Chapter("ch10_optimistic_estimate", "10", "The optimistic estimate of sample size", "乐观估计"),
+    Chapter("ch11_flatness", "11", "Flatness of solutions and the Edge of Stability", "解的平坦性"),
+    Chapter("ch12_anchor_functions", "12", "Anchor functions: a laboratory for language models", "锚函数"),
+    Chapter("ch13_complexity_control", "13", "Complexity control and reasoning", "复杂度控制对语言模型推理能力的影响"),
+    Chapter("ch14_more_phenomena", "14", "More phenomena: grokking, lottery tickets, double descent, mode "
+            "connectivity, and in-context learning as an implicit ΔW", "深度神经网络的更多现象"),
+    Chapter("ch15_pinns", "15", "Neural networks for differential equations", "神经网络求解微分方程"),
 )
 
 
@@ -72,3 +103,211 @@ def find(name: str) -> Chapter:
 def available() -> list[Chapter]:
     """Chapters whose notebook source exists, in book order."""
     return [c for c in CHAPTERS if c.available]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure or table of the book: where the companion stands on it."""
+
+    id: str
+    notebook: str
+    kind: str
+    status: str
+    caption: str
+    note: str = ""
+    evidence: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[图表]\d+\.\d+", self.id):
+            raise ValueError(f"figure id {self.id!r} must read 图N.M or 表N.M")
+        if self.kind not in (COMP, ILLUS):
+            raise ValueError(f"{self.id}: unknown kind {self.kind!r}; choose {COMP} or {ILLUS}")
+        if self.status not in STATUSES:
+            raise ValueError(f"{self.id}: unknown status {self.status!r}; choose one of {', '.join(STATUSES)}")
+        if (self.kind == ILLUS) != (self.status == ILLUS) and self.status != CLAIM:
+            raise ValueError(f"{self.id}: an illustrative figure has status {ILLUS} (or {CLAIM}), a computational one never {ILLUS}")
+
+    @property
+    def book_chapter(self) -> int:
+        return int(self.id[1:].split(".")[0])
+
+    @property
+    def chapter(self) -> Chapter:
+        return find(self.notebook)
+
+    @property
+    def cpu_feasible(self) -> bool:
+        """Computational and runnable on a CPU with offline data."""
+        return self.kind == COMP and self.status != GPU
+
+    def named_by(self, label: str) -> bool:
+        """Whether a claim labelled ``label`` (the text inside a verdict's brackets) is about this figure."""
+        return self.id in figures_named(label) or label in self.evidence
+
+
+_FIGURE_REF = re.compile(r"([图表])\s*(\d+\.\d+)((?:\s*[/,、]\s*\d+\.\d+)*)")
+
+
+def figures_named(label: str) -> set[str]:
+    """The figure ids a claim label names: ``"图13.5/13.6"`` → {图13.5, 图13.6}; ``"图15.1(b)"`` → {图15.1}."""
+    named: set[str] = set()
+    for prefix, first, rest in _FIGURE_REF.findall(label):
+        named.add(prefix + first)
+        named.update(prefix + n for n in re.findall(r"\d+\.\d+", rest))
+    return named
+
+
+FIGURES_FILE = Path(__file__).with_name("figures.csv")
+
+
+def read_figures(path: Path = FIGURES_FILE) -> tuple[Figure, ...]:
+    """The figure table: one row a figure, columns ``figure, notebook, kind, status, caption, note, evidence``
+    (``evidence``: extra claim labels that name the figure, separated by ``;``); lines starting ``#`` are comments."""
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = csv.DictReader(line for line in fh if not line.startswith("#"))
+        return tuple(Figure(r["figure"], r["notebook"], r["kind"], r["status"], r["caption"], r["note"],
+                            tuple(e for e in r["evidence"].split(";") if e)) for r in rows)
+
+
+FIGURES: tuple[Figure, ...] = read_figures()
+
+
+def figure(figure_id: str) -> Figure:
+    """The catalog entry of ``figure_id`` (``"图4.7"``)."""
+    for f in FIGURES:
+        if f.id == figure_id:
+            return f
+    raise ValueError(f"unknown figure {figure_id!r}: the catalog lists 图/表 4.1–15.2")
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many of a set of figures are computational, fit a CPU and are checked by a claim."""
+
+    items: int
+    computational: int
+    cpu_feasible: int
+    claimed: int
+
+    @property
+    def percent(self) -> float:
+        """Claimed share of the CPU-feasible computational figures."""
+        return 100.0 * self.claimed / self.cpu_feasible if self.cpu_feasible else 100.0
+
+
+def coverage(figures: tuple[Figure, ...] | list[Figure] = FIGURES) -> Coverage:
+    comp = [f for f in figures if f.kind == COMP]
+    return Coverage(len(figures), len(comp), sum(f.cpu_feasible for f in comp),
+                    sum(f.cpu_feasible and f.status == CLAIM for f in comp))
+
+
+def book_chapters() -> list[int]:
+    return sorted({f.book_chapter for f in FIGURES})
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def chapter_map_markdown() -> str:
+    """The table notebook ↔ book chapter ↔ figures checked by a claim (README and the site's landing page)."""
+    rows = ["| notebook | book chapter | figures checked by a claim | also drawn |", "|---|---|---|---|"]
+    for ch in CHAPTERS:
+        claimed = ", ".join(ch.claimed) or "—"
+        drawn = ", ".join(f.id for f in ch.figures if f.status in (SHOWN, EXPLORATION)) or "—"
+        rows.append(f"| `{ch.slug}` | {ch.book} {ch.title_zh} ({_cell(ch.title)}) | {claimed} | {drawn} |")
+    total = coverage()
+    rows += ["", f"{total.claimed} of the {total.cpu_feasible} computational figures and tables that fit a CPU "
+             f"({total.percent:.0f} %) are checked by a claim; the coverage page lists all {total.items} figures and tables "
+             "of chapters 4–15 with their status (`python -m companion coverage`)."]
+    return "\n".join(rows)
+
+
+STATUS_WORDS = {CLAIM: "✔ claim", EXPLORATION: "◇ exploration", SHOWN: "drawn, no claim", MISSING: "not yet",
+                GPU: "needs a GPU / offline-unavailable data", ILLUS: "illustrative"}
+
+
+def coverage_markdown() -> str:
+    """The site's coverage page: every figure and table of chapters 4–15 and where it stands."""
+    total = coverage()
+    parts = ["# Coverage: every figure of chapters 4–15", "",
+             f"The book's chapters 4–15 hold {total.items} figures and tables; {total.computational} are computational "
+             f"(the result of an experiment that can be rerun), {total.cpu_feasible} of them fit a CPU with offline data. "
+             f"**{total.claimed} of those {total.cpu_feasible} ({total.percent:.0f} %) are checked by a claim** that "
+             "could fail, in the committed notebooks (seed 0) and over 20 seeds on the robustness page. "
+             "Generated from `companion/tools/catalog.py`; `tests/test_catalog.py` checks it against the notebooks.",
+             "", "| book chapter | items | computational | fit a CPU | claimed | % |", "|---|---|---|---|---|---|"]
+    for n in book_chapters():
+        c = coverage([f for f in FIGURES if f.book_chapter == n])
+        parts.append(f"| {n} | {c.items} | {c.computational} | {c.cpu_feasible} | {c.claimed} | {c.percent:.0f} |")
+    parts.append(f"| **all** | {total.items} | {total.computational} | {total.cpu_feasible} | {total.claimed} | "
+                 f"{total.percent:.0f} |")
+    for n in book_chapters():
+        parts += ["", f"## Chapter {n}", "", "| figure | what it shows | status | notebook | note |", "|---|---|---|---|---|"]
+        for f in FIGURES:
+            if f.book_chapter == n:
+                parts.append(f"| {f.id} | {_cell(f.caption)} | {STATUS_WORDS[f.status]} | `{f.notebook}` | {_cell(f.note)} |")
+    return "\n".join(parts) + "\n"
+
+
+class PrintedVerdict(Protocol):
+    """A verdict line as a committed notebook printed it (``site.ClaimRecord``): notebook, label, outcome."""
+
+    chapter: str
+    figure: str
+    holds: bool
+    exploration: bool
+
+
+def discrepancies(verdicts: Sequence[PrintedVerdict]) -> list[str]:
+    """Where the catalog and the notebooks' verdicts disagree (an empty list: they agree).
+
+    * a figure listed as ``claim`` needs a passing, non-exploration verdict in its notebook that names it;
+    * a figure listed as ``exploration`` needs an exploration verdict there;
+    * every verdict that names a figure must name one of the catalog, in the notebook the catalog gives,
+      with a status that admits it (``claim`` for a ✔ or ✘ verdict; ``claim`` or ``exploration`` for ◇).
+    """
+    problems: list[str] = []
+    for f in FIGURES:
+        mine = [v for v in verdicts if v.chapter == f.chapter.slug and f.named_by(v.figure)]
+        if f.status == CLAIM and not any(v.holds and not v.exploration for v in mine):
+            problems.append(f"{f.id} is listed as claimed, but {f.chapter.slug} prints no passing claim naming it")
+        if f.status == EXPLORATION and not any(v.exploration for v in mine):
+            problems.append(f"{f.id} is listed as an exploration, but {f.chapter.slug} prints none naming it")
+    known = {f.id: f for f in FIGURES}
+    for v in verdicts:
+        for fid in sorted(figures_named(v.figure)):
+            f = known.get(fid)
+            allowed = (CLAIM, EXPLORATION) if v.exploration else (CLAIM,)
+            if f is None:
+                problems.append(f"{v.chapter} prints a verdict on {fid}, which the catalog does not list")
+            elif f.chapter.slug != v.chapter:
+                problems.append(f"{v.chapter} prints a verdict on {fid}, which the catalog places in {f.chapter.slug}")
+            elif f.status not in allowed:
+                problems.append(f"{v.chapter} prints a{'n exploration' if v.exploration else ' claim'} on {fid}, "
+                                f"which the catalog lists as {f.status}")
+    return problems
+
+
+README = ROOT / "README.md"
+MAP_START, MAP_END = "<!-- chapter-map:start (generated by `python -m companion coverage --write-readme`) -->", \
+    "<!-- chapter-map:end -->"
+
+
+def readme_map(text: str) -> str:
+    """The generated chapter map inside ``text`` (the README), between its markers."""
+    try:
+        start = text.index(MAP_START) + len(MAP_START)
+        return text[start:text.index(MAP_END, start)].strip()
+    except ValueError:
+        raise ValueError(f"the README has no chapter map between {MAP_START!r} and {MAP_END!r}") from None
+
+
+def write_readme_map(readme: Path = README) -> Path:
+    """Replace the README's chapter map with :func:`chapter_map_markdown`."""
+    text = readme.read_text(encoding="utf-8")
+    readme_map(text)  # fails, naming the markers, when they are missing
+    start = text.index(MAP_START) + len(MAP_START)
+    end = text.index(MAP_END, start)
+    readme.write_text(text[:start] + "\n" + chapter_map_markdown() + "\n" + text[end:], encoding="utf-8")
+    return readme

@@ -1,6 +1,8 @@
-"""Command line: ``python -m companion {list, run, reproduce, bench}``.
+"""Command line: ``python -m companion {list, coverage, run, reproduce, robustness, sync, bench, book}``.
 
 * ``list`` — the chapter map and which notebooks exist;
+* ``coverage [--missing] [--write-readme]`` — the book's figures checked by a claim, per chapter (from the
+  catalog); ``--write-readme`` regenerates the README's chapter map;
 * ``run ch04`` — execute one chapter headless and print its claims;
 * ``reproduce`` — execute every chapter (quick profile by default), write the executed notebooks
   and their figures to ``--out`` and print the claims report; exit status 1 if any claim failed
@@ -25,11 +27,29 @@ from companion.tools.runner import format_report, run_chapter, sync_notebook
 
 
 def _list(_args: argparse.Namespace) -> int:
-    print(f"{'notebook':28} {'book ch.':8} {'status':8} title / figures")
+    print(f"{'notebook':28} {'book ch.':8} {'status':8} title / figures checked by a claim")
     for ch in catalog.CHAPTERS:
-        status = "ready" if ch.available else "planned"
+        status = "ready" if ch.available else "missing"
         print(f"{ch.slug:28} {ch.book:8} {status:8} {ch.title} ({ch.title_zh})")
-        print(f"{'':46} {', '.join(ch.figures)}")
+        print(f"{'':46} {', '.join(ch.claimed) or '—'}")
+    return 0
+
+
+def _coverage(args: argparse.Namespace) -> int:
+    if args.write_readme:
+        print(f"wrote the chapter map into {catalog.write_readme_map()}")
+        return 0
+    total = catalog.coverage()
+    print(f"{'book ch.':8} {'items':>5} {'comp.':>5} {'CPU':>5} {'claimed':>7} {'%':>4}")
+    for n in catalog.book_chapters():
+        c = catalog.coverage([f for f in catalog.FIGURES if f.book_chapter == n])
+        print(f"{n:<8} {c.items:5} {c.computational:5} {c.cpu_feasible:5} {c.claimed:7} {c.percent:4.0f}")
+    print(f"{'all':8} {total.items:5} {total.computational:5} {total.cpu_feasible:5} {total.claimed:7} {total.percent:4.0f}")
+    if args.missing:
+        print("\nfit a CPU, not yet checked by a claim:")
+        for f in catalog.FIGURES:
+            if f.cpu_feasible and f.status != catalog.CLAIM:
+                print(f"  {f.id:7} {f.status:11} {f.notebook}  {f.caption}")
     return 0
 
 
@@ -78,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="show the chapter map")
+    p = sub.add_parser("coverage", help="how many of the book's figures are checked by a claim, per chapter")
+    p.add_argument("--missing", action="store_true", help="also list the CPU-feasible figures without a claim")
+    p.add_argument("--write-readme", action="store_true", help="rewrite the README's chapter map from the catalog")
     for name, helptext in (("run", "execute one chapter headless"), ("reproduce", "execute every chapter")):
         p = sub.add_parser(name, help=helptext)
         if name == "run":
@@ -105,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "list":
             return _list(args)
+        if args.command == "coverage":
+            return _coverage(args)
         if args.command == "bench":
             for script in sorted((catalog.ROOT / "benchmarks").glob("*.py")):
                 print(f"== {script.name}")

@@ -3,12 +3,13 @@
 The chapters live in ``chapters/`` (outside the book's folder), so a build first *stages* a
 source folder: the hand-written pages of ``book/`` (landing page, glossary, configuration, the
 local Sphinx extension), a copy of every executed ``chapters/chNN_*.ipynb`` that exists, and
-three generated files:
+these generated files:
 
 * ``_toc.yml`` — the landing page, one page per chapter in the book's order, the claims page
   and the glossary;
 * ``_chapter_map.md`` — the table notebook ↔ book chapter ↔ figures (from :mod:`companion.tools.catalog`),
   included by the landing page;
+* ``coverage.md`` — every figure and table of chapters 4–15 with its status (from the catalog);
 * ``claims.md`` — every claim the committed notebooks checked, read from their outputs
   (the ``✔ CLAIM HOLDS [figure] text`` lines that :func:`companion.kit.claims.show` prints);
 * ``robustness.md`` — the committed robustness report (``robustness/report.json``): every claim's
@@ -98,11 +99,12 @@ def notebook_title(notebook: Path) -> str:
 
 
 def toc_yaml(chapter_pages: list[str]) -> str:
-    """The ``_toc.yml`` of the site: landing page, chapters (in order), claims, glossary."""
+    """The ``_toc.yml`` of the site: landing page, chapters (in order), coverage, claims, robustness, glossary."""
     lines = ["format: jb-book", "root: intro", "parts:"]
     if chapter_pages:
         lines += ["  - caption: Chapters", "    chapters:"] + [f"      - file: {p}" for p in chapter_pages]
-    lines += ["  - caption: Reference", "    chapters:", "      - file: claims", "      - file: robustness",
+    lines += ["  - caption: Reference", "    chapters:", "      - file: coverage", "      - file: claims",
+              "      - file: robustness",
               "      - file: glossary"]
     return "\n".join(lines) + "\n"
 
@@ -113,12 +115,11 @@ def _cell(text: str) -> str:
 
 
 def chapter_map_markdown(built: list[str]) -> str:
-    """The chapter map as a Markdown table: every catalog chapter, linked when its page is ``built``."""
-    rows = ["| Notebook | Book chapter | Topic | Figures reproduced |", "| --- | --- | --- | --- |"]
-    for ch in catalog.CHAPTERS:
-        name = f"[`{ch.slug}`]({ch.slug}.ipynb)" if ch.slug in built else f"`{ch.slug}` (planned)"
-        rows.append(f"| {name} | {ch.book} | {_cell(ch.title)} ({ch.title_zh}) | {_cell(', '.join(ch.figures))} |")
-    return "\n".join(rows) + "\n"
+    """The chapter map of the landing page: the catalog's, each notebook linked when its page is ``built``."""
+    table = catalog.chapter_map_markdown()
+    for slug in built:
+        table = table.replace(f"| `{slug}` |", f"| [`{slug}`]({slug}.ipynb) |")
+    return table.replace("the coverage page lists", "the [coverage page](coverage.md) lists") + "\n"
 
 
 def claims_markdown(notebooks: list[Path]) -> str:
@@ -224,6 +225,7 @@ def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = N
     (source / "_toc.yml").write_text(toc_yaml(pages), encoding="utf-8")
     (source / "_chapter_map.md").write_text(chapter_map_markdown(pages), encoding="utf-8")
     (source / "claims.md").write_text(claims_markdown(notebooks), encoding="utf-8")
+    (source / "coverage.md").write_text(catalog.coverage_markdown(), encoding="utf-8")
     (source / "robustness.md").write_text(robustness_markdown(*read_robustness()), encoding="utf-8")
     return notebooks
 
