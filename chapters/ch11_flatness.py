@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Chapter 11 · Flatness of solutions and the Edge of Stability (解的平坦性)
+# # Chapter 11 — Flatness of solutions and the Edge of Stability (解的平坦性)
 #
 # *Companion to 深度学习现象导论, chapter 11.*
 #
@@ -27,8 +27,8 @@
 # |---|---|---|
 # | 1 | (11.8)–(11.11), 图11.1 | GD on ½λx² converges iff η < 2/λ and oscillates in sign iff η > 1/λ |
 # | 2 | 图11.8, 表11.4 | full-batch GD: the sharpness rises to 2/η and hovers there (two η); a small η stays below; the loss still falls, non-monotonically |
-# | 3 | 表11.1, 图11.3 | smaller batches end at flatter minima (sharpness ordering) |
-# | 4 | (11.4)–(11.7), 图11.4, 图11.5 | SGD noise is aligned with the Hessian, Tr(HΣ) ≫ Tr(H)Tr(Σ)/D, and beyond what its low-rank span alone gives; its variance falls with the directional flatness; SGD ends flatter than GD and than isotropic Langevin noise of the same size |
+# | 3 | 表11.1, 图11.3 | smaller batches end at flatter minima (sharpness ordering); the test-accuracy gap of 表11.1 as an exploration |
+# | 4 | (11.4)–(11.7), 图11.4, 图11.5 | SGD noise is aligned with the Hessian, Tr(HΣ) ≫ Tr(H)Tr(Σ)/D, and beyond what its low-rank span alone gives; its variance falls with the directional flatness; SGD ends flatter than GD and than isotropic Langevin noise of the same size; its test-accuracy lead (图11.4) as an exploration |
 # | 5 | 图11.6 | dropout finds flatter minima than the plain network at the same training loss (sharpness and filter-normalised profiles) |
 # | 6 | 习题11 | rescaling a ReLU layer leaves the function unchanged but changes λ_max |
 #
@@ -129,7 +129,7 @@ EOS_ETAS = (0.3, 0.4)
 BS_ETA = 0.25            # also the full-batch run of section 3
 SMALL_ETA = 0.1
 TRACK_EVERY = pick(quick=20, full=10)
-data = digits(N_TRAIN, 500, standardise=True)
+data = digits(N_TRAIN, None, standardise=True)   # test: the other 1669 images
 y, y_test = data.one_hot(), data.one_hot(test=True)
 # every run of sections 2–4 starts from one initialisation: fl.DropoutMLP(WIDTHS, "tanh", generator=generator(seed, 1))
 eos = {eta: fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(seed, 1)), data.x, y, eta=eta,
@@ -231,11 +231,19 @@ ax2.legend(loc="upper right")
 plt.show()
 
 # %% [markdown]
-# The small-batch solution is markedly flatter. On digits the **generalisation gap of 表11.1 is not
-# asserted**: with 128 training images the test accuracies of the three runs differ by a few points at
-# most and their order changes from seed to seed (the digest of this chapter found < 1.5 points with
-# 512 images) — the flatness ordering is robust, its effect on test accuracy at this scale is not.
-#
+# The small-batch solution is markedly flatter. Whether it also **generalises better** (表11.1: the same
+# training accuracy, a higher test accuracy) is checked below as an *exploration*, not a claim: the book's
+# sentence, turned into conditions (both runs fit ≥ 99% of the training images, and B = 8 beats full-batch GD
+# on the 1669 test images by at least one point), holds on 16 of 20 seeds (0–19). Both runs always fit the
+# 128 training images exactly; the test accuracies lie near 0.70–0.79, B = 8 usually ahead by 2–4 points, but
+# on 4 seeds level with or behind full-batch GD — the flatness ordering is robust, its effect on test accuracy
+# at this scale is not (a claim must hold on 19 of 20).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(fl.check_small_batch_generalises(bs_runs[8], bs_runs[N_TRAIN], data))
+
+# %% [markdown]
 # The claim compares the final λ_max of the three runs: λ(B=8) < λ(B=32), and λ(B=8) < 0.7·λ(full batch).
 # (Negative control: the same comparison at a tiny η, where mini-batch noise is too weak to matter.)
 
@@ -317,6 +325,16 @@ dyn_test = {"GD": fl.accuracy(eos[BS_ETA].model, data.x_test, data.labels_test),
             f"SGD (B={NOISE_B})": fl.accuracy(sgd_model, data.x_test, data.labels_test)}
 for name in dyn_sharp:
     print(f"{name:16} lambda_max = {dyn_sharp[name]:6.3f}   test accuracy = {dyn_test[name]:.3f}")
+
+# %% [markdown]
+# 图11.4 itself shows **test accuracy**: SGD best, GD and the GLD variants clearly lower. As an exploration
+# (the book's "clearly lower" read as: SGD's test accuracy above each of the others by at least one point) it
+# holds on 15 of 20 seeds (0–19) here: the sharpness ordering above is robust, the accuracy ordering is not at
+# this scale (SGD leads by up to 4–6 points on most seeds, but on 5 seeds GD or GLD comes level or ahead).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(fl.check_sgd_best_accuracy(sgd_runs[NOISE_B], eos[BS_ETA], gld, data))
 
 # %% [markdown]
 # **The implicit regulariser (11.7).** Smith et al. (2020) show that SGD follows, to first order in η, the

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from companion.experiments.ch04_frequency import (FPConfig, check_early_stopping, check_fourier, check_fp_order, check_grad_loss,
-                                 check_image_large, check_image_small, check_large_init_high_freq,
-                                 check_large_init_no_order, check_mscale, check_parity, check_ricker_no_order,
-                                 check_ricker_order, check_small_init_order, run_early_stopping, run_fprinciple,
-                                 run_image, run_multiscale, run_parity)
+from companion.experiments.ch04_frequency import (FPConfig, check_early_stopping, check_fourier, check_fourier_features,
+                                 check_fp_order, check_grad_loss, check_image_large, check_image_small,
+                                 check_large_init_high_freq, check_large_init_no_order, check_mscale, check_parity,
+                                 check_ricker_no_asi, check_ricker_no_order, check_ricker_order, check_sin_rate,
+                                 check_small_init_order, check_step_order, check_step_outline, run_early_stopping,
+                                 run_fprinciple, run_image, run_multiscale, run_parity)
 
 SEED = 1
 
@@ -36,10 +37,33 @@ def test_fp_order_positive_twin():
     assert v.passed, v.measured_line()
 
 
-# 图6.3, 图4.9 ---------------------------------------------------------------------------------------------------
-def ricker_run(a):
-    return run_fprinciple(FPConfig(n_train=24, act="ricker", a=a, asi=True, members=2, hidden=(64, 64), steps=500,
-                                   lr=1e-3, record_every=10), SEED)
+# 图4.3, 图4.6 ---------------------------------------------------------------------------------------------------
+def step_run(**changes):
+    base = dict(target="step", ks=(1, 5, 7), n_train=128, n_test=128, hidden=(100, 100), lr=2e-2, steps=1000,
+                record_every=10, members=2)
+    return run_fprinciple(FPConfig(**(base | changes)), SEED)
+
+
+def test_control_ch04_step_order():
+    v = check_step_order(step_run(init_std=2.0))      # large init: no low-frequency preference
+    assert not v.passed, v.measured_line()
+
+
+def test_control_ch04_step_outline():
+    v = check_step_outline(step_run(init_std=2.0))    # large init: the output is never a clean sine
+    assert not v.passed, v.measured_line()
+
+
+def test_step_positive_twins():
+    res = step_run()
+    for v in (check_step_outline(res), check_step_order(res)):
+        assert v.passed, v.measured_line()
+
+
+# 图6.3, 图4.9, 图4.10 ------------------------------------------------------------------------------------------
+def ricker_run(a, asi=True):
+    return run_fprinciple(FPConfig(n_train=24, act="ricker", a=a, asi=asi, members=len(a), hidden=(64, 64),
+                                   steps=500, lr=1e-3, record_every=10), SEED)
 
 
 def test_control_ch04_ricker_order():
@@ -52,10 +76,32 @@ def test_control_ch04_ricker_no_order():
     assert not v.passed, v.measured_line()
 
 
+def test_control_ch04_ricker_no_asi():
+    v = check_ricker_no_asi(ricker_run((0.3, 0.1, 0.3), (True, True, False)))   # the no-ASI member is a wide Ricker
+    assert not v.passed, v.measured_line()
+
+
 def test_ricker_positive_twins():
-    res = ricker_run((0.3, 0.1))
-    for v in (check_ricker_order(res), check_ricker_no_order(res)):
+    res = ricker_run((0.3, 0.1, 0.1), (True, True, False))
+    for v in (check_ricker_order(res), check_ricker_no_order(res), check_ricker_no_asi(res)):
         assert v.passed, v.measured_line()
+
+
+def sin_run(a):
+    return run_fprinciple(FPConfig(n_train=24, act="sin", a=a, asi=(False, True, True), members=3, hidden=(64, 64),
+                                   steps=600, lr=5e-3, record_every=2), SEED)
+
+
+def test_control_ch04_sin_rate():
+    v = check_sin_rate(sin_run((1.0, 1.0, 1.0)))      # every member has the slow rate a=1: nothing to tell apart
+    assert not v.passed, v.measured_line()
+
+
+def test_sin_rate_positive_twin():
+    # an exploration (the "within a factor 2" order condition is fragile when every peak converges within ~20
+    # steps): the twin asserts the robust part, both a=10 members' test errors over twice that of a=1
+    v = check_sin_rate(sin_run((10.0, 10.0, 1.0)))
+    assert v.exploration and all(c.passed for c in v.conditions[1:]), v.measured_line()
 
 
 # 图6.2 ---------------------------------------------------------------------------------------------------------
@@ -171,6 +217,18 @@ def test_control_ch04_fourier_overfit():
     small = run_multiscale("fourier", sigma=1.0, steps=200, **MS)
     v = check_fourier(small, run_multiscale("fourier", sigma=10.0, steps=200, **MS))   # σ=10 as the "large" one
     assert not v.passed, v.measured_line()
+
+
+def test_control_ch04_fourier_features():
+    plain = run_multiscale("plain", steps=600, **MS)
+    v = check_fourier_features(plain, run_multiscale("fourier", sigma=1.0, steps=200, **MS))   # σ=1: low features only
+    assert not v.passed, v.measured_line()
+
+
+def test_fourier_features_positive_twin():
+    plain = run_multiscale("plain", steps=600, **MS)
+    v = check_fourier_features(plain, run_multiscale("fourier", sigma=10.0, steps=200, **MS))
+    assert v.passed, v.measured_line()
 
 
 def test_fourier_positive_twin():

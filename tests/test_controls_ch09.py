@@ -101,3 +101,20 @@ def test_control_ch09_merge_compression(digits, merge_control):
 def test_merge_compression_positive_twin(digits, merge_control):
     v = E.check_merge(_compress(digits, 1e-6, 200, 98), merge_control)
     assert v.passed, v.measured_line()
+
+
+def _path(init_std):
+    """图9.4 as in the chapter (width 100, Adam lr 1e-3, 6000 steps) from init std ``init_std``."""
+    return E.learning_path(100, init_std=init_std, lr=1e-3, optimizer="adam", steps=6000, record_every=20,
+                           seed=3, restarts=4, progress=False)
+
+
+def test_control_ch09_learning_path():
+    """Large init (std 0.5): the wide net goes straight for the target and never sits at the width-1 optimum."""
+    v = E.check_learning_path(_path(0.5))
+    assert not v.passed, v.measured_line()
+
+
+def test_learning_path_positive_twin():
+    v = E.check_learning_path(_path(1e-3))
+    assert v.passed, v.measured_line()

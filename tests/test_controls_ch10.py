@@ -72,3 +72,12 @@ def test_control_ch10_architecture_order():
     v = S.check_architecture_order(untrained)
     assert not v.passed, v.measured_line()
     assert all(np.isnan(n) for n in untrained.n_star.values())
+
+
+def test_control_ch10_init_oscillation():
+    """Both nets from (almost) the same small init scale: neither oscillates more than the other."""
+    same = S.init_scale_fits((0.1, 0.11), width=40, steps=3000, seed=3)
+    v = S.check_init_oscillation(same)
+    assert not v.passed, v.measured_line()
+    twin = S.check_init_oscillation(S.init_scale_fits((0.1, 4.0), width=40, steps=3000, seed=3))
+    assert twin.passed, twin.measured_line()

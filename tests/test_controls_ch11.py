@@ -177,3 +177,25 @@ def test_positive_ch11_rescaling_changes_sharpness():
     net = fl.DropoutMLP([1, 40, 1], "relu", generator=gen(0))
     v = fl.check_rescaling_invariance(fl.rescaling_effect(net, x, fl.dropout_target(x), [1 / 3, 1.0, 3.0]))
     assert v.passed, v.measured_line()
+
+
+# ---------------------------------------------------------------- 表11.1, 图11.4 (explorations)
+@pytest.fixture(scope="module")
+def digits_split():
+    return digits(N, 300, standardise=True)
+
+
+def test_control_ch11_small_batch_generalises(digits_split):
+    """The "small-batch" run is the full-batch run itself: no accuracy gap, the exploration's conditions fail."""
+    d = digits_split
+    gd = fl.train_tracked(digits_net(), d.x, d.one_hot(), eta=0.5, steps=150, track_every=150, generator=gen(0))
+    v = fl.check_small_batch_generalises(gd, gd, d)
+    assert not v.passed and v.exploration, v.measured_line()
+
+
+def test_control_ch11_sgd_best_accuracy(digits_split):
+    """"SGD" with the full batch is GD: it cannot beat GD by a point."""
+    d = digits_split
+    gd = fl.train_tracked(digits_net(), d.x, d.one_hot(), eta=0.5, steps=150, track_every=150, generator=gen(0))
+    v = fl.check_sgd_best_accuracy(gd, gd, gd, d)
+    assert not v.passed and v.exploration, v.measured_line()

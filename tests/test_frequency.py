@@ -64,3 +64,40 @@ def test_parity_is_fitted_and_accuracies_are_counted_on_the_right_points(seed):
     assert np.all(res.test_acc <= 0.6)                        # parity is not learned from 60 of 256 points
     untrained = run_parity(d=8, n_train=60, hidden=(128, 64), init_std=0.05, steps=1, lr=2e-3, members=2, seed=seed)
     assert np.all(untrained.train_acc < 0.9)                  # the fit above is the training's doing
+
+
+def test_three_level_step_has_the_book_levels_and_harmonics():
+    from companion.core.spectral import dft, uniform_grid
+    from companion.experiments.ch04_frequency import three_level_step
+
+    x = uniform_grid(3 * 128, -3 * np.pi, 3 * np.pi)                # three whole periods
+    f = three_level_step(x)
+    assert set(np.unique(f)) == {-1.0, 0.0, 1.0}
+    mag = np.abs(dft(f))
+    peaks = np.sort(np.argsort(mag)[-5:])
+    assert peaks.tolist() == [3, 15, 21, 33, 39]                     # harmonics 1, 5, 7, 11, 13 in bins 3k
+    assert np.isclose(mag[3], np.sqrt(3) / np.pi, rtol=0.02)         # amplitude (2√3/π)·½ of the fundamental
+    assert mag[15] < mag[3] / 4                                      # peaks fall like 1/k
+
+
+def test_step_config_tracks_harmonics_in_the_right_bins():
+    cfg = FPConfig(target="step", ks=(1, 5, 7), periods=3, n_train=96, hidden=(16, 16), steps=10, record_every=5)
+    assert cfg.bins == (3, 15, 21)
+    res = run_fprinciple.__wrapped__(cfg, seed=0)
+    assert res.x_train[0] == -3 * np.pi and res.deltas.shape == (3, 1, 3)
+    with pytest.raises(ValueError, match="loss='mse'"):
+        run_fprinciple.__wrapped__(FPConfig(target="step", loss="mse+grad"), seed=0)
+    with pytest.raises(ValueError, match="unknown target"):
+        run_fprinciple.__wrapped__(FPConfig(target="square"), seed=0)
+    with pytest.raises(ValueError, match="once multiplied by periods"):
+        run_fprinciple.__wrapped__(FPConfig(target="step", ks=(1, 5, 7), periods=10, n_train=128), seed=0)
+
+
+def test_asi_can_be_chosen_per_member():
+    cfg = FPConfig(act="ricker", a=0.1, asi=(True, False), members=2, n_train=24, hidden=(16, 16), steps=20,
+                   record_every=10)
+    res = run_fprinciple.__wrapped__(cfg, seed=0)
+    assert np.all(res.out_test[0, 0] == 0) and np.abs(res.out_test[0, 1]).max() > 0   # ASI member starts at zero
+    assert np.abs(res.out_test[-1, 0]).max() > 0                                       # and does train
+    with pytest.raises(ValueError, match="3 flags but there are 2 members"):
+        run_fprinciple.__wrapped__(FPConfig(asi=(True, True, False), members=2), seed=0)

@@ -63,3 +63,13 @@ def test_psnr():
     ref = np.zeros((4, 4))
     assert sp.psnr(ref + 0.1, ref) == pytest.approx(20.0)
     assert sp.psnr(ref, ref) == float("inf")
+
+
+def test_fourier_part_keeps_only_the_chosen_bins():
+    x = sp.uniform_grid(96)
+    f = 2 * np.sin(x) + 0.5 * np.sin(4 * x) + 0.3
+    assert np.allclose(sp.fourier_part(f, [1]), 2 * np.sin(x))
+    assert np.allclose(sp.fourier_part(f, [0, 4]), 0.5 * np.sin(4 * x) + 0.3)
+    assert np.allclose(sp.fourier_part(np.stack([f, f]), [1]), 2 * np.sin(x))     # leading axes are kept
+    with pytest.raises(ValueError, match="bins must lie"):
+        sp.fourier_part(f, [60])

@@ -269,3 +269,89 @@ class FourierFeatureNet(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         z = 2 * math.pi * x @ self.B.T                     # (N, n_features)
         return self.mlp(torch.cat([torch.cos(z), torch.sin(z)], dim=-1))
+
+
+class BatchedConvNet(nn.Module):
+    """K one-convolution-layer networks trained as one batched computation (图8.5).
+
+    Member k: C kernels of size k×k (stride 1, no padding) over a square grey image, the activation,
+    then a fully connected layer from the flattened (positions × channels) features to the logits:
+
+        h_{n,p,c} = σ(u_c · patch_p(x_n) + b_c),     logits_n = Σ_{p,c} h_{n,p,c} V_{p,c,:} + v.
+
+    Every parameter of member k is drawn from N(0, std_k²): ``conv_std`` for (u, b), ``fc_std`` for
+    (V, v), scalars or one value per member, so one ensemble can hold a small and a large
+    initialisation side by side.  Shapes: ``kernels`` (K, C, k²), ``conv_bias`` (K, C), ``fc`` (K, P·C, O),
+    ``fc_bias`` (K, O) with P = (size − k + 1)² positions.
+    """
+
+    def __init__(self, image_size: int, channels: int, n_classes: int, n_members: int, *, kernel: int = 3,
+                 act: str = "tanh", conv_std: float | Sequence[float] | Tensor = 0.1,
+                 fc_std: float | Sequence[float] | Tensor = 0.1, generator: torch.Generator | None = None,
+                 dtype: torch.dtype = torch.float32) -> None:
+        super().__init__()
+        if not 1 <= kernel <= image_size or channels < 1 or n_classes < 2 or n_members < 1:
+            raise ValueError(f"need 1 ≤ kernel ≤ image_size, channels ≥ 1, n_classes ≥ 2, n_members ≥ 1; got "
+                             f"kernel={kernel}, image_size={image_size}, channels={channels}, "
+                             f"n_classes={n_classes}, n_members={n_members}")
+        self.image_size, self.kernel, self.channels = int(image_size), int(kernel), int(channels)
+        self.n_members, self.n_classes = int(n_members), int(n_classes)
+        self.positions = (image_size - kernel + 1) ** 2
+        self.act = activation(act)
+
+        def stds(value: float | Sequence[float] | Tensor, name: str) -> Tensor:
+            s = torch.as_tensor(value, dtype=dtype)
+            s = s.expand(n_members) if s.ndim == 0 else s
+            if s.shape != (n_members,) or bool((s < 0).any()):
+                raise ValueError(f"{name} must be a non-negative scalar or {n_members} values; got {value}")
+            return s
+
+        cs, fs = stds(conv_std, "conv_std"), stds(fc_std, "fc_std")
+        k, c, p, o = n_members, channels, self.positions, n_classes
+        draw = lambda *shape: torch.randn(*shape, generator=generator, dtype=dtype)  # noqa: E731
+        self.kernels = nn.Parameter(draw(k, c, kernel * kernel) * cs[:, None, None])  # (K, C, k²)
+        self.conv_bias = nn.Parameter(draw(k, c) * cs[:, None])  # (K, C)
+        self.fc = nn.Parameter(draw(k, p * c, o) * fs[:, None, None])  # (K, P·C, O)
+        self.fc_bias = nn.Parameter(draw(k, o) * fs[:, None])  # (K, O)
+
+    def patches(self, images: Tensor) -> Tensor:
+        """Images (N, size, size) → their k×k patches (N, P, k²), row-major positions."""
+        if images.ndim != 3 or images.shape[1:] != (self.image_size, self.image_size):
+            raise ValueError(f"images must have shape (N, {self.image_size}, {self.image_size}); "
+                             f"got {tuple(images.shape)}")
+        cols = nn.functional.unfold(images[:, None].to(self.kernels.dtype), self.kernel)  # (N, k², P)
+        return cols.transpose(1, 2)
+
+    def features(self, images: Tensor, kernels: Tensor | None = None, bias: Tensor | None = None) -> Tensor:
+        """The convolution layer's outputs σ(u_c·patch_p + b_c), (K, N, P, C); other (kernels, bias) may be given."""
+        kernels = self.kernels if kernels is None else kernels
+        bias = self.conv_bias if bias is None else bias
+        pre = torch.einsum("npj,kcj->knpc", self.patches(images), kernels)  # (K, N, P, C)
+        return self.act(pre + bias[:, None, None, :])
+
+    def forward(self, images: Tensor) -> Tensor:
+        """Images (N, size, size) → logits (K, N, O)."""
+        h = self.features(images).flatten(2)  # (K, N, P·C)
+        return torch.baddbmm(self.fc_bias[:, None, :], h, self.fc)
+
+
+class MemberASI(nn.Module):
+    """A :class:`BatchedMLP` whose members are ASI pairs or plain nets, one choice per member (图4.9, 图4.10).
+
+    Output of member k: h_k(x) − mask_k · h′_k(x), with h′ an exact copy of the ensemble at t = 0 and
+    mask_k ∈ {0, 1}; so ASI members start from the zero function and the others from their random one,
+    inside one batched computation.  (A masked-out twin gets zero gradient and never moves.)
+    """
+
+    def __init__(self, net: BatchedMLP, asi: Sequence[bool]) -> None:
+        super().__init__()
+        if len(asi) != net.n_members or net.asi:
+            raise ValueError(f"give one ASI flag per member ({net.n_members}) of a BatchedMLP built with asi=False; "
+                             f"got {len(asi)} flags")
+        self.net, self.twin = net, copy.deepcopy(net)
+        self.n_members, self.widths = net.n_members, net.widths
+        self.register_buffer("mask", torch.tensor([float(bool(f)) for f in asi]).reshape(-1, 1, 1))
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x: (N, d_in) or (K, N, d_in); returns (K, N, d_out)."""
+        return self.net(x) - self.mask * self.twin(x)

@@ -4,6 +4,7 @@ Conventions.  One-dimensional functions are sampled on the uniform grid
 x_j = lo + (hi − lo)·j/n, j = 0 … n−1 (no end point), so that on [−π, π) the function sin(kx)
 lands exactly in DFT bin k.  Coefficients are normalised by n, so |ĝ_k| = ½ for sin(kx).
 
+* :func:`fourier_part` keeps chosen DFT bins of a sampled function (its low-frequency outline, say).
 * Δ_F(k) = |ĥ_k − f̂_k| / |f̂_k| — the book's relative error of the k-th frequency (图4.7), with
   complex coefficients.  (The authors' scripts compare magnitudes instead, ||ĥ_k| − |f̂_k||;
   the complex form is stricter: a peak with the right height but the wrong phase is not fitted.)
@@ -32,6 +33,21 @@ def dft(values: ArrayLike, axis: int = -1) -> np.ndarray:
     """Normalised one-sided DFT along ``axis``: coefficient k is (1/n) Σ_j g_j e^{−2πi jk/n}."""
     values = np.asarray(values, dtype=float)
     return np.fft.rfft(values, axis=axis) / values.shape[axis]
+
+
+def fourier_part(values: ArrayLike, bins: ArrayLike) -> np.ndarray:
+    """The part of uniformly sampled ``values`` (last axis) made of the DFT bins ``bins`` (and their mirror
+    images): the inverse DFT with every other coefficient set to zero.  E.g. the fundamental sine of a
+    square wave, the "outline" a network draws first (图4.3)."""
+    values = np.asarray(values, dtype=float)
+    n = values.shape[-1]
+    bins = np.asarray(bins, dtype=int)
+    if bins.size and (bins.min() < 0 or bins.max() > n // 2):
+        raise ValueError(f"bins must lie in [0, {n // 2}] for {n} samples, got {bins.tolist()}")
+    coeffs = np.fft.rfft(values, axis=-1)
+    kept = np.zeros_like(coeffs)
+    kept[..., bins] = coeffs[..., bins]
+    return np.fft.irfft(kept, n=n, axis=-1)
 
 
 def peaks(values: ArrayLike, min_relative: float = 0.1) -> np.ndarray:

@@ -4,8 +4,9 @@ Each ``run_*`` function is one of the book's experiments, returns a small result
 is cached on disk (:mod:`companion.kit.cache`), so the notebook, the explorer and the tests share one
 implementation:
 
-* :func:`run_fprinciple` — fit Σ A_j sin(k_j x) on [−π, π) and track Δ_F(k) (图4.2, 4.7, 6.2–6.4);
-  members of a :class:`~companion.core.nets.BatchedMLP` may differ in init std and activation width.
+* :func:`run_fprinciple` — fit Σ A_j sin(k_j x) on [−π, π) and track Δ_F(k) (图4.2, 4.7, 6.2–6.4), or the
+  periodic three-level step round(sin x) over several periods (图4.3, 4.6); members of a
+  :class:`~companion.core.nets.BatchedMLP` may differ in init std and activation width.
 * :func:`run_image` — a grey image as a function of pixel coordinates, trained on odd columns
   (图4.4, 4.11).
 * :func:`run_early_stopping` — noisy samples of sin x (图4.12).
@@ -37,14 +38,23 @@ from companion.kit import widgets as w
 from companion.kit.exercises import feedback
 from companion.kit.plots import PALETTE, plot_delta_f, plot_fit
 from companion.kit.seeds import active_seed, generator, numpy_rng
-from companion.core.nets import ACTIVATIONS, BatchedMLP, FourierFeatureNet, MscaleDNN
-from companion.core.spectral import delta_f, dft, first_step_below, psnr, uniform_grid
+from companion.core.nets import ACTIVATIONS, BatchedMLP, FourierFeatureNet, MemberASI, MscaleDNN
+from companion.core.spectral import delta_f, dft, first_step_below, fourier_part, psnr, uniform_grid
 from companion.core.train import LOSSES, train
 
 
 def sum_of_sines(x: np.ndarray, ks: Sequence[float], amps: Sequence[float]) -> np.ndarray:
     """f(x) = Σ_j A_j sin(k_j x)."""
     return sum(a * np.sin(k * x) for k, a in zip(ks, amps))
+
+
+def three_level_step(x: np.ndarray) -> np.ndarray:
+    """f(x) = round(sin x): the 2π-periodic step function with the three values −1, 0, 1 of 图4.3.
+
+    Its Fourier series has only the odd harmonics that are not multiples of 3 (1, 5, 7, 11, 13, …), with
+    amplitudes (2√3/π)/k, so the peaks of its spectrum fall with frequency (图4.6).
+    """
+    return np.round(np.sin(x))
 
 
 def sum_of_sines_derivative(x: np.ndarray, ks: Sequence[float], amps: Sequence[float]) -> np.ndarray:
@@ -64,14 +74,22 @@ def _tensor(a: np.ndarray) -> Tensor:
 
 
 # ----------------------------------------------------------------------------------------------
-# 1-D fits of a sum of sines: 图4.2, 4.7, 6.2, 6.3, 6.4
+# 1-D fits of a sum of sines or of a step function: 图4.2, 4.3, 4.6, 4.7, 4.9, 4.10, 6.2, 6.3, 6.4
 # ----------------------------------------------------------------------------------------------
+TARGETS = ("sines", "step")
+
+
 @dataclass(frozen=True)
 class FPConfig:
     """One batched fit of Σ A_j sin(k_j x) sampled at ``n_train`` points of [−π, π).
 
     ``init_std`` and ``a`` (Ricker width / sin rate) take one value, or one per member;
-    ``init_std=None`` means m^{−1/2} with m the first hidden width (the authors' choice).
+    ``init_std=None`` means m^{−1/2} with m the first hidden width (the authors' choice).  ``asi`` is one
+    flag for all members or one per member (:class:`~companion.core.nets.MemberASI`).
+
+    ``target="step"`` fits :func:`three_level_step` instead (图4.3); then ``ks`` names the harmonics whose
+    peaks are tracked and ``amps`` is not used.  ``periods`` widens the domain to [−periods·π, periods·π),
+    whole periods of the target, so harmonic k lands exactly in DFT bin periods·k (:attr:`bins`).
     """
 
     ks: tuple[int, ...] = (1, 3, 5)
@@ -82,23 +100,43 @@ class FPConfig:
     act: str = "tanh"
     a: float | tuple[float, ...] = 1.0
     init_std: float | tuple[float, ...] | None = None
-    asi: bool = False
+    asi: bool | tuple[bool, ...] = False
     loss: str = "mse"
     optimizer: str = "adam"
     lr: float = 1e-3
     steps: int = 2000
     record_every: int = 10
     members: int = 1
+    target: str = "sines"
+    periods: int = 1
+
+    @property
+    def bins(self) -> tuple[int, ...]:
+        """The DFT bins of the tracked frequencies on the sampling grid: periods·k for each k in ``ks``."""
+        return tuple(self.periods * k for k in self.ks)
+
+    def target_values(self, x: np.ndarray) -> np.ndarray:
+        """The target function at ``x``."""
+        return three_level_step(x) if self.target == "step" else sum_of_sines(x, self.ks, self.amps)
 
     def validate(self) -> None:
-        if len(self.ks) != len(self.amps) or not self.ks:
+        if self.target not in TARGETS:
+            raise ValueError(f"unknown target {self.target!r}; choose one of {', '.join(TARGETS)}")
+        if not self.ks or (self.target == "sines" and len(self.ks) != len(self.amps)):
             raise ValueError(f"ks {self.ks} and amps {self.amps} must be non-empty and of equal length")
-        if any(k < 1 for k in self.ks) or max(self.ks) >= self.n_train // 2:
-            raise ValueError(f"frequencies must lie in [1, n_train/2) = [1, {self.n_train // 2}); got {self.ks}")
+        if self.periods < 1:
+            raise ValueError(f"periods must be a whole number ≥ 1, got {self.periods}")
+        if self.target == "step" and self.loss != "mse":
+            raise ValueError("the step target has no derivative at its jumps: use loss='mse'")
+        if any(k < 1 for k in self.ks) or max(self.bins) >= self.n_train // 2:
+            raise ValueError(f"frequencies must lie in [1, n_train/2) = [1, {self.n_train // 2}) once multiplied "
+                             f"by periods={self.periods}; got {self.ks}")
         if self.act not in ACTIVATIONS:
             raise ValueError(f"unknown activation {self.act!r}; choose one of {', '.join(ACTIVATIONS)}")
         if self.loss not in LOSSES:
             raise ValueError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
+        if not isinstance(self.asi, bool) and len(self.asi) != self.members:
+            raise ValueError(f"asi has {len(self.asi)} flags but there are {self.members} members")
         if self.members < 1 or self.steps < 1 or self.n_train < 4:
             raise ValueError(f"members, steps must be ≥ 1 and n_train ≥ 4; got {self.members}, {self.steps}, "
                              f"{self.n_train}")
@@ -119,7 +157,7 @@ class FPResult:
     first: np.ndarray = field(init=False)    # (K, len(ks)) — first step with Δ_F(k) < 0.1
 
     def __post_init__(self) -> None:
-        self.deltas = delta_f(self.out_train, self.f_train, self.config.ks)
+        self.deltas = delta_f(self.out_train, self.f_train, self.config.bins)
         self.first = first_step_below(self.deltas, self.steps, 0.1)
 
     @property
@@ -130,23 +168,27 @@ class FPResult:
     def high_frequency_energy(self) -> np.ndarray:
         """(K,) share of the final output's spectral energy above the training grid's Nyquist frequency."""
         power = np.abs(dft(self.out_test[-1])) ** 2
-        nyquist = self.config.n_train // 2
+        nyquist = self.config.n_train // 2          # in DFT bins of the domain, whatever its number of periods
         return power[:, nyquist + 1:].sum(-1) / power[:, 1:].sum(-1)
 
 
 @cached
 def run_fprinciple(config: FPConfig, seed: int) -> FPResult:
-    """Train ``config.members`` networks at once on Σ A_j sin(k_j x) and record Δ_F(k) (图4.7)."""
+    """Train ``config.members`` networks at once on the config's target and record Δ_F(k) (图4.3, 4.6, 4.7)."""
     config.validate()
-    x = uniform_grid(config.n_train)
-    x_test = uniform_grid(config.n_test)
-    f, f_test = sum_of_sines(x, config.ks, config.amps), sum_of_sines(x_test, config.ks, config.amps)
+    half = config.periods * math.pi
+    x = uniform_grid(config.n_train, -half, half)
+    x_test = uniform_grid(config.n_test, -half, half)
+    f, f_test = config.target_values(x), config.target_values(x_test)
     width = config.hidden[0]
     std = width ** -0.5 if config.init_std is None else config.init_std
     stds = _per_member(std, config.members, "init_std")
     a = torch.tensor(_per_member(config.a, config.members, "a"))
-    model = BatchedMLP([1, *config.hidden, 1], config.members, config.act, init_std=torch.tensor(stds), a=a,
-                       asi=config.asi, generator=generator(seed))
+    mixed = not isinstance(config.asi, bool)
+    model: nn.Module = BatchedMLP([1, *config.hidden, 1], config.members, config.act, init_std=torch.tensor(stds),
+                                  a=a, asi=False if mixed else config.asi, generator=generator(seed))
+    if mixed:
+        model = MemberASI(model, config.asi)
     X, Y = _tensor(x)[:, None], _tensor(f)[:, None]
     dy = _tensor(sum_of_sines_derivative(x, config.ks, config.amps))[:, None] if config.loss == "mse+grad" else None
     grid = torch.cat([X, _tensor(x_test)[:, None]])
@@ -378,6 +420,13 @@ RICKER_ORDER = ClaimSpec("ch04.ricker-order", "图6.3", "with Ricker a=0.3 the f
 RICKER_NO_ORDER = ClaimSpec("ch04.ricker-no-order", "图4.9",
                             "with Ricker a=0.1 there is no frequency order (all peaks converge within a factor 2 of "
                             "each other) and the test error is more than twice that of a=0.3")
+RICKER_NO_ASI = ClaimSpec("ch04.ricker-no-asi", "图4.9",
+                          "without ASI, Ricker a=0.1 likewise has no frequency order (all peaks converge within a "
+                          "factor 2 of each other) and a test error more than twice that of a=0.3 with ASI")
+SIN_RATE = ClaimSpec("ch04.sin-rate", "图4.10",
+                     "with σ=sin(ax), a=10 loses the frequency order (with ASI all peaks converge within a factor 2 "
+                     "of each other) and generalises worse: with or without ASI its test error is more than twice "
+                     "that of a=1", exploration=True)   # quick profile: the order condition fails on about 1 seed in 3
 SMALL_INIT_ORDER = ClaimSpec("ch04.small-init-order", "图6.2", "small initialisation keeps the order 1, 3, 5")
 LARGE_INIT_NO_ORDER = ClaimSpec("ch04.large-init-no-order", "图6.2",
                                 "large initialisation breaks the order: all three peaks converge within a factor 2 "
@@ -403,6 +452,17 @@ PARITY = ClaimSpec("ch04.parity-chance", "图4.13(b)",
 MSCALE = ClaimSpec("ch04.mscale-k10", "§5.2",
                    "the MscaleDNN fits the k=10 component (Δ_F < 0.1), which the plain network of the same width "
                    "never does, and ends closer at k=25 too")
+STEP_ORDER = ClaimSpec("ch04.step-order", "图4.6",
+                       "the step function's spectral peaks converge from low to high frequency: harmonic 1, then 5, "
+                       "then 7, and harmonic 7 at least five times later than harmonic 1 (median over members)")
+STEP_OUTLINE = ClaimSpec("ch04.step-outline", "图4.3",
+                         "the network draws a sine-like outline first: a tenth of the way through training its output "
+                         "is closer to the fundamental sine than to the steps, and at the end it is closer to the "
+                         "steps than to that sine (every member)")
+FOURIER_FEATURES = ClaimSpec("ch04.fourier-features", "图5.7",
+                             "Fourier features capture the high frequency that the plain network misses: with them "
+                             "every component ends with Δ_F < 0.1, without them Δ_F(25) stays at or above 0.1, and "
+                             "the test error is lower with them")
 FOURIER = ClaimSpec("ch04.fourier-overfit", "§5.3", "Fourier features with σ=100 overfit: test error over 100 times "
                                                      "that of σ=10")
 
@@ -418,6 +478,37 @@ def check_fp_order(fp: FPResult) -> Verdict:
                           first_per_member=fp.first)
 
 
+def check_step_order(step: FPResult) -> Verdict:
+    """图4.6 on a fit of the three-level step (harmonics 1, 5, 7 tracked): median first-convergence steps
+    t1 < t5 < t7 and t7/t1 ≥ 5 (t1 floored at the first recorded step after 0, the measurement's resolution)."""
+    t1, t5, t7 = median_step(step.first)
+    ratio = t7 / max(t1, float(step.steps[1])) if not (np.isnan(t1) or np.isnan(t7)) else float("nan")
+    return STEP_ORDER.judge(compare("t1", t1, "<", "t5", t5), compare("t5", t5, "<", "t7", t7),
+                            threshold("t7/t1", ratio, ">=", 5.0), first_per_member=step.first)
+
+
+def outline_distances(step: FPResult) -> tuple[np.ndarray, np.ndarray]:
+    """Root-mean-square distances of each member's output on the training grid from the target's fundamental
+    sine and from the target itself, at every recorded step of a step fit (图4.3): two arrays of shape (T, K)."""
+    sine = fourier_part(step.f_train, [step.config.bins[0]])                       # (n,) b₁ sin x
+    to_sine = np.sqrt(((step.out_train - sine) ** 2).mean(-1))
+    to_steps = np.sqrt(((step.out_train - step.f_train) ** 2).mean(-1))
+    return to_sine, to_steps
+
+
+def check_step_outline(step: FPResult) -> Verdict:
+    """图4.3: at the recorded step nearest a tenth of the run (the book's snapshot at step 1000 of 10 000) every
+    member's output is closer to the fundamental sine than to the steps (largest ratio < 1), and at the last step
+    closer to the steps than to the sine (largest ratio < 1)."""
+    to_sine, to_steps = outline_distances(step)
+    i = nearest_index(step.steps, step.steps[-1] / 10)
+    early, late = to_sine[i] / to_steps[i], to_steps[-1] / to_sine[-1]
+    return STEP_OUTLINE.judge(threshold(f"max (to sine)/(to steps) at step {step.steps[i]}", float(early.max()), "<",
+                                        1.0),
+                              threshold("max (to steps)/(to sine) at the end", float(late.max()), "<", 1.0),
+                              early_ratio=early, end_ratio=late)
+
+
 def check_ricker_order(ricker: FPResult) -> Verdict:
     """图6.3: member 0 (Ricker a = 0.3, ASI) converges in the order 1, 3, 5."""
     return RICKER_ORDER.judge(*_order_conditions(ricker.first[0], "(a=0.3)"))
@@ -429,6 +520,25 @@ def check_ricker_no_order(ricker: FPResult) -> Verdict:
     return RICKER_NO_ORDER.judge(threshold("max/min t(a=0.1)", _spread_ratio(ricker.first[1]), "<=", 2.0),
                                  compare("test MSE(a=0.1)", mse[1], ">", "2×test MSE(a=0.3)", 2 * mse[0]),
                                  t_a01=ricker.first[1])
+
+
+def check_ricker_no_asi(ricker: FPResult) -> Verdict:
+    """图4.9 first row: member 2 (Ricker a = 0.1, no ASI) has max/min of its first steps ≤ 2 and over twice
+    member 0's (a = 0.3, ASI) test MSE — the conditions of :func:`check_ricker_no_order`, without ASI."""
+    mse = ricker.test_mse
+    return RICKER_NO_ASI.judge(threshold("max/min t(a=0.1, no ASI)", _spread_ratio(ricker.first[2]), "<=", 2.0),
+                               compare("test MSE(a=0.1, no ASI)", mse[2], ">", "2×test MSE(a=0.3)", 2 * mse[0]),
+                               t_a01_no_asi=ricker.first[2])
+
+
+def check_sin_rate(sin: FPResult) -> Verdict:
+    """图4.10 with members (a=10 no ASI, a=10 ASI, a=1 ASI): member 1's first steps have max/min ≤ 2 (a peak
+    that never converged fails), and members 0 and 1 each have over twice member 2's test MSE."""
+    mse = sin.test_mse
+    return SIN_RATE.judge(threshold("max/min t(a=10, ASI)", _spread_ratio(sin.first[1]), "<=", 2.0),
+                          compare("test MSE(a=10, ASI)", mse[1], ">", "2×test MSE(a=1)", 2 * mse[2]),
+                          compare("test MSE(a=10, no ASI)", mse[0], ">", "2×test MSE(a=1)", 2 * mse[2]),
+                          first_per_member=sin.first)
 
 
 def check_small_init_order(init: FPResult) -> Verdict:
@@ -501,6 +611,15 @@ def check_mscale(plain: MultiscaleResult, mscale: MultiscaleResult) -> Verdict:
                         compare("final Δ_F(25) MscaleDNN", mscale.deltas[-1, 2], "<", "plain", plain.deltas[-1, 2]))
 
 
+def check_fourier_features(plain: MultiscaleResult, fourier: MultiscaleResult) -> Verdict:
+    """图5.7 as a 1-D comparison: the Fourier-feature net's final Δ_F is below 0.1 at every tracked k, the plain
+    net's final Δ_F at the highest k is at least 0.1, and the Fourier-feature net's off-grid test MSE is the lower."""
+    return FOURIER_FEATURES.judge(
+        threshold("max final Δ_F with Fourier features", float(fourier.deltas[-1].max()), "<", 0.1),
+        threshold(f"final Δ_F({plain.ks[-1]}) plain", float(plain.deltas[-1, -1]), ">=", 0.1),
+        compare("test MSE with Fourier features", fourier.test_mse, "<", "plain", plain.test_mse))
+
+
 def check_fourier(sigma10: MultiscaleResult, sigma100: MultiscaleResult) -> Verdict:
     """§5.3: the off-grid test MSE of Fourier features with σ = 100 exceeds 100× that with σ = 10."""
     return FOURIER.judge(compare("test MSE(σ=100)", sigma100.test_mse, ">", "100×test MSE(σ=10)",
@@ -508,12 +627,17 @@ def check_fourier(sigma10: MultiscaleResult, sigma100: MultiscaleResult) -> Verd
 
 
 def plot_spectrum(ax: Axes, target: np.ndarray, output: np.ndarray | None = None, *, k_max: int = 12,
-                  title: str = "spectrum") -> None:
-    """|f̂_k| of the target and |ĥ_k| of the output for k = 0 … k_max (uniform-grid samples)."""
-    ks = np.arange(k_max + 1)
-    ax.plot(ks, np.abs(dft(target))[ks], "o--", color="0.35", ms=3, label="target |f̂_k|")
+                  title: str = "spectrum", periods: int = 1) -> None:
+    """|f̂_k| of the target and |ĥ_k| of the output for k = 0 … k_max (uniform-grid samples).
+
+    With samples of ``periods`` periods of a 2π-periodic function, DFT bin b is frequency b/periods: the axis
+    shows that frequency, and k_max is in its units."""
+    bins = np.arange(k_max * periods + 1)
+    ks = bins / periods
+    ax.plot(ks, np.abs(dft(target))[bins], "o--" if periods == 1 else "--", color="0.35", ms=3, label="target |f̂_k|")
     if output is not None:
-        ax.plot(ks, np.abs(dft(output))[ks], "s-", color=PALETTE[1], ms=3, label="network |ĥ_k|")
+        ax.plot(ks, np.abs(dft(output))[bins], "s-" if periods == 1 else "-", color=PALETTE[1], ms=3,
+                label="network |ĥ_k|")
     ax.set_xlabel("frequency k")
     ax.set_title(title)
     ax.legend()

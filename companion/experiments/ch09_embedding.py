@@ -38,7 +38,8 @@ from companion.core import landscape
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
 from companion.core.nets import MLP
 from companion.core.data import Digits
-from companion.core.train import History, run
+from companion.core.spectral import delta_f, first_step_below
+from companion.core.train import History, descend, run
 from companion.kit.seeds import active_seed, generator, numpy_rng
 
 ACTS = ("tanh", "relu")
@@ -658,6 +659,96 @@ def compress(data: Digits, *, width: int, init_std: float, steps: int, lr: float
                        float((test_merged == labels_test).mean()))
 
 
+# --- the learning path of one wide net (图9.4) ---------------------------------------------------
+
+def staircase_target(n: int = 80, lo: float = -10.0, hi: float = 10.0) -> tuple[Tensor, Tensor, Tensor]:
+    """The 1-D task of 图9.4 (and 习题20): f*(x) = tanh(x − 7) + tanh(x) + tanh(x + 7) on x = linspace(lo, hi, n).
+
+    Returns x (n,), x̃ (n, 2), y (n, 1) in float64.
+    """
+    if n < 2 or not hi > lo:
+        raise ValueError(f"need n ≥ 2 and hi > lo; got n={n}, lo={lo}, hi={hi}")
+    x = torch.linspace(lo, hi, n, dtype=torch.float64)
+    y = torch.tanh(x - 7) + torch.tanh(x) + torch.tanh(x + 7)
+    return x, augment(x), y[:, None]
+
+
+@dataclass
+class LearningPath:
+    """图9.4: the training path of one wide two-layer net against the width-1 optimum ``narrow`` of the same task.
+
+    ``outputs`` (T, N) and ``losses`` (T,) at the recorded ``steps`` (T,); ``delta`` (T, len(ks)) the relative
+    error Δ_F(k) = |ĥ_k − f̂_k| / |f̂_k| of each recorded output at the frequencies ``ks`` (DFT over the N
+    sample points, :func:`companion.core.spectral.delta_f`)."""
+
+    width: int
+    x: np.ndarray
+    y: np.ndarray
+    steps: np.ndarray
+    losses: np.ndarray
+    outputs: np.ndarray
+    narrow: Fit
+    out_narrow: np.ndarray
+    ks: np.ndarray
+    delta: np.ndarray
+
+    @property
+    def plateau_index(self) -> int:
+        """The recorded step whose loss is closest (relatively) to the width-1 optimum's loss L1*."""
+        return int(np.argmin(np.abs(self.losses / self.narrow.loss - 1)))
+
+    @property
+    def plateau_step(self) -> float:
+        return float(self.steps[self.plateau_index])
+
+    @property
+    def plateau_gap(self) -> float:
+        """|L/L1* − 1| at the plateau step."""
+        return float(abs(self.losses[self.plateau_index] / self.narrow.loss - 1))
+
+    @property
+    def plateau_sup(self) -> float:
+        """max_i |f(x_i) − f1*(x_i)| at the plateau step."""
+        return float(np.abs(self.outputs[self.plateau_index] - self.out_narrow).max())
+
+    def first_fitted(self, threshold: float = 0.1) -> np.ndarray:
+        """Per frequency of ``ks``, the first recorded step with Δ_F(k) < ``threshold`` (NaN: never)."""
+        return first_step_below(self.delta, self.steps, threshold)
+
+    def narrow_delta(self) -> np.ndarray:
+        """Δ_F(k) of the width-1 optimum's output itself, per frequency of ``ks``."""
+        return delta_f(self.out_narrow, self.y, self.ks)
+
+
+def learning_path(width: int = 500, *, init_std: float = 1e-3, lr: float = 0.05, steps: int = 40_000,
+                  record_every: int = 100, seed: int = 0, n: int = 80, ks: Sequence[int] = tuple(range(1, 9)),
+                  restarts: int = 16, act: str = "tanh", optimizer: str = "gd", progress: bool = True) -> LearningPath:
+    """图9.4: train one width-``width`` two-layer net on :func:`staircase_target` by full-batch GD from N(0, init_std²)
+    (:func:`train_batch`; ``optimizer="adam"``: full-batch Adam through the engine) and follow its outputs and their spectra; the width-1 optimum comes from
+    ``restarts`` L-BFGS restarts (:func:`best_fits`).  Streams of ``seed``: 0 the restarts, 1 the initialisation."""
+    x, xa, y = staircase_target(n)
+    narrow = best_fits(xa, y, 1, restarts=restarts, act=act, seed=seed)[0]
+    out_narrow = predict(narrow.a, narrow.w, xa, act)[:, 0]
+    a, w, per = init_batch([width], 1, xa.shape[1], y.shape[1], init_std, generator(seed, 1), xa.dtype)
+    if optimizer == "gd":
+        run_ = train_batch(xa, y, a, w, per, lr=lr, steps=steps, act=act, record_every=record_every, progress=progress)
+        history, a_hist, w_hist = run_.history, run_.a[:, 0], run_.w[:, 0]
+    elif optimizer == "adam":
+        a, w = a.requires_grad_(), w.requires_grad_()
+        update = descend(torch.optim.Adam([a, w], lr=lr), lambda: half_mse_per_member(a, w, xa, y, act))
+        history = run(update, steps=steps, record_every=record_every, progress=progress, desc="图9.4, Adam",
+                      record=lambda step: {"loss": half_mse_per_member(a, w, xa, y, act), "a": a, "w": w})
+        a_hist, w_hist = history["a"][:, 0], history["w"][:, 0]
+    else:
+        raise ValueError(f"unknown optimizer {optimizer!r}; choose 'gd' or 'adam'")
+    aa, ww = torch.as_tensor(a_hist), torch.as_tensor(w_hist)  # (T, M, 1), (T, M, 2)
+    outputs = two_layer(aa, ww, xa, act).numpy()[..., 0]  # (T, N)
+    ks = np.asarray(ks)
+    y_np = y[:, 0].numpy()
+    return LearningPath(width, x.numpy(), y_np, history.steps, history["loss"][:, 0], outputs, narrow, out_narrow, ks,
+                        delta_f(outputs, y_np, ks))
+
+
 # --- the chapter's claims ---------------------------------------------------------------------
 
 WIDTH_PLATEAU = ClaimSpec(
@@ -678,6 +769,31 @@ MERGE = ClaimSpec(
     "merging condensed neurons keeps the wide net's test predictions (≥ 97% agree) and training loss (within 10%); "
     "it removes more neurons than the same merge on a non-condensed control run and changes the loss less than "
     "dropping those neurons; with the pruning of low-amplitude neurons the width shrinks ≥ 4×")
+
+
+LEARNING_PATH = ClaimSpec(
+    "ch09.learning-path", "图9.4",
+    "a wide net first reaches the width-1 optimum (within 1% of its loss, ‖f − f1*‖∞ < 0.02), having fitted the "
+    "low frequency but not the high one, and only then fits the target (final loss < 1% of L1*)")
+
+#: The frequencies compared in 图9.4 (DFT over the 80 sample points): the width-1 optimum itself matches the target
+#: at k = 1 (Δ_F < 0.1) but not at k = 3, the frequency of the three steps 7 apart on an interval of length 20.
+K_LOW, K_HIGH = 1, 3
+
+
+def check_learning_path(path: LearningPath, k_low: int = K_LOW, k_high: int = K_HIGH,
+                        threshold_f: float = 0.1) -> Verdict:
+    """图9.4: at the recorded step closest to L1* the loss gap is < 1% and the output within 0.02 of the width-1
+    optimum; the frequency k_low was fitted (Δ_F < 0.1) before that step and k_high only after it; the final
+    loss is below 1% of L1*.  A frequency never fitted is NaN: the condition fails."""
+    first = dict(zip(path.ks.tolist(), path.first_fitted(threshold_f)))
+    return LEARNING_PATH.judge(
+        threshold("|L/L1* − 1| at the plateau", path.plateau_gap, "<", 0.01),
+        threshold("‖f − f1*‖∞ at the plateau", path.plateau_sup, "<", 0.02),
+        compare(f"first step Δ_F(k={k_low}) < {threshold_f:g}", first[k_low], "<", "plateau step", path.plateau_step),
+        compare("plateau step", path.plateau_step, "<", f"first step Δ_F(k={k_high}) < {threshold_f:g}", first[k_high]),
+        threshold("final loss / L1*", float(path.losses[-1] / path.narrow.loss), "<", 0.01),
+        width=path.width, loss_narrow=path.narrow.loss)
 
 
 def check_width_plateau(matches: dict[int, PlateauMatch], min_width: int = 3) -> Verdict:

@@ -27,7 +27,8 @@ import torch
 from torch import Tensor
 from torch.func import jacrev
 
-from companion.core.train import descend, run
+from companion.core.nets import BatchedMLP
+from companion.core.train import descend, run, train
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, is_never, threshold
 from companion.kit.seeds import active_seed, generator, numpy_rng
 
@@ -653,6 +654,81 @@ def check_architecture_order(res: NetsResult) -> Verdict:
         compare("n*(CNN)", n["CNN"], "<", "n*(CNN without sharing)", n["CNN without sharing"]),
         compare("n*(CNN without sharing)", n["CNN without sharing"], "<", "n*(fully connected)", n["fully connected"]),
         threshold("n*(CNN)", n["CNN"], "<", float(m_cnn)))
+
+
+# --- small versus large initialisation of a deep net (图10.4) ------------------------------------
+
+def target_10_4(x: Tensor | np.ndarray) -> Tensor:
+    """The 1-D target of the 图10.4 analogue, f*(x) = sin(πx) (the book does not give its data's target)."""
+    return torch.sin(math.pi * torch.as_tensor(x))
+
+
+@dataclass
+class InitScaleFits:
+    """图10.4: one deep tanh net per init scale fitted to the same n samples; the learned functions on a grid
+    spanning the samples, their training and test mean squared errors (test: on that grid against f*)."""
+
+    scales: tuple
+    x: np.ndarray              # (n,) sorted training inputs
+    y: np.ndarray              # (n,)
+    grid: np.ndarray           # (G,) from min x to max x
+    target: np.ndarray         # (G,) f* on the grid
+    outputs: np.ndarray        # (S, G) learned functions, one per scale
+    train_mse: np.ndarray      # (S,)
+    test_mse: np.ndarray       # (S,)
+
+    @property
+    def total_variation(self) -> np.ndarray:
+        """Σ_g |f(x_{g+1}) − f(x_g)| of each learned function on the grid (S,): how much it oscillates."""
+        return np.abs(np.diff(self.outputs, axis=1)).sum(1)
+
+    @property
+    def target_variation(self) -> float:
+        return float(np.abs(np.diff(self.target)).sum())
+
+
+def init_scale_fits(scales: Sequence[float] = (0.1, 4.0), *, width: int = 500, depth: int = 4, n: int = 12,
+                    steps: int = 2000, lr: float = 1e-3, seed: int = 0, n_grid: int = 401) -> InitScaleFits:
+    """图10.4: a tanh net with ``depth`` hidden layers of ``width`` neurons per init scale c, every weight and bias
+    of layer l drawn from N(0, c²/fan_in_l), all scales trained at once (:class:`~companion.core.nets.BatchedMLP`)
+    by full-batch Adam on the mean squared error of n samples x ~ U[−1, 1], y = f*(x) (:func:`target_10_4`).
+    Streams of ``seed``: 0 the samples, 1 the initialisation."""
+    if n < 2 or width < 1 or depth < 1 or not scales or min(scales) <= 0:
+        raise ValueError(f"need n ≥ 2, width ≥ 1, depth ≥ 1 and positive scales; got {n}, {width}, {depth}, {scales}")
+    widths = [1] + [width] * depth + [1]
+    fan_in = torch.tensor(widths[:-1], dtype=torch.float32)
+    stds = torch.tensor(list(scales), dtype=torch.float32)[:, None] / fan_in.sqrt()[None, :]  # (S, L)
+    model = BatchedMLP(widths, len(scales), "tanh", init_std=stds, generator=generator(seed, 1))
+    x = np.sort(numpy_rng(seed).uniform(-1, 1, n))
+    xt = torch.as_tensor(x, dtype=torch.float32)[:, None]  # (n, 1)
+    yt = target_10_4(xt)
+    history = train(model, xt, yt, steps=steps, lr=lr, optimizer="adam", record_every=steps, progress=False,
+                    desc="图10.4 init scales")
+    grid = np.linspace(x[0], x[-1], n_grid)
+    target = target_10_4(grid).numpy()
+    with torch.no_grad():
+        out = model(torch.as_tensor(grid, dtype=torch.float32)[:, None])[..., 0].double().numpy()  # (S, G)
+    return InitScaleFits(tuple(scales), x, yt[:, 0].numpy(), grid, target, out,
+                         np.asarray(history.train_loss[-1], dtype=float), ((out - target) ** 2).mean(1))
+
+
+INIT_OSCILLATION = ClaimSpec("ch10.init-oscillation", "图10.4",
+                             "both nets fit the samples, but the one from the large init oscillates between them and "
+                             "generalises worse: its total variation and its test error are both more than twice "
+                             "those of the small init")
+
+
+def check_init_oscillation(res: InitScaleFits) -> Verdict:
+    """图10.4 on :func:`init_scale_fits` with two scales (small first): both training MSEs < 10⁻³, and
+    TV(large)/TV(small) > 2 and test MSE(large)/test MSE(small) > 2."""
+    if len(res.scales) != 2 or not res.scales[0] < res.scales[1]:
+        raise ValueError(f"need two init scales, small then large; got {res.scales}")
+    tv = res.total_variation
+    return INIT_OSCILLATION.judge(
+        threshold("largest training MSE", float(res.train_mse.max()), "<", 1e-3),
+        threshold("TV(large init)/TV(small init)", float(tv[1] / tv[0]), ">", 2.0),
+        threshold("test MSE(large)/test MSE(small)", float(res.test_mse[1] / res.test_mse[0]), ">", 2.0),
+        total_variation=tv, target_variation=res.target_variation, test_mse=res.test_mse)
 
 
 EXPLORER_MODELS = ("matrix completion", *ARCHITECTURES_10_3)

@@ -355,7 +355,7 @@ SMALL_ETA_BELOW = ClaimSpec("ch11.small-eta-below-edge", "表11.4",
 SMALL_BATCH_FLATTER = ClaimSpec("ch11.small-batch-flatter", "图11.3",
                                 "smaller batches end flatter: lambda_max(B=8) < lambda_max(B=32) and lambda_max(B=8) "
                                 "< 0.7 * lambda_max(full batch)")
-SGD_FLATTER = ClaimSpec("ch11.sgd-flatter-than-gd-gld", "图11.4",
+SGD_FLATTER = ClaimSpec("ch11.sgd-flatter-than-gd-gld", "§11.3.1",
                         "SGD ends flatter than both GD and isotropic Langevin noise of the same size "
                         "(lambda_max below 0.7 times either)")
 
@@ -430,12 +430,43 @@ def check_small_batch_flatter(small: Run, medium: Run, full: Run) -> Verdict:
 
 
 def check_sgd_flatter(sgd: Run, gd: Run, gld: Run) -> Verdict:
-    """图11.4: the SGD solution's λ_max below 0.7 × that of GD and of GLD (isotropic noise of equal size)."""
+    """§11.3.1 (Zhu et al.; 图11.4 shows the test accuracy that goes with it): the SGD solution's λ_max
+    below 0.7 × that of GD and of GLD (isotropic noise of equal size)."""
     s = sgd.final_sharpness
     return SGD_FLATTER.judge(threshold("lambda(SGD)/lambda(GD)", s / gd.final_sharpness, "<", 0.7),
                              threshold("lambda(SGD)/lambda(GLD)", s / gld.final_sharpness, "<", 0.7),
                              sgd=s, gd=gd.final_sharpness, gld=gld.final_sharpness)
 
+
+SMALL_BATCH_GENERALISES = ClaimSpec(
+    "ch11.small-batch-generalises", "表11.1",
+    "both batch sizes fit the training set (accuracy at least 99%), and the small-batch solution's test accuracy "
+    "exceeds the full-batch one's by at least one point", exploration=True)
+SGD_BEST_ACCURACY = ClaimSpec(
+    "ch11.sgd-best-test-accuracy", "图11.4",
+    "SGD reaches a higher test accuracy than GD and than isotropic Langevin noise of the same size, by at least "
+    "one point each", exploration=True)
+
+
+def check_small_batch_generalises(small: Run, full: Run, data) -> Verdict:
+    """表11.1 on two runs of :func:`train_tracked` and their ``data`` (a :class:`~companion.core.data.Digits`):
+    the larger training error (1 − accuracy) ≤ 0.01, i.e. both fit ≥ 99% of the training set, and test accuracy(small
+    batch) > test accuracy(full batch) + 0.01."""
+    train_acc = [accuracy(r.model, data.x, data.labels) for r in (small, full)]
+    test_acc = [accuracy(r.model, data.x_test, data.labels_test) for r in (small, full)]
+    return SMALL_BATCH_GENERALISES.judge(
+        threshold("larger training error", 1 - min(train_acc), "<=", 0.01),
+        compare(f"test acc(B={small.batch_size})", test_acc[0], ">", "test acc(full batch) + 0.01", test_acc[1] + 0.01),
+        train_accuracy=train_acc, test_accuracy=test_acc)
+
+
+def check_sgd_best_accuracy(sgd: Run, gd: Run, gld: Run, data) -> Verdict:
+    """图11.4: test accuracy(SGD) > test accuracy(GD) + 0.01 and > test accuracy(GLD) + 0.01."""
+    acc = {name: accuracy(r.model, data.x_test, data.labels_test) for name, r in (("SGD", sgd), ("GD", gd), ("GLD", gld))}
+    return SGD_BEST_ACCURACY.judge(
+        compare("test acc(SGD)", acc["SGD"], ">", "test acc(GD) + 0.01", acc["GD"] + 0.01),
+        compare("test acc(SGD)", acc["SGD"], ">", "test acc(GLD) + 0.01", acc["GLD"] + 0.01),
+        test_accuracy=list(acc.values()))
 
 # --------------------------------------------------------------------------- loss along lines (图11.3, 11.6)
 def losses_at(model: nn.Module, thetas: Tensor, x: Tensor, y: Tensor, loss: str = "mse",
