@@ -7,6 +7,7 @@ phenomenon is absent and, where cheap, pass on the twin where it is present.
 """
 
 import pytest
+import torch
 
 from companion.experiments import ch13_complexity as complexity
 
@@ -55,3 +56,45 @@ def test_control_ch13_wq_condensation(untrained, early):
 def test_control_ch13_embedding_order(untrained):
     v = complexity.check_embedding_order(untrained)  # untrained embeddings are random at every γ
     assert not v.passed, v.measured_line()
+
+
+def test_control_ch13_first_anchor_blocks(untrained):
+    # Untrained models have computed no g(x; a1): no block of equal first steps under either control.
+    v = complexity.check_first_anchor_blocks(untrained)
+    assert not v.passed, v.measured_line()
+
+
+@pytest.fixture(scope="module")
+def depth_runs():
+    common = dict(gammas=(0.3, 0.6, 0.9, 1.2), depths=(2,), seed=0, n_train=4000, n_test=300, d_model=16)
+    return (complexity.run_depth_condensation(**common, steps=1),
+            complexity.run_depth_condensation(**common, steps=300))
+
+
+def test_control_ch13_wq_depth(depth_runs):
+    untrained, trained = depth_runs
+    v = complexity.check_wq_depth(untrained)  # initialisation alone: no condensation at any γ
+    assert not v.passed, v.measured_line()
+    twin = complexity.check_wq_depth(trained)  # the notebook's setting at depth 2: condensation grows with γ
+    assert twin.passed, twin.measured_line()
+
+
+def test_control_ch13_fit_speed_and_pair_speed():
+    # Two large initialisations in the two roles, on a run too short to fit anything: every model takes "the
+    # budget" whatever the complexity, so neither the slowdown of 图13.17 nor the slow pairs of 图13.19 appear.
+    run = complexity.run_fit_speed(((0.5, 0.01), (0.5, 0.01)), depths=(1,), complexities=(0, 1), replicas=1,
+                                   n_train=512, steps=20, record_every=10)
+    assert run.pair_accuracy.shape == (3, 4, 16)
+    v = complexity.check_fit_speed(run)
+    assert not v.passed and v.measured["never_fitted"] == 4, v.measured_line()
+    v = complexity.check_pair_speed(run)
+    assert not v.passed, v.measured_line()
+
+
+def test_rewired_data_breaks_only_the_chosen_groups():
+    base, broken = complexity.rewired_data(640, 0, seed=1), complexity.rewired_data(640, 1, seed=1)
+    assert (base.train.x == broken.train.x).all()
+    pairs = [tuple(p) for p in base.train.anchors.tolist()]
+    changed = {p for p, a, b in zip(pairs, base.train.y.tolist(), broken.train.y.tolist()) if a != b}
+    assert changed == {(1, 2), (2, 1)}
+    assert len(base.tests["ab"]) == 32 and (base.tests["ab"].anchors == torch.tensor([1, 2])).all()

@@ -4,8 +4,15 @@ The composite anchor function (12.5) in the key-first form of §13.2 (:func:`com
 :func:`companion.core.anchor_tasks.composite_task`) is trained for every (γ, λ, data seed) as one member
 of one batched ensemble (:func:`run_composition`): γ is the initialisation rate (every weight
 ~ N(0, (d_in^{−γ})²), §13.2.3), λ the AdamW weight decay (§13.2.6).  The ``check_…`` functions state
-图13.5/13.6 (phases, the weak/strong contrast), §13.3 (commutativity), 图13.10 (condensation of W^{Q(1)})
-and 图13.12 (ordered number embeddings) as claims; the measures are :mod:`companion.core.attention`.
+图13.5/13.6 (phases, the weak/strong contrast), §13.3 (commutativity), 图13.10 (condensation of W^{Q(1)}),
+图13.11 (the same over depth, :func:`run_depth_condensation`) and 图13.12 (ordered number embeddings) as
+claims; the measures are :mod:`companion.core.attention`.
+
+图13.9 reads the trained contrast run again: the last-position outputs with the *second* anchor masked
+(:func:`first_anchor_probe`, :func:`first_anchor_blocks`) show whether the model computed g(x; a1) first.
+图13.17 and 图13.19 (§13.7, the chapter's prediction) train a second ensemble on composite data whose first
+k symmetric anchor groups break the composition rule (:func:`rewired_data`, :func:`run_fit_speed`) and
+measure how many steps each setting needs to fit its training data, overall and per anchor pair.
 """
 
 from __future__ import annotations
@@ -16,12 +23,17 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
-from companion.core.anchor_tasks import TaskData, TrainedMembers, composite_task, train_on_tasks
-from companion.core.attention import commutativity, condensation, explained_variance, sorted_neuron_cosine
+import torch
+
+from companion.core.anchor_tasks import (BOOK_SHIFTS, AnchorData, TaskData, TrainedMembers, composite_task,
+                                         train_on_tasks)
+from companion.core.attention import (commutativity, condensation, explained_variance, masked_last_outputs,
+                                      sorted_neuron_cosine)
+from companion.core.neurons import cosine_similarity_matrix
 from companion.core.transformer import Transformer
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare, threshold
-from companion.kit.seeds import active_seed
+from companion.kit.seeds import active_seed, numpy_rng
 
 # ------------------------------------------------------------------------------ runs
 @dataclass
@@ -204,6 +216,299 @@ def check_embedding_contrast(run: CompositionRun) -> Verdict:
     low, high = _over_lambda(var, 0.5), _over_lambda(var, 1.4)
     return EMBEDDING_CONTRAST.judge(threshold("variance(γ=1.4) / variance(γ=0.5)", high / low, ">=", 2.0),
                                     variance_05=low, variance_14=high)
+
+
+# ------------------------------------------------------------------------------ 图13.11: depth × γ
+@dataclass
+class DepthCondensation:
+    """Result of :func:`run_depth_condensation`: W^{Q(1)} condensation of one model per (depth, γ)."""
+
+    gammas: tuple[float, ...]
+    depths: tuple[int, ...]
+    condensation: np.ndarray  # (D, G) mean |cos| between the first-layer query neurons
+    cosine: np.ndarray  # (D, G, d, d) their cosine matrices, aligned neurons grouped (图13.11's panels)
+    id_accuracy: np.ndarray  # (D, G) final ID accuracy (how far the training got)
+    seconds: float  # CPU seconds of the training runs
+
+
+def run_depth_condensation(gammas: Sequence[float], depths: Sequence[int], *, lam: float = 0.01, seed: int = 0,
+                           n_train: int = 4000, n_test: int = 300, d_model: int = 16, steps: int = 300,
+                           lr: float = 1e-2, batch_size: int = 64) -> DepthCondensation:
+    """图13.11: for every depth one batched run of the composite task over ``gammas`` (λ = ``lam``, data seed
+    ``seed``, each run cached by :func:`run_composition`), and the condensation of its W^{Q(1)} neurons."""
+    cond, cos, acc, seconds = [], [], [], 0.0
+    for depth in depths:
+        run = run_composition([(g, lam, seed) for g in gammas], n_train=n_train, n_test=n_test, d_model=d_model,
+                              n_layers=depth, steps=steps, lr=lr, batch_size=batch_size, record_every=steps)
+        model = run.model()
+        w_q = [model.member_weight("w_q", k, layer=0).numpy() for k in range(len(gammas))]
+        cond.append([condensation(w) for w in w_q])
+        cos.append([sorted_neuron_cosine(w) for w in w_q])
+        acc.append(run.accuracy["ID"][-1])
+        seconds += run.seconds
+    return DepthCondensation(tuple(float(g) for g in gammas), tuple(int(d) for d in depths), np.asarray(cond),
+                             np.asarray(cos), np.asarray(acc), seconds)
+
+
+WQ_DEPTH = ClaimSpec("ch13.wq-depth", "图13.11",
+                     "at every depth, condensation of the first-layer query neurons grows with γ: rank correlation "
+                     "≥ 0.7 over the γ values, and the largest γ at least twice as condensed as the smallest")
+
+
+def check_wq_depth(result: DepthCondensation) -> Verdict:
+    """图13.11: per depth, Spearman ρ(γ, mean |cos| of W_Q(1) neurons) ≥ 0.7 and |cos|(γ_max)/|cos|(γ_min) ≥ 2."""
+    lo, hi = int(np.argmin(result.gammas)), int(np.argmax(result.gammas))
+    conditions = []
+    for d, row in zip(result.depths, result.condensation):
+        conditions.append(threshold(f"ρ(γ, |cos|), depth {d}", rank_correlation(result.gammas, row), ">=", 0.7))
+        conditions.append(threshold(f"|cos| ratio γ={result.gammas[hi]}/γ={result.gammas[lo]}, depth {d}",
+                                    row[hi] / row[lo], ">=", 2.0))
+    return WQ_DEPTH.judge(*conditions)
+
+
+# ------------------------------------------------------------------------------ 图13.9: second anchor masked
+PROBE_VALUES = tuple(range(26, 91, 8))  # values of g(x; a1): every key x = v − shift(a1) stays in 20–99
+FIRST_ANCHOR_BLOCKS = ClaimSpec("ch13.first-anchor-blocks", "图13.9",
+                                "with the second anchor masked, strong complexity control (γ = 1.4, λ = 0.1) computes "
+                                "g(x; a1) first: outputs of inputs that share g(x; a1) through different (x, a1) are "
+                                "alike (mean centred cosine ≥ 0.25 above that of inputs with different g(x; a1)), and "
+                                "by ≥ 0.25 more alike than under weak control (γ = 0.8, λ = 0.01); means over the "
+                                "data seeds", exploration=True)
+
+
+def first_anchor_probe(seed: int, values: Sequence[int] = PROBE_VALUES, per_block: int = 4,
+                       seq_len: int = 6) -> AnchorData:
+    """Sequences grouped by the value of the first step g(x; a1) (图13.9), in the order (v, a1, copy).
+
+    For every v in ``values`` and every first anchor a1 ∈ {a, b, c, d}, ``per_block`` sequences carry the key
+    x = v − shift(a1) followed by a1 and a random second anchor a2, at a random key position among random
+    noise tokens; the target is g(g(x; a1); a2).  Sequences with equal v but different a1 form one group of
+    four blocks in the book's figure.
+    """
+    if per_block < 2:
+        raise ValueError(f"per_block must be ≥ 2 (pairs inside a block), got {per_block}")
+    shifts = BOOK_SHIFTS
+    v = np.repeat(np.asarray(values, dtype=np.int64), len(shifts) * per_block)
+    a1 = np.tile(np.repeat(np.asarray(sorted(shifts)), per_block), len(values))
+    key = v - np.vectorize(shifts.__getitem__)(a1)
+    if key.min() < 20 or key.max() > 99:
+        raise ValueError(f"values {tuple(values)} put keys outside 20–99 for some anchor; use values in [25, 91]")
+    rng, n = numpy_rng(seed, stream=13), len(v)
+    a2 = rng.integers(1, len(shifts) + 1, size=n)
+    key_pos = rng.integers(0, seq_len - 2, size=n)
+    x = rng.integers(20, 100, size=(n, seq_len))
+    rows = np.arange(n)
+    x[rows, key_pos], x[rows, key_pos + 1], x[rows, key_pos + 2] = key, a1, a2
+    y = (v + np.vectorize(shifts.__getitem__)(a2)) % 100
+    as_long = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=torch.long)  # noqa: E731
+    return AnchorData(as_long(x), as_long(y), as_long(key_pos), as_long(np.stack([a1, a2], 1)))
+
+
+def first_step_values(probe: AnchorData) -> np.ndarray:
+    """g(x; a1) of every probe sequence, (N,)."""
+    rows = torch.arange(len(probe))
+    key = probe.x[rows, probe.key_pos].numpy()
+    return key + np.vectorize(BOOK_SHIFTS.__getitem__)(probe.anchors[:, 0].numpy())
+
+
+def first_anchor_cosine(outputs: np.ndarray) -> np.ndarray:
+    """Cosine similarity (8.4) between the outputs (N, V) after centring them over the probe, (N, N):
+    what all outputs share (a common offset of the logits) does not count as similarity."""
+    outputs = np.asarray(outputs, dtype=np.float64)
+    return cosine_similarity_matrix(outputs - outputs.mean(0))
+
+
+def first_anchor_blocks(outputs: np.ndarray, g1: np.ndarray, a1: np.ndarray) -> tuple[float, float]:
+    """(within, across): the mean centred cosine of pairs with equal g(x; a1) but different a1 (the book's
+    blocks of one group, without the trivial pairs of equal (x, a1)), and of pairs with different g(x; a1)."""
+    cos = first_anchor_cosine(outputs)
+    same_g, same_a = g1[:, None] == g1[None, :], a1[:, None] == a1[None, :]
+    return float(cos[same_g & ~same_a].mean()), float(cos[~same_g].mean())
+
+
+def second_anchor_masked(run: CompositionRun, probe: AnchorData) -> np.ndarray:
+    """Last-position outputs (K, N, V) of every member of ``run`` with all attention to the second anchor
+    removed after the softmax in every layer (图13.7B)."""
+    return masked_last_outputs(run.model(), probe, offsets=(2,))
+
+
+def check_first_anchor_blocks(run: CompositionRun, weak: tuple[float, float] = WEAK_CONTROL,
+                              strong: tuple[float, float] = STRONG_CONTROL) -> Verdict:
+    """图13.9 with the probe of :func:`first_anchor_probe` (data seed of the run's first member): for the strong
+    setting, within-group − across-group cosine ≥ 0.25; strong within − weak within ≥ 0.25 (means over seeds)."""
+    probe = first_anchor_probe(run.settings[0][2])
+    outputs, g1, a1 = second_anchor_masked(run, probe), first_step_values(probe), probe.anchors[:, 0].numpy()
+    blocks = {c: np.mean([first_anchor_blocks(outputs[k], g1, a1) for k in run.members(*c)], axis=0)
+              for c in (weak, strong)}
+    (w_in, w_out), (s_in, s_out) = blocks[weak], blocks[strong]
+    return FIRST_ANCHOR_BLOCKS.judge(threshold("strong: within − across", s_in - s_out, ">=", 0.25),
+                                     threshold("within: strong − weak", s_in - w_in, ">=", 0.25),
+                                     within_strong=s_in, within_weak=w_in, across_weak=w_out)
+
+
+# ------------------------------------------------------------------------------ 图13.17, 图13.19: §13.7
+ANCHOR_LETTERS = {1: "a", 2: "b", 3: "c", 4: "d"}
+ALL_PAIRS = tuple((i, j) for i in sorted(BOOK_SHIFTS) for j in sorted(BOOK_SHIFTS))  # the 16 ordered pairs
+REWIRE_ORDER = ((1, 2), (3, 4), (1, 3), (2, 4), (1, 4), (2, 3))  # symmetric groups, broken in this order
+REWIRE_OFFSET = 30  # a broken group maps x ↦ x + shift(ai) + shift(aj) + 30, in both orders
+FIT_LEVEL, PAIR_LEVEL = 0.9, 0.6  # training accuracy that counts as fitted (图13.17) / per pair (图13.19)
+
+
+def pair_name(pair: tuple[int, int]) -> str:
+    """"ab" for the pair (1, 2)."""
+    return ANCHOR_LETTERS[pair[0]] + ANCHOR_LETTERS[pair[1]]
+
+
+def pair_shifts(complexity: int) -> dict[tuple[int, int], int]:
+    """The shift of each ordered anchor pair when ``complexity`` symmetric groups break the composition rule.
+
+    Reasoning complexity (推理复杂度, §13.7) is the number of such groups: for the first ``complexity`` groups
+    of :data:`REWIRE_ORDER`, f(x; ai, aj) = f(x; aj, ai) = x + shift(ai) + shift(aj) + 30 ≠ g(g(x; ai); aj);
+    every other pair keeps the composite g(g(x; ai); aj) = x + shift(ai) + shift(aj).
+    """
+    if not 0 <= complexity <= len(REWIRE_ORDER):
+        raise ValueError(f"complexity must lie in [0, {len(REWIRE_ORDER)}] (symmetric groups), got {complexity}")
+    broken = {frozenset(p) for p in REWIRE_ORDER[:complexity]}
+    return {p: BOOK_SHIFTS[p[0]] + BOOK_SHIFTS[p[1]] + (REWIRE_OFFSET if frozenset(p) in broken else 0)
+            for p in ALL_PAIRS}
+
+
+def rewired_data(n_train: int, complexity: int, seed: int, replica: int = 0, n_per_pair: int = 32,
+                 seq_len: int = 6) -> TaskData:
+    """Composite data of reasoning complexity ``complexity`` (§13.7): all 16 pairs, keys and noise in 20–99.
+
+    The first 16·``n_per_pair`` training sequences hold ``n_per_pair`` of each pair: they are also the test sets
+    named by the pair ("ab", …), so that the accuracy per pair on its own training data can be recorded (图13.19).
+    Equal (seed, replica) give the same sequences at every complexity; only the targets of broken pairs differ.
+    """
+    if n_train < 16 * n_per_pair:
+        raise ValueError(f"n_train must be ≥ 16·n_per_pair = {16 * n_per_pair}, got {n_train}")
+    table = pair_shifts(complexity)
+    rng = numpy_rng(seed, stream=100 + replica)
+    which = rng.integers(0, len(ALL_PAIRS), size=n_train)
+    which[:16 * n_per_pair] = np.repeat(np.arange(len(ALL_PAIRS)), n_per_pair)
+    pairs = np.asarray(ALL_PAIRS)[which]  # (N, 2)
+    keys = rng.integers(20, 100, size=n_train)
+    key_pos = rng.integers(0, seq_len - 2, size=n_train)
+    x = rng.integers(20, 100, size=(n_train, seq_len))
+    rows = np.arange(n_train)
+    x[rows, key_pos], x[rows, key_pos + 1], x[rows, key_pos + 2] = keys, pairs[:, 0], pairs[:, 1]
+    y = (keys + np.array([table[tuple(p)] for p in pairs.tolist()])) % 100
+    as_long = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=torch.long)  # noqa: E731
+    train = AnchorData(as_long(x), as_long(y), as_long(key_pos), as_long(pairs))
+    first = np.arange(n_train) < 16 * n_per_pair
+    tests = {pair_name(p): train.subset(first & (which == i)) for i, p in enumerate(ALL_PAIRS)}
+    return TaskData(f"composite, reasoning complexity {complexity}", train, tests, vocab_size=100, seq_len=seq_len)
+
+
+@dataclass
+class FitSpeedRun:
+    """Result of :func:`run_fit_speed`: one member per (init, depth, complexity, replica) setting."""
+
+    inits: tuple[tuple[float, float], ...]  # (γ, λ) of each initialisation, large first
+    settings: tuple[tuple[int, int, int, int], ...]  # (init index, depth, complexity, replica) per member
+    steps: np.ndarray  # (R,) recorded steps
+    pair_accuracy: np.ndarray  # (R, M, 16) accuracy of each member on its training data of each pair
+    budget: int  # steps trained
+    seconds: float  # CPU seconds of all the training runs
+
+    @property
+    def accuracy(self) -> np.ndarray:
+        """Training accuracy with every pair weighted alike, (R, M)."""
+        return self.pair_accuracy.mean(-1)
+
+    def members(self, init: int | None = None, depth: int | None = None, complexity: int | None = None) -> list[int]:
+        """Indices of the members with the given init index, depth and complexity (None: any)."""
+        want = (init, depth, complexity)
+        found = [m for m, s in enumerate(self.settings) if all(w is None or w == v for w, v in zip(want, s))]
+        if not found:
+            raise ValueError(f"no member with init={init}, depth={depth}, complexity={complexity}")
+        return found
+
+    def steps_to(self, level: float, per_pair: bool = False) -> np.ndarray:
+        """First recorded step at which the training accuracy (or each pair's, ``per_pair``) reaches ``level``;
+        NaN where it never did within the budget: (M,) or (M, 16)."""
+        acc = self.pair_accuracy if per_pair else self.accuracy
+        reached = acc >= level
+        first = self.steps[reached.argmax(0)].astype(float)
+        return np.where(reached.any(0), first, np.nan)
+
+    def mean_steps(self, level: float, members: Sequence[int], per_pair: bool = False) -> tuple[np.ndarray, int]:
+        """Mean over ``members`` of :meth:`steps_to`, a member that never reached ``level`` counted at the budget
+        (a lower bound on its true time); returns the means and how many values were such lower bounds."""
+        values = self.steps_to(level, per_pair)[list(members)]
+        never = int(np.isnan(values).sum())
+        return np.where(np.isnan(values), float(self.budget), values).mean(0), never
+
+
+def _run_fit_speed(inits: tuple[tuple[float, float], ...], depths: tuple[int, ...], complexities: tuple[int, ...],
+                   replicas: int, seed: int, n_train: int, d_model: int, steps: int, lr: float, batch_size: int,
+                   record_every: int) -> FitSpeedRun:
+    if not inits or not depths or not complexities or replicas < 1:
+        raise ValueError("give at least one init, depth, complexity and replica")
+    cells = [(i, k, r) for i in range(len(inits)) for k in complexities for r in range(replicas)]
+    data = {(k, r): rewired_data(n_train, k, seed, r) for k in complexities for r in range(replicas)}
+    settings, parts, seconds, steps_seen = [], [], 0.0, None
+    for depth in depths:
+        model, history = train_on_tasks([data[(k, r)] for _, k, r in cells], gamma=[inits[i][0] for i, _, _ in cells],
+                                        weight_decay=[inits[i][1] for i, _, _ in cells], d_model=d_model,
+                                        n_layers=depth, n_heads=1, steps=steps, lr=lr, batch_size=batch_size,
+                                        record_every=record_every, n_eval=16, seed=3_000 + 10 * seed + depth,
+                                        desc=f"fit speed, depth {depth}")
+        parts.append(np.stack([history[f"{pair_name(p)} accuracy"] for p in ALL_PAIRS], -1))  # (R, K, 16)
+        settings += [(i, depth, k, r) for i, k, r in cells]
+        seconds += float(history["cpu_seconds"][-1, 0])
+        steps_seen = history.steps
+    return FitSpeedRun(tuple(inits), tuple(settings), np.asarray(steps_seen), np.concatenate(parts, 1), steps, seconds)
+
+
+def run_fit_speed(inits: Sequence[tuple[float, float]], *, depths: Sequence[int] = (1, 2),
+                  complexities: Sequence[int] = (0, 1, 3), replicas: int = 1, seed: int = 0, n_train: int = 1536,
+                  d_model: int = 16, steps: int = 1500, lr: float = 1e-2, batch_size: int = 64,
+                  record_every: int = 25) -> FitSpeedRun:
+    """Train every (init, depth, complexity, replica) on :func:`rewired_data` and record the accuracy per pair
+    on its training data (cached); one batched ensemble per depth.  ``inits`` lists (γ, λ), large init first."""
+    inits = tuple((float(g), float(l)) for g, l in inits)
+    return cached(_run_fit_speed)(inits, tuple(int(d) for d in depths), tuple(int(k) for k in complexities),
+                                  int(replicas), int(seed), n_train, d_model, steps, lr, batch_size, record_every)
+
+
+FIT_SPEED = ClaimSpec("ch13.fit-speed", "图13.17",
+                      "the chapter's prediction: the small-initialisation model (γ = 1.4, λ = 0.1) needs more steps "
+                      "to reach training accuracy 0.9 on data of larger reasoning complexity (≥ 1.25× from the "
+                      "lowest to the highest), while the large-initialisation model's (γ = 0.5, λ = 0.01) steps "
+                      "change by less than half as much (means over depths and replicas)", exploration=True)
+PAIR_SPEED = ClaimSpec("ch13.pair-speed", "图13.19",
+                       "with one broken symmetric group (a, b)/(b, a), the small-initialisation model reaches 60% "
+                       "on the pairs (a, b), (b, a), (a, a), (b, b) more slowly than on the other twelve: ≥ 1.25× "
+                       "the steps on average (means over depths and replicas)", exploration=True)
+
+
+def check_fit_speed(run: FitSpeedRun, large: int = 0, small: int = 1) -> Verdict:
+    """图13.17: steps to fit (training accuracy ≥ FIT_LEVEL) at the highest over the lowest complexity: the
+    small-init ratio r_S ≥ 1.25, and the large-init change r_L − 1 < (r_S − 1)/2."""
+    ks = sorted({s[2] for s in run.settings})
+    (t_s0, n1), (t_sk, n2) = (run.mean_steps(FIT_LEVEL, run.members(small, complexity=k)) for k in (ks[0], ks[-1]))
+    (t_l0, n3), (t_lk, n4) = (run.mean_steps(FIT_LEVEL, run.members(large, complexity=k)) for k in (ks[0], ks[-1]))
+    r_s, r_l = float(t_sk / t_s0), float(t_lk / t_l0)
+    return FIT_SPEED.judge(threshold(f"small init: steps(k={ks[-1]}) / steps(k={ks[0]})", r_s, ">=", 1.25),
+                           compare("large init: ratio − 1", r_l - 1, "<", "(small-init ratio − 1)/2", (r_s - 1) / 2),
+                           steps_small=[float(t_s0), float(t_sk)], steps_large=[float(t_l0), float(t_lk)],
+                           never_fitted=n1 + n2 + n3 + n4)
+
+
+HIGHLIGHTED_PAIRS = ((1, 2), (2, 1), (1, 1), (2, 2))  # 图13.19's red pairs when the group {a, b} is broken
+
+
+def check_pair_speed(run: FitSpeedRun, init: int = 1, complexity: int = 1) -> Verdict:
+    """图13.19: with {a, b} broken (complexity 1), mean steps to PAIR_LEVEL over the pairs (a,b), (b,a), (a,a),
+    (b,b) over the mean over the other twelve pairs ≥ 1.25, for the small initialisation."""
+    per_pair, never = run.mean_steps(PAIR_LEVEL, run.members(init, complexity=complexity), per_pair=True)
+    red = np.array([p in HIGHLIGHTED_PAIRS for p in ALL_PAIRS])
+    ratio = float(per_pair[red].mean() / per_pair[~red].mean())
+    return PAIR_SPEED.judge(threshold("steps to 60%: highlighted / other pairs", ratio, ">=", 1.25),
+                            highlighted=float(per_pair[red].mean()), others=float(per_pair[~red].mean()),
+                            never_reached=never)
 
 
 # ------------------------------------------------------------------------------ explorer
