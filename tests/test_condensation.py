@@ -180,3 +180,29 @@ def test_dropout_sample_size_shape_and_more_data_helps(seed):
     assert err[1, 0] < 0.5 * err[0, 0]  # 12 samples of the teacher beat 2 by far
     with pytest.raises(ValueError, match="sample sizes"):
         ch08.run_dropout_sample_size((0, 4))
+
+
+def test_batched_conv_net_matches_conv2d_and_keeps_members_apart():
+    from companion.core.nets import BatchedConvNet
+    from companion.kit.seeds import generator
+
+    net = BatchedConvNet(8, 4, 10, 2, conv_std=[0.5, 1e-3], fc_std=0.1, generator=generator(0))
+    images = torch.rand(5, 8, 8, generator=generator(1))
+    feats = net.features(images)  # (K, N, P, C)
+    assert feats.shape == (2, 5, 36, 4)
+    for k in range(2):  # member k's layer is an ordinary 3×3 convolution followed by tanh
+        conv = torch.nn.functional.conv2d(images[:, None], net.kernels[k].reshape(4, 1, 3, 3), net.conv_bias[k])
+        assert torch.allclose(feats[k], torch.tanh(conv).flatten(2).transpose(1, 2), atol=1e-6)
+    assert net(images).shape == (2, 5, 10)
+    assert net.kernels[1].abs().max() < 0.01 < net.kernels[0].abs().max()  # one std per member
+    net(images)[0].sum().backward()
+    assert net.kernels.grad[1].abs().max() == 0  # member 1 gets no gradient from member 0's output
+
+
+def test_line_share_of_one_line_and_of_random_directions():
+    u = np.outer(np.where(np.arange(32) % 2, 1.0, -1.0), np.arange(1.0, 10.0))  # ±one vector: one line
+    assert ch08.line_share(cond.cosine_similarity_matrix(u)) == pytest.approx(1.0)
+    spread = np.random.default_rng(0).normal(size=(400, 9))
+    assert ch08.line_share(cond.cosine_similarity_matrix(spread)) < 0.2
+    outputs = np.random.default_rng(1).normal(size=(7, 5, 3))
+    assert ch08.channel_cosines(outputs).shape == (3, 3)

@@ -41,12 +41,32 @@ def test_control_ch07_sw_signs():
     assert run.sw()[2, 0] < 0.2
 
 
-def test_control_ch07_phase_diagram():
-    cells = dict(gammas=[0.25, 1.75, 2.25], gamma_primes=[-0.5, 0.0], widths=[100, 200], seed=1)
-    untrained = phase.run_phase(**cells, max_steps=20)  # 20 GD steps: nothing has fitted the data
-    v = phase.check_phase_diagram(untrained, min_far=4)
+GRID_CELLS = dict(gammas=[0.25, 1.75, 2.25], gamma_primes=[-0.5, 0.0], widths=[100, 200], seed=1)
+
+
+@pytest.fixture(scope="module")
+def grid_untrained():
+    return phase.run_phase(**GRID_CELLS, max_steps=20)  # 20 GD steps: nothing has fitted the data
+
+
+@pytest.fixture(scope="module")
+def grid_trained():
+    return phase.run_phase(**GRID_CELLS)
+
+
+def test_control_ch07_phase_diagram(grid_untrained, grid_trained):
+    v = phase.check_phase_diagram(grid_untrained, min_far=4)
     assert not v.passed, v.measured_line()
-    twin = phase.check_phase_diagram(phase.run_phase(**cells), min_far=4)
+    twin = phase.check_phase_diagram(grid_trained, min_far=4)
+    assert twin.passed, twin.measured_line()
+
+
+def test_control_ch07_grid_condensation(grid_untrained, grid_trained):
+    # after 20 GD steps the condensed cells' neurons still point where they were drawn: spread, not gathered
+    v = phase.check_grid_condensation(phase.grid_features(grid_untrained))
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[0].passed  # the condensed side is what fails
+    twin = phase.check_grid_condensation(phase.grid_features(grid_trained))
     assert twin.passed, twin.measured_line()
 
 

@@ -113,3 +113,36 @@ def test_control_ch08_dropout_simpler_fit():
     result = ch08.run_tanh_dropout(keep=1.0, trials=3, width=100, steps=2000, seed=0)
     v = ch08.check_dropout_simpler_fit(result)
     assert not v.passed, v.measured_line()
+
+
+# 图8.5 — a convolution layer condenses from a small initialisation, not from the usual one
+
+CNN_SMALL = dict(n_train=120, n_test=60, channels=16, steps=800, seed=0)
+
+
+def test_control_ch08_cnn_condensation():
+    # the "small" member at the usual scale too (std 0.3 for every parameter): nothing condenses
+    v = ch08.check_cnn_condensation(ch08.run_cnn_condensation(**CNN_SMALL, small_std=0.3))
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[1].passed  # the fitted kernels stay off one line
+
+
+def test_cnn_condensation_check_holds_at_small_initialisation():
+    v = ch08.check_cnn_condensation(ch08.run_cnn_condensation(**CNN_SMALL))
+    assert v.passed, v.measured_line()
+
+
+# 图8.9 — from a small initialisation the loss first stalls (the initial stage), then falls
+
+def test_control_ch08_initial_plateau():
+    # the usual scale (std 1 instead of 50⁻⁴): no saddle to start from, the loss falls at once
+    result = ch08.run_initial_condensation("tanh", n_members=1, steps=400, init_std=1.0, record_every=20, seed=0)
+    v = ch08.check_initial_plateau(result)
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[0].passed
+
+
+def test_initial_plateau_check_holds_at_the_book_initialisation():
+    result = ch08.run_initial_condensation("tanh", n_members=1, steps=4000, record_every=20, seed=0)
+    v = ch08.check_initial_plateau(result)
+    assert v.passed, v.measured_line()

@@ -493,3 +493,109 @@ def check_table_7_1(placed: Mapping[str, tuple[float, float, str]]) -> Verdict:
     err = max(max(abs(placed[n][0] - g), abs(placed[n][1] - gp)) for n, (g, gp) in BOOK_TABLE.items())
     return TABLE_7_1.judge(identity("max |(γ, γ′) − book|", err, TABLE_TOL),
                            placed={n: placed[n][:2] for n in BOOK_TABLE})
+
+
+# --- 图7.6: the neurons' (orientation, amplitude) pattern across the diagram -------------------------
+
+@dataclass
+class GridFeatures:
+    """图7.6 on a :class:`PhaseRun` of the four points: for every cell (γ, γ′), width and seed the
+    fraction of 36 angular bins occupied by the neurons that carry 90% of the amplitude
+    (:func:`~companion.core.neurons.occupied_fraction`), shape (G, G′, W, S); the theoretical regime of
+    each cell (G, G′) and whether it lies farther than half a grid step from the boundary (G, G′)."""
+
+    gammas: np.ndarray
+    gamma_primes: np.ndarray
+    widths: np.ndarray
+    occupied: np.ndarray
+    regimes: np.ndarray
+    far: np.ndarray
+
+    def cell_occupied(self, width: int | None = None) -> np.ndarray:
+        """Median over seeds of the occupied fraction at ``width`` (default: the largest), (G, G′)."""
+        j = len(self.widths) - 1 if width is None else _index(self.widths, width, "width")
+        return np.median(self.occupied[:, :, j], axis=-1)
+
+
+def grid_features(run: PhaseRun, *, mass: float = 0.9, bins: int = 36) -> GridFeatures:
+    """Orientation Ω_k = atan2(b_k, w_k) and amplitude A_k = |a_k|‖w_k‖ of every trained net of ``run``
+    (1-D input: w_k ∈ R²), summarised as the occupied fraction of ``bins`` angular bins among the neurons
+    carrying ``mass`` of Σ A_k (图7.6).  No training: the nets of the phase-diagram run are reused."""
+    if run.nets[0].w.shape[-1] != 2:
+        raise ValueError("图7.6's orientations need 1-D input with bias (w of shape (K, m, 2)); this run has "
+                         f"w of shape {tuple(run.nets[0].w.shape)}")
+    g, gp, n_w, n_s = len(run.gammas), len(run.gamma_primes), len(run.widths), run.rd.shape[-1]
+    occupied = np.empty((g, gp, n_w, n_s))
+    for j, net in enumerate(run.nets):
+        a, w = net.a.detach().numpy(), net.w.detach().numpy()  # (K, m), (K, m, 2)
+        for k in range(net.n_members):
+            i, rest = divmod(k, gp * n_s)
+            i2, s = divmod(rest, n_s)
+            occupied[i, i2, j, s] = occupied_fraction(orientation(w[k]), amplitude(a[k], w[k]), mass=mass,
+                                                      bins=bins)
+    _, far, _ = boundary_cells(run)
+    regimes = np.array([[regime(float(x), float(y)) for y in run.gamma_primes] for x in run.gammas])
+    return GridFeatures(run.gammas, run.gamma_primes, run.widths, occupied, regimes, far)
+
+
+def plot_grid_features(fig, run: PhaseRun, widths: Sequence[int] | None = None,
+                       colors: Sequence[str] = ("#1f77b4", "#d62728", "#e6b800")) -> np.ndarray:
+    """图7.6: one small panel per cell (γ to the right, γ′ upwards) with the (orientation, A/max A) scatter of
+    the first seed at each of ``widths`` (default: smallest, a middle one, largest), in ``colors``; panels
+    of condensed cells framed blue, critical ones grey.  Returns the axes (G′, G), top row = largest γ′."""
+    if widths is None:
+        ws = run.widths.tolist()
+        widths = sorted({ws[0], ws[len(ws) // 2], ws[-1]})
+    axes = fig.subplots(len(run.gamma_primes), len(run.gammas), sharex=True, sharey=True, squeeze=False)
+    for i, g in enumerate(run.gammas):
+        for j, gp in enumerate(run.gamma_primes):
+            ax = axes[len(run.gamma_primes) - 1 - j, i]
+            for m, color in zip(widths, colors):
+                net, k = run.net(float(g), float(gp), int(m))
+                a, w = net.a.detach()[k].numpy(), net.w.detach()[k].numpy()
+                amp = amplitude(a, w)
+                ax.plot(orientation(w), amp / amp.max(), ".", ms=1.5, color=color, label=f"m = {m}")
+            where = regime(float(g), float(gp))
+            frame = {"condensed": "#1f77b4", "critical": "0.5", "linear": "0.85"}[where]
+            for spine in ax.spines.values():
+                spine.set_visible(True)
+                spine.set_edgecolor(frame)
+                spine.set_linewidth(2 if where == "condensed" else 1)
+            ax.set_xlim(-math.pi, math.pi)
+            ax.set_ylim(0, 1.05)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+            if j == 0:
+                ax.set_xlabel(f"γ = {g:g}", fontsize=8)
+            if i == 0:
+                ax.set_ylabel(f"γ′ = {gp:g}", fontsize=8)
+    return axes
+
+
+GRID_CONDENSATION = ClaimSpec(
+    "ch07.grid-condensation", "图7.6",
+    "right of the boundary the amplitude-carrying neurons gather on a few orientations, left of it they stay "
+    "spread over the circle (every cell not adjacent to the boundary, largest width)")
+
+#: "A few orientations": at most a quarter of the circle's 36 bins; "spread": at least three quarters.
+GRID_FEW, GRID_SPREAD = 0.25, 0.75
+
+
+def check_grid_condensation(feat: GridFeatures) -> Verdict:
+    """图7.6 on :func:`grid_features`: at the largest width, each cell's occupied fraction (median over its
+    seeds) is < :data:`GRID_FEW` in every condensed cell not adjacent to the boundary (the worst one is
+    checked) and > :data:`GRID_SPREAD` in every such linear cell.  A run without such cells on one side
+    has no value there ("never": the claim fails)."""
+    occ = feat.cell_occupied()
+    condensed, linear = feat.far & (feat.regimes == "condensed"), feat.far & (feat.regimes == "linear")
+    worst_c = float(occ[condensed].max()) if condensed.any() else float("nan")
+    worst_l = float(occ[linear].min()) if linear.any() else float("nan")
+    smallest = np.median(feat.occupied[:, :, 0], axis=-1)
+    return GRID_CONDENSATION.judge(
+        threshold("occupied fraction, worst condensed cell", worst_c, "<", GRID_FEW),
+        threshold("occupied fraction, worst linear cell", worst_l, ">", GRID_SPREAD),
+        condensed_cells=int(condensed.sum()), linear_cells=int(linear.sum()), width=int(feat.widths[-1]),
+        condensed_mean_by_width={int(m): round(float(np.median(feat.occupied[:, :, j], axis=-1)[condensed].mean()), 3)
+                                 for j, m in enumerate(feat.widths)} if condensed.any() else "none",
+        linear_mean_smallest_width=round(float(smallest[linear].mean()), 3) if linear.any() else "none")

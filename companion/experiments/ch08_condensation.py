@@ -40,8 +40,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from companion.core.data import digits
 from companion.core.ensemble import TwoLayerEnsemble, train_ensemble
-from companion.core.nets import activation
+from companion.core.nets import BatchedConvNet, activation
 from companion.core.neurons import (
     MAX_CLUSTER_WIDTH,
     ArrayLike,
@@ -50,6 +51,7 @@ from companion.core.neurons import (
     amplitude,
     angle_gaps,
     cluster_widths,
+    cosine_similarity_matrix,
     count_angle_clusters,
     direction_gram_eigenvalues,
     dropout_regulariser,
@@ -99,19 +101,24 @@ def lines_needed(w: np.ndarray, share: float = 0.95) -> int:
 
 @dataclass
 class InitialCondensation:
-    """图8.10 after the initial stage: input weights w (K, m, d̃), output weights a (K, m), R_S(t)/R_S(0) (K,)."""
+    """图8.10 after the initial stage: input weights w (K, m, d̃), output weights a (K, m), R_S(t)/R_S(0) (K,);
+    the recorded steps (T,) and risks R_S (T, K) (图8.9)."""
 
     w: np.ndarray
     a: np.ndarray
     loss_ratio: np.ndarray
+    steps: np.ndarray | None = None
+    risk: np.ndarray | None = None
 
 
 def run_initial_condensation(act: str, *, n_members: int = 3, steps: int = 100, lr: float | None = None,
-                             init_std: float = 50.0 ** -4, seed: int = 0) -> InitialCondensation:
+                             init_std: float = 50.0 ** -4, record_every: int | None = None,
+                             seed: int = 0) -> InitialCondensation:
     """图8.9–8.10: the book's 5-50-1 setting — n = 80 points x ~ U[−4, 2]⁵, target Σ_k 3.5 sin(5x_k + 1),
     every parameter ~ N(0, init_std²) (the book: 50⁻⁴), Adam with ``lr`` (default :data:`INITIAL_LR`) —
     in float64 (in float32 the p ≥ 2 activations do not move at all).  Returns the members' input
-    weights w (K, 50, 6) and output weights a (K, 50) after ``steps`` and the loss ratio."""
+    weights w (K, 50, 6) and output weights a (K, 50) after ``steps``, the loss ratio, and R_S (T, K) recorded
+    every ``record_every`` steps (default: at the first and the last step only; the curve of 图8.9)."""
     _check_activation(act)
     lr = INITIAL_LR[act] if lr is None else lr
     if steps < 1 or not lr > 0 or not init_std > 0:
@@ -121,10 +128,11 @@ def run_initial_condensation(act: str, *, n_members: int = 3, steps: int = 100, 
     y = (3.5 * torch.sin(5 * x + 1)).sum(dim=1)
     net = TwoLayerEnsemble(5, 50, beta1=init_std, beta2=init_std, alpha=1.0, act=act, n_members=n_members,
                            dtype=torch.float64, seed=seed)
-    hist = train_ensemble(net, x, y, steps=steps, lr=lr, optimizer="adam", record_every=steps, seed=seed,
-                          desc=f"initial condensation, {act}")
+    hist = train_ensemble(net, x, y, steps=steps, lr=lr, optimizer="adam", record_every=record_every or steps,
+                          seed=seed, desc=f"initial condensation, {act}")
     risk = hist["risk"]
-    return InitialCondensation(w=net.w.detach().numpy(), a=net.a.detach().numpy(), loss_ratio=risk[-1] / risk[0])
+    return InitialCondensation(w=net.w.detach().numpy(), a=net.a.detach().numpy(), loss_ratio=risk[-1] / risk[0],
+                               steps=hist.steps, risk=risk)
 
 
 def end_of_first_descent(ratio: np.ndarray, *, drop: float = 0.1, stall: float = 0.005, window: int = 2) -> int:
@@ -773,3 +781,193 @@ def make_explorer(seed: int | None = None, steps: int = 8_000):
                 "width": widgets.int_slider(100, 10, 500, "width m", step=10),
                 "snapshot": widgets.int_slider(40, 0, 40, "snapshot")}
     return widgets.Explorer("Condensation (ch. 8)", controls, compute, draw)
+
+
+# --- 图8.5: condensation in a convolutional layer ----------------------------------------------------
+
+def line_share(cosines: np.ndarray) -> float:
+    """Top eigenvalue of a cosine-similarity matrix D (C, C) divided by C: the share of the direction Gram
+    (1/C) Σ ûûᵀ on its leading line (the two share their nonzero eigenvalues).  1 when every vector lies
+    on one line (±û), about 1/d for C ≫ d random directions in R^d."""
+    cosines = np.asarray(cosines, dtype=float)
+    if cosines.ndim != 2 or cosines.shape[0] != cosines.shape[1]:
+        raise ValueError(f"expected a square cosine matrix; got shape {cosines.shape}")
+    return float(np.linalg.eigvalsh((cosines + cosines.T) / 2)[-1] / len(cosines))
+
+
+def channel_cosines(outputs: ArrayLike) -> np.ndarray:
+    """Cosine matrix (8.4) of the channels of a convolution layer's outputs (N, P, C): channel c is the
+    vector of its outputs over every image and position (length N·P), as in 图8.5(c, f)."""
+    out = _np(outputs).astype(float)
+    if out.ndim != 3:
+        raise ValueError(f"outputs must have shape (N, P, C); got {out.shape}")
+    return cosine_similarity_matrix(out.reshape(-1, out.shape[-1]).T)
+
+
+@dataclass
+class ConvCondensation:
+    """图8.5: one-conv-layer CNNs (member 0 small init, member 1 the control at ``control_std`` scale) on the
+    digits.  Per member: ``init_std`` (K,) of the conv layer, the step at which the training accuracy first
+    reached 100% (``fit_step``, −1 if never), the kernels at initialisation and at that step (K, C, 9),
+    the cosine matrices of the kernels (init, fitted) and of the channels' outputs on the training and
+    test images at the fitted step (K, C, C); the loss and training accuracy (T, K) at ``steps`` (T,);
+    and the test accuracy at the fitted step (K,)."""
+
+    init_std: np.ndarray
+    fit_step: np.ndarray
+    kernels0: np.ndarray
+    kernels: np.ndarray
+    kernel_cos0: np.ndarray
+    kernel_cos: np.ndarray
+    output_cos: np.ndarray
+    steps: np.ndarray
+    loss: np.ndarray
+    accuracy: np.ndarray
+    test_accuracy: np.ndarray
+
+    def share(self, which: str) -> np.ndarray:
+        """:func:`line_share` per member of ``which`` ∈ {"kernels0", "kernels", "outputs"}, (K,)."""
+        mats = {"kernels0": self.kernel_cos0, "kernels": self.kernel_cos, "outputs": self.output_cos}[which]
+        return np.array([line_share(m) for m in mats])
+
+
+def run_cnn_condensation(*, n_train: int = 300, n_test: int = 300, channels: int = 32, small_std: float = 1e-4,
+                         control_std: float | None = None, lr: float = 1e-3, steps: int = 1_500,
+                         optimizer: str = "adam", record_every: int = 10, seed: int = 0) -> ConvCondensation:
+    """图8.5 on the bundled 8×8 digits (:func:`companion.core.data.digits`, standing in for MNIST): a
+    :class:`~companion.core.nets.BatchedConvNet` with ``channels`` 3×3 tanh kernels and a fully connected
+    softmax layer, cross-entropy loss, full-batch Adam, two members trained side by side: every parameter of
+    member 0 ~ N(0, ``small_std``²) (the book: N(0, 96⁻⁸)), member 1 the control with LeCun's scale,
+    std 1/√fan-in per layer (conv 1/3, fully connected 1/√(36·C)), or ``control_std`` for every layer if given.
+
+    Each member is looked at when its training accuracy first reaches 100% (checked every
+    ``record_every`` steps; the book trains until then), or at the last step if it never does."""
+    if n_train < 10 or channels < 2 or steps < record_every or not small_std > 0 or not lr > 0:
+        raise ValueError(f"need n_train ≥ 10, channels ≥ 2, steps ≥ record_every, small_std > 0, lr > 0; got "
+                         f"n_train={n_train}, channels={channels}, steps={steps}, small_std={small_std}, lr={lr}")
+    data = digits(n_train, n_test, seed=seed)
+    images, labels = data.x.reshape(-1, 8, 8), data.labels
+    test_images = data.x_test.reshape(-1, 8, 8)
+    positions = (8 - 3 + 1) ** 2
+    conv_std = [small_std, 1 / 3 if control_std is None else control_std]
+    fc_std = [small_std, (positions * channels) ** -0.5 if control_std is None else control_std]
+    net = BatchedConvNet(8, channels, 10, 2, kernel=3, act="tanh", conv_std=conv_std, fc_std=fc_std,
+                         generator=generator(seed, 1))
+    kernels0 = net.kernels.detach().numpy().copy()
+
+    def loss() -> Tensor:  # cross-entropy per member, (K,)
+        logits = net(images)  # (K, N, 10)
+        return torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels.expand(2, -1),
+                                                 reduction="none").mean(dim=1)
+
+    def record(step: int) -> dict[str, Tensor]:
+        with torch.no_grad():
+            logits = net(images)
+            return {"loss": torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels.expand(2, -1),
+                                                              reduction="none").mean(dim=1),
+                    "accuracy": (logits.argmax(-1) == labels).float().mean(dim=1),
+                    "kernels": net.kernels.detach().clone(), "bias": net.conv_bias.detach().clone(),
+                    "fc": net.fc.detach().clone(), "fc_bias": net.fc_bias.detach().clone()}
+
+    opt = torch.optim.Adam(net.parameters(), lr=lr) if optimizer == "adam" else torch.optim.SGD(net.parameters(), lr=lr)
+    hist = run(descend(opt, loss), steps=steps, record=record,
+               record_every=record_every, stop=lambda row: bool((row["accuracy"] >= 1).all()),
+               desc="one-conv-layer CNN")
+    fitted = hist["accuracy"] >= 1  # (T, K)
+    rows = np.where(fitted.any(axis=0), np.argmax(fitted, axis=0), len(hist.steps) - 1)
+    both = torch.cat([images, test_images])
+    kernels, output_cos, test_acc = [], [], []
+    with torch.no_grad():
+        for k, r in enumerate(rows):
+            u, b = torch.as_tensor(hist["kernels"][r]), torch.as_tensor(hist["bias"][r])
+            feats = net.features(both, u, b)[k]  # (N + N_test, P, C)
+            output_cos.append(channel_cosines(feats.numpy()))
+            kernels.append(u[k].numpy())
+            logits = torch.baddbmm(torch.as_tensor(hist["fc_bias"][r])[:, None, :],
+                                   net.features(test_images, u, b).flatten(2), torch.as_tensor(hist["fc"][r]))[k]
+            test_acc.append(float((logits.argmax(-1) == data.labels_test).float().mean()))
+    return ConvCondensation(init_std=np.array(conv_std), fit_step=np.where(fitted.any(axis=0), hist.steps[rows], -1),
+                            kernels0=kernels0, kernels=np.stack(kernels),
+                            kernel_cos0=np.stack([cosine_similarity_matrix(u) for u in kernels0]),
+                            kernel_cos=np.stack([cosine_similarity_matrix(u) for u in kernels]),
+                            output_cos=np.stack(output_cos), steps=hist.steps, loss=hist["loss"],
+                            accuracy=hist["accuracy"], test_accuracy=np.array(test_acc))
+
+
+CNN_CONDENSATION = ClaimSpec(
+    "ch08.cnn-condensation", "图8.5",
+    "from a small initialisation the kernels of a convolution layer, random at first, have condensed when the "
+    "training set is fitted — far more than from the usual initialisation, which stays random — and the "
+    "layer's outputs are condensed further than its kernels")
+
+#: "Random" / "not condensed": more than half of the direction Gram's trace off its top line (C ≫ 9 random
+#: 9-d kernels leave about 8/9 off it).  "About one line" (the book's "two opposite directions"): at most a
+#: quarter off it.
+CNN_OFF_LINE_SPREAD, CNN_OFF_LINE_CONDENSED = 0.5, 0.25
+
+
+def _cnn_off(result: ConvCondensation) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """off = 1 − :func:`line_share` of the kernels at t = 0, the fitted kernels and outputs (each (K,)), with
+    NaN ("never") for a member that never fitted the training set; and whether each member fitted."""
+    fitted = result.fit_step >= 0
+    never = lambda v: np.where(fitted, v, np.nan)  # noqa: E731
+    return (1 - result.share("kernels0"), never(1 - result.share("kernels")), never(1 - result.share("outputs")),
+            fitted)
+
+
+def check_cnn_condensation(result: ConvCondensation) -> Verdict:
+    """图8.5 on :func:`run_cnn_condensation`, with off = 1 − :func:`line_share` (the share of the kernels'
+    cosine matrix's trace off its top line): small init at t = 0 off > ½ (random); when fitted, the small
+    init's kernels are more condensed than the control's (off below), the control's off > ½, and the small
+    init's outputs' off is below its kernels'.  A member that never fitted the training set is a "never"."""
+    off0, off, off_out, _ = _cnn_off(result)
+    return CNN_CONDENSATION.judge(
+        threshold("small init: kernels off the top line at t = 0", float(off0[0]), ">", CNN_OFF_LINE_SPREAD),
+        compare("small init: kernels off the top line, fitted", float(off[0]), "<", "control's", float(off[1])),
+        threshold("control: kernels off the top line, fitted", float(off[1]), ">", CNN_OFF_LINE_SPREAD),
+        compare("small init: outputs off the top line", float(off_out[0]), "<", "its kernels'", float(off[0])),
+        fit_steps=result.fit_step, test_accuracy=result.test_accuracy)
+
+
+CNN_ONE_LINE = ClaimSpec(
+    "ch08.cnn-one-line", "图8.5",
+    "from a small initialisation the kernels condense onto about one line (two opposite directions)",
+    exploration=True)
+
+
+def check_cnn_one_line(result: ConvCondensation) -> Verdict:
+    """Exploration (图8.5, the book's "two opposite directions"): the small init's fitted kernels have at most
+    :data:`CNN_OFF_LINE_CONDENSED` of their direction Gram's trace off the top line."""
+    _, off, _, _ = _cnn_off(result)
+    second = float(np.linalg.eigvalsh(result.kernel_cos[0])[-2] / result.kernel_cos.shape[-1])
+    return CNN_ONE_LINE.judge(
+        threshold("small init: kernels off the top line, fitted", float(off[0]), "<=", CNN_OFF_LINE_CONDENSED),
+        second_line_share=second)
+
+
+# --- 图8.9: the initial stage is a loss plateau ------------------------------------------------------
+
+INITIAL_PLATEAU = ClaimSpec(
+    "ch08.initial-plateau", "图8.9",
+    "from the small initialisation of 图8.10 the loss first stalls near its initial value (the initial stage, "
+    "up to about epoch 100) and only then falls")
+
+#: "Stalls": the loss has fallen by at most 10% at the end of the initial stage; "then falls": by the end of
+#: the run it is below half of its value there.
+STAGE_DROP, LATER_FALL = 0.1, 0.5
+
+
+def check_initial_plateau(result: InitialCondensation, *, stage: int = 100) -> Verdict:
+    """图8.9 on :func:`run_initial_condensation` recorded along the way: in every net (worst one checked)
+    1 − R_S(stage)/R_S(0) ≤ :data:`STAGE_DROP` and R_S(end)/R_S(stage) < :data:`LATER_FALL`."""
+    if result.steps is None or result.risk is None or result.steps[-1] <= stage:
+        raise ValueError(f"图8.9 needs a run recorded past step {stage} (record_every and steps > {stage})")
+    i = int(np.argmin(np.abs(result.steps - stage)))
+    if result.steps[i] != stage:
+        raise ValueError(f"step {stage} was not recorded; recorded steps are every {result.steps[1]}")
+    early = 1 - result.risk[i] / result.risk[0]  # (K,)
+    later = result.risk[-1] / result.risk[i]
+    return INITIAL_PLATEAU.judge(
+        threshold(f"fall of the loss by step {stage} (worst net)", float(early.max()), "<=", STAGE_DROP),
+        threshold(f"R_S(end)/R_S({stage}) (worst net)", float(later.max()), "<", LATER_FALL),
+        end=int(result.steps[-1]), fall_by_stage=early, end_over_stage=later)
