@@ -131,3 +131,77 @@ def test_grid_measure_averages_members_of_a_cell():
     assert cond == pytest.approx({(1.4, 0.1): (by_hand[0] + by_hand[1]) / 2, (0.2, 0.1): by_hand[2]})
     with pytest.raises(ValueError, match="measure"):
         complexity.grid_measure(run, "sharpness")
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_recitation_answers_the_other_member_of_the_pair(direction):
+    task = anchor_tasks.recitation_task(300, 100, direction=direction, seed=0)
+    for data, test in ((task.train, False), (task.tests["test"], True)):
+        rows, p = torch.arange(len(data)), data.key_pos
+        m_pos = p if direction == "forward" else p - 2  # position of m (anchor at m_pos + 1, n at m_pos + 2)
+        assert (data.x[rows, m_pos + 1] == 3).all() and ((data.x == 3).sum(1) == 1).all()
+        assert torch.equal(data.x[rows, p], data.y)
+        query_pos = m_pos + 2 if direction == "forward" else m_pos  # forward asks with n, backward with m
+        assert torch.equal(data.x[:, -1], data.x[rows, query_pos])
+        assert (((data.y % 9) == (p % 9)) == test).all()  # mod-residue split on the answer
+
+
+def test_multi_anchor_adds_the_anchor_and_splits_by_anchor():
+    task = anchor_tasks.multi_anchor_task(2000, 500, seed=0)
+    assert task.vocab_size == 110
+    for data, test in ((task.train, False), (task.tests["test"], True)):
+        rows, a = torch.arange(len(data)), data.anchors[:, 0]
+        key = data.x[rows, data.key_pos]
+        assert torch.equal(data.x[rows, data.key_pos - 1], a) and torch.equal(data.y, key + a)
+        held = (key >= 12 + 8 * a) & (key <= 19 + 8 * a)
+        assert bool(held.all()) if test else not bool(held.any())
+    assert set(task.tests["test"].anchors[:, 0].tolist()) == set(range(1, 11))
+
+
+def test_classification_returns_the_anchor_of_the_nearest_number():
+    task = anchor_tasks.classification_task(300, 100, seed=0)
+    for data, test in ((task.train, False), (task.tests["test"], True)):
+        x = data.x
+        dist = (x[:, 0:-1:2] - x[:, -1:]).abs()
+        k = dist.argmin(1)
+        assert ((dist == dist.min(1, keepdim=True).values).sum(1) == 1).all()  # unique nearest
+        assert torch.equal(x[torch.arange(len(x)), 2 * k + 1], data.y) and torch.equal(2 * k, data.key_pos)
+        nearest = x[torch.arange(len(x)), 2 * k]
+        assert (((nearest % 9) == (data.key_pos % 9)) == test).all()
+
+
+def test_repeat_to_cycles_rows():
+    data = anchor_tasks.identity_task(3, 3, seed=0).train
+    big = anchor_tasks.repeat_to(data, 7)
+    assert len(big) == 7 and torch.equal(big.x[3:6], data.x) and torch.equal(big.y[6], data.y[0])
+
+
+def test_embedding_order_is_one_for_shuffled_and_large_for_ordered_embeddings():
+    line = torch.arange(80, dtype=torch.float32)[:, None].numpy()
+    assert anchors.embedding_order(line) > 10
+    shuffled = torch.randperm(80, generator=torch.Generator().manual_seed(0)).float()[:, None].numpy()
+    assert 0.5 < anchors.embedding_order(shuffled) < 2
+
+
+@pytest.mark.parametrize("call, word", [
+    (lambda: anchor_tasks.recitation_task(10, 10, direction="sideways"), "direction"),
+    (lambda: anchor_tasks.multi_anchor_task(10, 10, anchors=(11,)), "anchor"),
+    (lambda: anchor_tasks.classification_task(10, 10, n_pairs=9), "n_pairs"),
+    (lambda: anchor_tasks.repeat_to(anchor_tasks.identity_task(3, 3).train, 0), "n ≥ 1"),
+])
+def test_bad_arguments_of_the_new_tasks_raise(call, word):
+    with pytest.raises(ValueError, match=word):
+        call()
+
+
+def test_working_memory_composes_the_two_anchors_across_a_gap():
+    task = anchor_tasks.working_memory_task(400, 200, seed=0)
+    shifts = torch.tensor([0, 0, 1, 0, -2])  # f_1 = x, f_2 = x + 1, f_3 = x, f_4 = x − 2
+    for data, test in ((task.train, False), (task.tests["test"], True)):
+        rows, p = torch.arange(len(data)), data.key_pos
+        a1, a2 = data.anchors[:, 0], data.anchors[:, 1]
+        assert torch.equal(data.x[rows, p + 1], a1) and set(a1.tolist()) <= {1, 2} and set(a2.tolist()) <= {3, 4}
+        second = (data.x == a2[:, None]).float().argmax(1)
+        assert (second >= p + 3).all() and (second <= 7).all()  # at least one irrelevant token between
+        assert torch.equal(data.y, data.x[rows, p] + shifts[a1] + shifts[a2])
+        assert (((data.x[rows, p] % 9) == (p % 9)) == test).all()

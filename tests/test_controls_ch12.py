@@ -64,3 +64,53 @@ def test_control_ch12_statistical(untrained, identity):
     # Unambiguous labels (the identity member): the softmax puts nearly everything on x, far above 8 × p(x+1).
     v = anchors.check_statistical(identity, task="identity")
     assert not v.passed, v.measured_line()
+
+
+# ---------------------------------------------------------------- 图12.6, 图12.9, 图12.10, 图12.13 (type 2)
+@pytest.fixture(scope="module")
+def untrained_grid():
+    return anchors.run_task_grid((("forward", 200), ("backward", 200), ("statistical_2", 200), ("working_memory", 200)),
+                                 n_test=200, d_model=16, steps=1, record_every=1, seed=0)
+
+
+def test_control_ch12_transformer_vs_fnn():
+    # Too few sequences and steps: the transformer never reaches 0.9 either, so it shows no advantage.
+    few = anchors.run_sample_efficiency((50, 100), n_test=200, d_model=16, steps=60, seed=0)
+    v = anchors.check_sample_efficiency(few)
+    assert not v.passed, v.measured_line()
+
+
+@pytest.fixture(scope="module")
+def early_composite():
+    # Stopped early (60 steps): the composite task is not learnt yet.
+    return anchors.run_composite(n_train=2000, n_test=200, steps=60, record_every=20, seed=0)
+
+
+def test_control_ch12_task_harder(early_composite):
+    # Data generalisation has not happened yet, so nothing is "harder" than it.
+    v = anchors.check_task_harder(early_composite)
+    assert not v.passed, v.measured_line()
+
+
+def test_control_ch12_per_position(early_composite):
+    v = anchors.check_per_position(early_composite)  # no answer anywhere yet
+    assert not v.passed, v.measured_line()
+
+
+def test_control_ch12_working_memory(untrained_grid):
+    v = anchors.check_working_memory(untrained_grid)
+    assert not v.passed, v.measured_line()
+
+
+def test_control_ch12_statistical_type2(untrained_grid, identity):
+    v = anchors.check_statistical_2(untrained_grid)  # untrained: no fit, no 80/20 answers
+    assert not v.passed, v.measured_line()
+    # Unambiguous labels (the identity member, trained): it answers x, almost never x + 1.
+    v = anchors.check_statistical_2(anchors_grid_of(identity), task="identity")
+    assert not v.passed, v.measured_line()
+
+
+def anchors_grid_of(run):
+    """The identity member of a TaskRun as a TaskGrid (same weights), for the grid checks."""
+    return anchors.TaskGrid(run.history, run.cfg, run.state, tuple((t, run.n_train) for t in run.tasks), run.seed,
+                            run.n_test)

@@ -202,3 +202,41 @@ def test_fit_is_reproducible_and_uses_no_global_rng():
     untrained = Transformer(CFG)  # no generator: a fixed stream, never the global one
     torch.manual_seed(7)
     assert torch.equal(Transformer(CFG).w_em, untrained.w_em)
+
+
+@pytest.mark.parametrize("arch", ["lstm", "fnn"])
+def test_baselines_have_the_transformer_interface_and_train(arch):
+    from companion.core.sequence_models import make_model
+
+    g = torch.Generator().manual_seed(0)
+    model = make_model(arch, vocab_size=30, max_len=5, d_model=8, n_members=3, generator=g)
+    x = torch.randint(0, 30, (40, 5), generator=g)
+    assert model(x, last_only=True).shape == (3, 40, 1, 30)
+    y = x[:, 2]  # copy the token at position 2
+    before = last_token_accuracy(model, x, y)
+    hist = fit_last_token(model, x, y, steps=150, lr=1e-2, batch_size=20, record_every=50, generator=g,
+                          progress=False)
+    assert hist.train_loss.shape == (4, 3) and (last_token_accuracy(model, x, y) > before).all()
+
+
+def test_lstm_is_causal_and_members_are_independent():
+    from companion.core.sequence_models import LSTM, SequenceConfig
+
+    model = LSTM(SequenceConfig(vocab_size=30, max_len=7, d_model=8, hidden=12), n_members=2,
+                 generator=torch.Generator().manual_seed(0))
+    x = tokens()
+    out = model(x)
+    changed = x.clone()
+    changed[:, 5] = (changed[:, 5] + 1) % 30
+    assert torch.allclose(model(changed)[:, :, :5], out[:, :, :5])  # the past does not see the future
+    assert torch.allclose(model(x, last_only=True)[:, :, 0], out[:, :, -1], atol=1e-6)
+    with torch.no_grad():
+        model.w_hh[1].zero_()
+    assert torch.allclose(model(x)[0], out[0])
+
+
+def test_make_model_rejects_unknown_architectures():
+    from companion.core.sequence_models import make_model
+
+    with pytest.raises(ValueError, match="architecture"):
+        make_model("rnn", vocab_size=10, max_len=3, d_model=4, n_members=1, generator=torch.Generator())

@@ -10,6 +10,11 @@ A sequence is a row of integer tokens.  *Anchors* (锚点) are small tokens 1–
 * :func:`reading_task` — reading comprehension (§12.6.2): (a1, x1, …, a4, x4, a) ↦ x_k with a_k = a.
 * :func:`statistical_task` — statistical output (§12.6.8): identity data whose labels are x+1 for
   one fifth of the copies (type 1) or of the sequences (type 2).
+* :func:`working_memory_task` — (…, x, a1, *, …, a2, …) ↦ f_{a2}(f_{a1}(x)) with a gap (§12.6.5, 图12.10).
+* :func:`recitation_task` — forward/backward recitation (§12.6.7, 图12.12): (…, m, 3, n, …, n) ↦ m and
+  (…, m, 3, n, …, m) ↦ n.
+* :func:`classification_task` — (x1, a1, …, x4, a4, x) ↦ a_k with x_k nearest to x (§12.6.3, 图12.7).
+* :func:`multi_anchor_task` — f_a(x) = x + a for ten anchors with the anchor-based split (§12.6.9, 图12.14).
 * :func:`composite_task` — the two-anchor composite function (12.5) of §12.6.4 and §13.2:
   (…, x, a1, a2, …) ↦ g(g(x; a1); a2) with g(x; a) = x + shift[a] (mod ``modulus``), key first.
 
@@ -32,7 +37,7 @@ Everything is deterministic given the integer ``seed`` (drawn through :mod:`comp
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,6 +45,7 @@ import torch
 from torch import Tensor
 
 from companion.core.train import History
+from companion.core.sequence_models import SequenceConfig, make_model
 from companion.core.transformer import Transformer, TransformerConfig, fit_last_token
 from companion.kit.seeds import generator, numpy_rng
 
@@ -191,14 +197,183 @@ def _reading(rng: np.random.Generator, n: int, anchors: np.ndarray, n_pairs: int
 def reading_task(n_train: int, n_test: int, *, anchors: Sequence[int] = tuple(range(1, 9)), n_pairs: int = 4,
                  lo: int = 20, hi: int = 99, seed: int = 0) -> TaskData:
     """Reading comprehension (§12.6.2): (a1, x1, …, a4, x4, a) ↦ x_k where a_k = a, mod-residue split."""
+    return _pairs_task("reading comprehension", _reading, n_train, n_test, anchors, n_pairs, lo, hi, seed)
+
+
+def _pairs_task(name: str, draw: Callable[..., AnchorData], n_train: int, n_test: int, anchors: Sequence[int],
+                n_pairs: int, lo: int, hi: int, seed: int) -> TaskData:
+    """A task on sequences of ``n_pairs`` (number, anchor) pairs and a query, mod-residue split on 2·n_pairs + 1:
+    checks the arguments and draws the training and test sets with ``draw`` (reading, classification)."""
     _check_n(n_train=n_train, n_test=n_test)
     _check_range(lo, hi, anchors)
     if not 1 <= n_pairs <= len(set(anchors)):
         raise ValueError(f"n_pairs must lie in [1, {len(set(anchors))}] (distinct anchors), got {n_pairs}")
     rng, pool, seq_len = numpy_rng(seed), np.asarray(sorted(set(anchors))), 2 * n_pairs + 1
-    return TaskData("reading comprehension", _reading(rng, n_train, pool, n_pairs, lo, hi, False, seq_len),
-                    {"test": _reading(rng, n_test, pool, n_pairs, lo, hi, True, seq_len)},
+    return TaskData(name, draw(rng, n_train, pool, n_pairs, lo, hi, False, seq_len),
+                    {"test": draw(rng, n_test, pool, n_pairs, lo, hi, True, seq_len)},
                     vocab_size=hi + 2, seq_len=seq_len)
+
+
+# ------------------------------------------------------------------------------ working memory
+WORKING_MEMORY_SHIFTS = {1: 0, 2: 1, 3: 0, 4: -2}  # 图12.10: f_1(x) = x, f_2(x) = x + 1, f_3(x) = x, f_4(x) = x − 2
+
+
+def _working_memory(rng: np.random.Generator, n: int, seq_len: int, lo: int, hi: int, test: bool,
+                    modulus: int) -> AnchorData:
+    x = rng.integers(lo, hi + 1, size=(n, seq_len))
+    p = rng.integers(0, seq_len - 5, size=n)  # key at p, first anchor at p+1, ≥ 1 noise token, second anchor ≤ T−2
+    q = p + 3 + (rng.random(n) * (seq_len - 4 - p)).astype(np.int64)  # second anchor in p+3 … T−2
+    a1, a2 = rng.integers(1, 3, size=n), rng.integers(3, 5, size=n)
+    keys = _keys(rng, p, lo, hi, modulus, test)
+    rows = np.arange(n)
+    x[rows, p], x[rows, p + 1], x[rows, q] = keys, a1, a2
+    shift = np.vectorize(WORKING_MEMORY_SHIFTS.__getitem__)(np.stack([a1, a2], 1)).sum(1)
+    return AnchorData(_tensor(x), _tensor(keys + shift), _tensor(p), _tensor(np.stack([a1, a2], 1)))
+
+
+def working_memory_task(n_train: int, n_test: int, *, seq_len: int = 9, lo: int = 20, hi: int = 99,
+                        seed: int = 0) -> TaskData:
+    """Working memory (工作记忆, §12.6.5, 图12.10): (…, x, a1, *, …, a2, …) ↦ f_{a2}(f_{a1}(x)).
+
+    a1 ∈ {1, 2} follows the key, a2 ∈ {3, 4} comes later with at least one irrelevant token between, so the
+    intermediate result has to be kept; shifts as in 图12.10 (:data:`WORKING_MEMORY_SHIFTS`); mod-residue split
+    on the key and its position (m = ``seq_len``).
+    """
+    _check_n(n_train=n_train, n_test=n_test)
+    _check_range(lo, hi, list(WORKING_MEMORY_SHIFTS))
+    if seq_len < 6:
+        raise ValueError(f"seq_len must be ≥ 6 (key, a1, a gap, a2 and a last token), got {seq_len}")
+    rng = numpy_rng(seed)
+    return TaskData("working memory", _working_memory(rng, n_train, seq_len, lo, hi, False, seq_len),
+                    {"test": _working_memory(rng, n_test, seq_len, lo, hi, True, seq_len)},
+                    vocab_size=hi + 3, seq_len=seq_len)
+
+
+# ------------------------------------------------------------------------------ forward/backward recitation
+RECITATIONS = ("forward", "backward")
+
+
+def _recitation(rng: np.random.Generator, n: int, seq_len: int, anchor: int, lo: int, hi: int, direction: str,
+                test: bool, modulus: int) -> AnchorData:
+    x = rng.integers(lo, hi + 1, size=(n, seq_len))
+    p = rng.integers(0, seq_len - 3, size=n)  # m at p, the anchor at p+1, n at p+2 ≤ seq_len − 2
+    answer_pos = p if direction == "forward" else p + 2
+    answers = _keys(rng, answer_pos, lo, hi, modulus, test)
+    others = rng.integers(lo, hi + 1, size=n)
+    m, n_tok = (answers, others) if direction == "forward" else (others, answers)
+    rows = np.arange(n)
+    x[rows, p], x[rows, p + 1], x[rows, p + 2] = m, anchor, n_tok
+    x[:, -1] = n_tok if direction == "forward" else m  # the query: the other member of the pair
+    return AnchorData(_tensor(x), _tensor(answers), _tensor(answer_pos), _tensor(np.full((n, 1), anchor)))
+
+
+def recitation_task(n_train: int, n_test: int, *, direction: str = "forward", seq_len: int = 9, anchor: int = 3,
+                    lo: int = 20, hi: int = 99, seed: int = 0) -> TaskData:
+    """Forward/backward recitation (前向-后向背诵, §12.6.7, 图12.12): (…, m, 3, n, …, q) with the pair anywhere.
+
+    In the book's naming ``"forward"`` is (…, m, 3, n, …, n) ↦ m (the query is the later token, the answer the
+    earlier one) and ``"backward"`` is (…, m, 3, n, …, m) ↦ n.  The answer follows the mod-residue split on its
+    own position (m = ``seq_len``), as for the identity task.
+    """
+    _check_n(n_train=n_train, n_test=n_test)
+    _check_range(lo, hi, [anchor])
+    if direction not in RECITATIONS:
+        raise ValueError(f"unknown direction {direction!r}; choose one of {', '.join(RECITATIONS)}")
+    if seq_len < 4:
+        raise ValueError(f"seq_len must be ≥ 4 (m, anchor, n and the query), got {seq_len}")
+    rng = numpy_rng(seed)
+    args = (seq_len, anchor, lo, hi, direction)
+    return TaskData(f"{direction} recitation", _recitation(rng, n_train, *args, False, seq_len),
+                    {"test": _recitation(rng, n_test, *args, True, seq_len)}, vocab_size=hi + 2, seq_len=seq_len)
+
+
+# ------------------------------------------------------------------------------ classification
+def _classification(rng: np.random.Generator, n: int, anchors: np.ndarray, n_pairs: int, lo: int, hi: int,
+                    test: bool, modulus: int) -> AnchorData:
+    xs, ys, pos, chosen, have = [], [], [], [], 0
+    while have < n:  # draw, keep rows with a unique nearest number on the right side of the split
+        m = 2 * (n - have) + 64
+        keys = rng.integers(lo, hi + 1, size=(m, n_pairs))
+        q = rng.integers(lo, hi + 1, size=m)
+        dist = np.abs(keys - q[:, None])
+        k = dist.argmin(1)
+        rows = np.arange(m)
+        unique = (dist == dist[rows, k][:, None]).sum(1) == 1
+        key_pos = 2 * k
+        side = (keys[rows, k] % modulus == key_pos % modulus) == test
+        keep = unique & side
+        a = np.stack([rng.choice(anchors, size=n_pairs, replace=False) for _ in range(m)])
+        x = np.empty((m, 2 * n_pairs + 1), dtype=np.int64)
+        x[:, 0:-1:2], x[:, 1:-1:2], x[:, -1] = keys, a, q
+        xs.append(x[keep]), ys.append(a[rows, k][keep]), pos.append(key_pos[keep]), chosen.append(a[rows, k][keep])
+        have += int(keep.sum())
+    cat = lambda parts: np.concatenate(parts)[:n]  # noqa: E731
+    return AnchorData(_tensor(cat(xs)), _tensor(cat(ys)), _tensor(cat(pos)), _tensor(cat(chosen)[:, None]))
+
+
+def classification_task(n_train: int, n_test: int, *, anchors: Sequence[int] = tuple(range(1, 9)), n_pairs: int = 4,
+                        lo: int = 20, hi: int = 99, seed: int = 0) -> TaskData:
+    """Classification (分类任务, §12.6.3, 图12.7): (x1, a1, …, x4, a4, x) ↦ a_k with k = argmin_i |x_i − x|.
+
+    Rows whose nearest number is not unique are redrawn.  Mod-residue split on the nearest number x_k and
+    its position 2k (m = 2·n_pairs + 1): a test sequence's (position, nearest number) pair never occurs in
+    training.  To answer, the model must compare numbers: their embeddings have to encode order.
+    """
+    return _pairs_task("classification", _classification, n_train, n_test, anchors, n_pairs, lo, hi, seed)
+
+
+# ------------------------------------------------------------------------------ multi-anchor f_a(x) = x + a
+def anchor_test_keys(a: int) -> tuple[int, int]:
+    """The held-out keys of anchor ``a`` in the anchor-based split of §12.6.9: G_a^c = [12 + 8a, 19 + 8a]."""
+    return 12 + 8 * a, 19 + 8 * a
+
+
+def _multi_anchor(rng: np.random.Generator, n: int, seq_len: int, anchors: np.ndarray, lo: int, hi: int,
+                  test: bool) -> AnchorData:
+    x = rng.integers(lo, hi + 1, size=(n, seq_len))
+    a = anchors[rng.integers(0, len(anchors), size=n)]
+    anchor_pos = rng.integers(0, seq_len - 2, size=n)
+    keys = np.empty(n, dtype=np.int64)
+    values = np.arange(lo, hi + 1)
+    for v in np.unique(a):
+        g_lo, g_hi = anchor_test_keys(int(v))
+        held = (values >= g_lo) & (values <= g_hi)
+        rows = a == v
+        keys[rows] = rng.choice(values[held] if test else values[~held], size=int(rows.sum()))
+    rows = np.arange(n)
+    x[rows, anchor_pos], x[rows, anchor_pos + 1] = a, keys
+    return AnchorData(_tensor(x), _tensor(keys + a), _tensor(anchor_pos + 1), _tensor(a[:, None]))
+
+
+def multi_anchor_task(n_train: int, n_test: int, *, anchors: Sequence[int] = tuple(range(1, 11)), seq_len: int = 9,
+                      lo: int = 20, hi: int = 99, seed: int = 0) -> TaskData:
+    """Multi-anchor task (多锚点任务, §12.6.9, 图12.14): (…, a, x, …) ↦ x + a for anchors a ∈ {1, …, 10}.
+
+    Anchor-based split: the keys of anchor a in G_a^c = [12 + 8a, 19 + 8a] are test keys, the rest of
+    [lo, hi] training keys; so every number is a key in training, but never with its test anchor.
+    ``anchors`` are the per-sequence anchor tokens (``a`` is also the shift).
+    """
+    _check_n(n_train=n_train, n_test=n_test)
+    _check_range(lo, hi, anchors)
+    for a in anchors:
+        g_lo, g_hi = anchor_test_keys(int(a))
+        if not (a >= 1 and lo <= g_lo and g_hi <= hi):
+            raise ValueError(f"anchor {a}: its test keys [{g_lo}, {g_hi}] must lie in the key range [{lo}, {hi}]")
+    pool, rng = np.asarray(sorted(set(int(a) for a in anchors))), numpy_rng(seed)
+    return TaskData("multi-anchor", _multi_anchor(rng, n_train, seq_len, pool, lo, hi, False),
+                    {"test": _multi_anchor(rng, n_test, seq_len, pool, lo, hi, True)},
+                    vocab_size=hi + int(pool.max()) + 1, seq_len=seq_len)
+
+
+def repeat_to(data: AnchorData, n: int) -> AnchorData:
+    """``data`` repeated cyclically to ``n`` rows, so that sets of different sizes stack into one ensemble.
+
+    Uniform mini-batches from the result are uniform over ``data`` when ``n`` is a multiple of its size.
+    """
+    if len(data) < 1 or n < 1:
+        raise ValueError(f"need a non-empty set and n ≥ 1, got {len(data)} rows and n={n}")
+    idx = torch.arange(n) % len(data)
+    return AnchorData(data.x[idx], data.y[idx], data.key_pos[idx], data.anchors[idx])
 
 
 # ------------------------------------------------------------------------------ composite (two anchors)
@@ -260,7 +435,7 @@ class TrainedMembers:
     """A run of :func:`train_on_tasks` as a picklable record (cached on disk): what it recorded and the weights."""
 
     history: History  # series "<split> accuracy" (R, K), train_loss (R, K), cpu_seconds
-    cfg: TransformerConfig
+    cfg: TransformerConfig | SequenceConfig  # the architecture's shape (图12.6 trains baselines too)
     state: dict  # the ensemble's state_dict
 
     @property
@@ -283,25 +458,28 @@ class TrainedMembers:
 def train_on_tasks(tasks: Sequence[TaskData], *, gamma: float | Sequence[float],
                    weight_decay: float | Sequence[float], d_model: int, n_layers: int, n_heads: int, steps: int,
                    lr: float, batch_size: int, record_every: int, n_eval: int, seed: int,
-                   desc: str = "anchor tasks") -> tuple[Transformer, History]:
+                   desc: str = "anchor tasks", arch: str = "transformer") -> tuple[Transformer, History]:
     """Train member k of one batched transformer ensemble on ``tasks[k]`` (all of one sequence length).
 
     Post-LN decoders (d_ff = 4·d_model) with initialisation rate ``gamma`` and AdamW decay ``weight_decay``
     (one value or one per member), trained by :func:`~companion.core.transformer.fit_last_token`; the
     accuracies recorded are ``"train"`` (the first ``n_eval`` training sequences) and every test set of the
-    tasks.  ``seed`` draws the initialisation, then the mini-batches.
+    tasks.  ``seed`` draws the initialisation, then the mini-batches.  ``arch="lstm"`` or ``"fnn"`` trains
+    the baselines of :mod:`companion.core.sequence_models` instead (图12.6), with the same optimiser and loss.
+    Training sets of different sizes are first repeated cyclically to the largest (:func:`repeat_to`).
     """
     if not tasks:
         raise ValueError("give at least one task")
     stack = lambda xs: torch.stack(list(xs))  # noqa: E731  (K, N, …)
-    x, y = stack(t.train.x for t in tasks), stack(t.train.y for t in tasks)
+    n_max = max(len(t.train) for t in tasks)
+    train = [t.train if len(t.train) == n_max else repeat_to(t.train, n_max) for t in tasks]
+    x, y = stack(t.x for t in train), stack(t.y for t in train)
     evals = {"train": (x[:, :n_eval], y[:, :n_eval])}
     for split in tasks[0].tests:
         evals[split] = (stack(t.tests[split].x for t in tasks), stack(t.tests[split].y for t in tasks))
-    cfg = TransformerConfig(vocab_size=max(t.vocab_size for t in tasks), max_len=tasks[0].seq_len, d_model=d_model,
-                            n_layers=n_layers, n_heads=n_heads, d_ff=4 * d_model)
     g = generator(seed)
-    model = Transformer(cfg, n_members=len(tasks), gamma=gamma, generator=g)
+    model = make_model(arch, vocab_size=max(t.vocab_size for t in tasks), max_len=tasks[0].seq_len, d_model=d_model,
+                       n_members=len(tasks), gamma=gamma, generator=g, n_layers=n_layers, n_heads=n_heads)
     history = fit_last_token(model, x, y, steps=steps, lr=lr, weight_decay=weight_decay, batch_size=batch_size,
                              record_every=record_every, evals=evals, generator=g, desc=desc)
     return model, history
