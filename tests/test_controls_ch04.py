@@ -20,9 +20,13 @@ from companion.experiments.ch04_frequency import (FPConfig, check_early_stopping
 SEED = 1
 
 
-def fp_run(**changes):
-    base = dict(ks=(1, 3, 5), amps=(1.0, 1.0, 1.0), n_train=64, hidden=(64, 64), lr=3e-3, steps=1500,
-                record_every=10, members=2)
+FP_BASE = dict(ks=(1, 3, 5), amps=(1.0, 1.0, 1.0), n_train=64, hidden=(64, 64), lr=3e-3, steps=1500,
+               record_every=10, members=2)
+STEP_BASE = dict(target="step", ks=(1, 5, 7), n_train=128, n_test=128, hidden=(100, 100), lr=2e-2, steps=1000,
+                 record_every=10, members=2)
+
+
+def fp_run(base=FP_BASE, **changes):
     return run_fprinciple(FPConfig(**(base | changes)), SEED)
 
 
@@ -39,9 +43,7 @@ def test_fp_order_positive_twin():
 
 # 图4.3, 图4.6 ---------------------------------------------------------------------------------------------------
 def step_run(**changes):
-    base = dict(target="step", ks=(1, 5, 7), n_train=128, n_test=128, hidden=(100, 100), lr=2e-2, steps=1000,
-                record_every=10, members=2)
-    return run_fprinciple(FPConfig(**(base | changes)), SEED)
+    return fp_run(STEP_BASE, **changes)
 
 
 def test_control_ch04_step_order():

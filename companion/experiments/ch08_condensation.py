@@ -40,6 +40,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from companion.core.classify import accuracy, cross_entropy
 from companion.core.data import digits
 from companion.core.ensemble import TwoLayerEnsemble, train_ensemble
 from companion.core.nets import BatchedConvNet, activation
@@ -60,7 +61,7 @@ from companion.core.neurons import (
     orientation,
     sorted_cosine_matrix,
 )
-from companion.core.train import History, descend, run
+from companion.core.train import History, descend, make_optimizer, run
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
 from companion.kit.seeds import active_seed, generator
 
@@ -856,21 +857,16 @@ def run_cnn_condensation(*, n_train: int = 300, n_test: int = 300, channels: int
     kernels0 = net.kernels.detach().numpy().copy()
 
     def loss() -> Tensor:  # cross-entropy per member, (K,)
-        logits = net(images)  # (K, N, 10)
-        return torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels.expand(2, -1),
-                                                 reduction="none").mean(dim=1)
+        return cross_entropy(net(images), labels)  # logits (K, N, 10)
 
     def record(step: int) -> dict[str, Tensor]:
         with torch.no_grad():
             logits = net(images)
-            return {"loss": torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels.expand(2, -1),
-                                                              reduction="none").mean(dim=1),
-                    "accuracy": (logits.argmax(-1) == labels).float().mean(dim=1),
+            return {"loss": cross_entropy(logits, labels), "accuracy": accuracy(logits, labels),
                     "kernels": net.kernels.detach().clone(), "bias": net.conv_bias.detach().clone(),
                     "fc": net.fc.detach().clone(), "fc_bias": net.fc_bias.detach().clone()}
 
-    opt = torch.optim.Adam(net.parameters(), lr=lr) if optimizer == "adam" else torch.optim.SGD(net.parameters(), lr=lr)
-    hist = run(descend(opt, loss), steps=steps, record=record,
+    hist = run(descend(make_optimizer(optimizer, net.parameters(), lr), loss), steps=steps, record=record,
                record_every=record_every, stop=lambda row: bool((row["accuracy"] >= 1).all()),
                desc="one-conv-layer CNN")
     fitted = hist["accuracy"] >= 1  # (T, K)

@@ -20,6 +20,7 @@ from companion.core.anchor_tasks import (BOOK_SHIFTS, SPLITS, AnchorData, TaskDa
                                          classification_task, composite_task, identity_task, multi_anchor_task,
                                          reading_task, recitation_task, statistical_task, train_on_tasks,
                                          working_memory_task)
+from companion.core.classify import first_step
 from companion.core.attention import (anchor_top_ratio, attention_maps, broadcast_score, masked_last_outputs,
                                       shift_contrast, shift_score)
 from companion.core.sequence_models import ARCHITECTURES
@@ -261,12 +262,6 @@ def run_sample_efficiency(sizes: Sequence[int] = (250, 500, 1000, 2000), *, n_te
                                           batch_size, seed)
 
 
-def first_size_at_least(sizes: Sequence[int], accuracy: np.ndarray, level: float) -> float:
-    """The smallest training size whose accuracy is ≥ ``level`` (NaN: never, within the sizes tried)."""
-    hit = np.flatnonzero(np.asarray(accuracy) >= level)
-    return float(sizes[hit[0]]) if hit.size else float("nan")
-
-
 SAMPLE_EFFICIENCY = ClaimSpec("ch12.transformer-vs-fnn", "图12.6",
                               "on the identity task the transformer generalises (test accuracy ≥ 0.9 at some training "
                               "size) while the fully connected net, five times larger, stays below 0.5 at every size")
@@ -282,16 +277,16 @@ def check_sample_efficiency(result: SampleEfficiency, level: float = 0.9) -> Ver
     return SAMPLE_EFFICIENCY.judge(
         threshold("transformer's best test accuracy", float(test["transformer"].max()), ">=", level),
         threshold("FNN's best test accuracy", float(test["fnn"].max()), "<", 0.5),
-        n_star_transformer=first_size_at_least(result.sizes, test["transformer"], level))
+        n_star_transformer=first_step(result.sizes, test["transformer"], level))
 
 
 def check_lstm_gap(result: SampleEfficiency, level: float = 0.9) -> Verdict:
     """图12.6 (exploration): n* = the smallest size where the transformer reaches ``level``; LSTM at n* < ``level``."""
     sizes, test = result.sizes, result.test
-    n_star = first_size_at_least(sizes, test["transformer"], level)
+    n_star = first_step(sizes, test["transformer"], level)
     lstm_at = float("nan") if is_never(n_star) else float(test["lstm"][sizes.index(int(n_star))])
     return LSTM_GAP.judge(threshold("LSTM test accuracy at n*", lstm_at, "<", level),
-                          n_star_transformer=n_star, n_star_lstm=first_size_at_least(sizes, test["lstm"], level))
+                          n_star_transformer=n_star, n_star_lstm=first_step(sizes, test["lstm"], level))
 
 
 # ------------------------------------------------------------------------------ 图12.9: composite task
@@ -351,12 +346,6 @@ def run_composite(held_out: Sequence[Sequence[tuple[int, int]]] = HELD_OUT, *, n
                                   record_every, seed)
 
 
-def first_step_at_least(steps: np.ndarray, accuracy: np.ndarray, level: float) -> float:
-    """The first recorded step whose accuracy is ≥ ``level`` (NaN: never)."""
-    hit = np.flatnonzero(np.asarray(accuracy) >= level)
-    return float(steps[hit[0]]) if hit.size else float("nan")
-
-
 TASK_HARDER = ClaimSpec("ch12.task-harder", "图12.9",
                         "task generalisation is harder than data generalisation: with a diagonal anchor pair held "
                         "out, the model reaches test accuracy ≥ 0.99 on unseen keys of the trained pairs (ID) and "
@@ -378,10 +367,10 @@ def check_data_before_task(run: CompositeRun, held_out: Sequence[tuple[int, int]
                            level: float = 0.9) -> Verdict:
     """图12.9 (exploration): t_OOD(0.9) ≥ 2·t_ID(0.9), both reached (the book: ≈100 vs ≈400 epochs)."""
     k, acc = run.member(held_out), run.accuracy
-    t_id = first_step_at_least(run.steps, acc["ID"][:, k], level)
-    t_ood = first_step_at_least(run.steps, acc["OOD"][:, k], level)
+    t_id = first_step(run.steps, acc["ID"][:, k], level)
+    t_ood = first_step(run.steps, acc["OOD"][:, k], level)
     return DATA_BEFORE_TASK.judge(compare("2·t_ID", 2 * t_id, "<=", "t_OOD", t_ood),
-                                  t_train=first_step_at_least(run.steps, acc["train"][:, k], level),
+                                  t_train=first_step(run.steps, acc["train"][:, k], level),
                                   final_ID=float(acc["ID"][-1, k]), final_OOD=float(acc["OOD"][-1, k]))
 
 
