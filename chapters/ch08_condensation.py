@@ -21,7 +21,8 @@
 # narrow one. This notebook shows
 #
 # 1. **the condensation process** (图8.1–8.4): with a small initialisation a two-layer ReLU net first
-#    puts all its neurons on one orientation during a loss plateau (损失停滞), then splits into more;
+#    puts all its neurons on one orientation during a loss plateau (损失停滞), then splits into more, and
+#    its output goes from a single ramp to the target's kinks (图8.4, an exploration at this scale);
 #    dead neurons (灰色神经元) never move; a convolution layer condenses too (图8.5, digits for MNIST);
 # 2. **initial condensation** (初始凝聚, 图8.9–8.11): the initial stage is a loss plateau (图8.9); in the
 #    first steps from a tiny initialisation the
@@ -106,6 +107,20 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 show(check_plateau_condensation(proc))
+
+# %% [markdown]
+# **The outputs at those times** (图8.4, exploration). A condensed net acts as one neuron, so on the plateau its output is
+# a single ramp: one ReLU piece, at most one kink (拐点) on [−1, 1]; once the orientations split, the output
+# takes on the target's kinks. The check counts kinks (slope jumps larger than 1 % of the curve's typical
+# slope, `count_kinks`) in the output on a fine grid: at most 1 in the middle of the first plateau, at least
+# 3 at the end (the target (8.2) has 4). **An exploration, not a claim:** over seeds 0–19 it holds on 12; on
+# the other 8 the mid-plateau output shows 2 or 3 slope jumps — the neurons share one orientation, but their
+# kinks w_k x + b_k = 0 need not fall at one point, and a kink count cannot tell a ramp with a bent foot from
+# two neurons. A large initialisation (no plateau) fails it on 20 of 20 seeds.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(ch8.check_plateau_outputs(proc))
 
 # %% [markdown]
 # **Dead neurons** (习题19): a ReLU neuron with w_k x_i + b_k ≤ 0 at every training input outputs 0 and gets a

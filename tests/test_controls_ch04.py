@@ -12,9 +12,11 @@ import pytest
 
 from companion.experiments.ch04_frequency import (FPConfig, check_early_stopping, check_fourier, check_fourier_features,
                                  check_fp_order, check_grad_loss, check_image_large, check_image_small,
-                                 check_large_init_high_freq, check_large_init_no_order, check_mscale, check_parity,
+                                 check_large_init_high_freq, check_large_init_no_order, check_mscale, check_outline_plateau,
+                                 check_parity,
                                  check_ricker_no_asi, check_ricker_no_order, check_ricker_order, check_sin_rate,
-                                 check_small_init_order, check_step_order, check_step_outline, run_early_stopping,
+                                 check_sizes_smooth, check_small_init_order, check_step_order, check_step_outline,
+                                 run_early_stopping, run_sizes,
                                  run_fprinciple, run_image, run_multiscale, run_parity)
 
 SEED = 1
@@ -38,6 +40,34 @@ def test_control_ch04_fp_order():
 
 def test_fp_order_positive_twin():
     v = check_fp_order(fp_run())                      # the same net with the default small init
+    assert v.passed, v.measured_line()
+
+
+# 图4.1 ---------------------------------------------------------------------------------------------------------
+SIZES = ((20,), (50, 50))
+
+
+def test_control_ch04_sizes_smooth():
+    v = check_sizes_smooth(run_sizes(SIZES, init_std=3.0, seed=SEED, progress=False))  # wiggly fits
+    assert not v.passed, v.measured_line()
+
+
+def test_sizes_smooth_positive_twin():
+    v = check_sizes_smooth(run_sizes(SIZES, seed=SEED, progress=False))
+    assert v.passed, v.measured_line()
+
+
+# 图4.2 ---------------------------------------------------------------------------------------------------------
+PLATEAU_BASE = FP_BASE | dict(ks=(1, 5), amps=(1.0, 1.0))
+
+
+def test_control_ch04_outline_plateau():
+    v = check_outline_plateau(fp_run(PLATEAU_BASE, init_std=2.0))  # large init: no outline stage, no stalled loss
+    assert not v.passed, v.measured_line()
+
+
+def test_outline_plateau_positive_twin():
+    v = check_outline_plateau(fp_run(PLATEAU_BASE))
     assert v.passed, v.measured_line()
 
 

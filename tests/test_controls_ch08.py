@@ -31,6 +31,14 @@ def test_plateau_check_discriminates_on_a_small_condensing_run():
     assert v.passed, v.measured_line()
 
 
+# 图8.4 — the output is one ramp on the plateau, has the target's kinks at the end
+
+def test_control_ch08_plateau_outputs():
+    proc = ch08.run_condensation(width=40, init_std=1.0, steps=1500, n_snapshots=5, seed=0)  # no plateau
+    v = ch08.check_plateau_outputs(proc)
+    assert not v.passed, v.measured_line()
+
+
 # 图8.3 / 习题19 — dead ReLU neurons never move
 
 def test_control_ch08_dead_neurons_still():

@@ -454,6 +454,19 @@ class TrainedMembers:
         """CPU seconds of the training run."""
         return float(self.history["cpu_seconds"][-1, 0])
 
+    @property
+    def n_members(self) -> int:
+        """K, the ensemble's size (the members' axis of the recorded accuracies)."""
+        return int(self.accuracy["train"].shape[1])
+
+    def model(self) -> Transformer:
+        """The trained transformer ensemble rebuilt from the recorded weights, in eval mode (member k as trained)."""
+        if not isinstance(self.cfg, TransformerConfig):
+            raise TypeError(f"only transformer runs can be rebuilt here, this run trained a {type(self.cfg).__name__}")
+        model = Transformer(self.cfg, n_members=self.n_members)
+        model.load_state_dict(self.state)
+        return model.eval()
+
 
 def train_on_tasks(tasks: Sequence[TaskData], *, gamma: float | Sequence[float],
                    weight_decay: float | Sequence[float], d_model: int, n_layers: int, n_heads: int, steps: int,

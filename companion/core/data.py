@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from sklearn.datasets import load_digits
 from torch import Tensor
 
 from companion.kit.seeds import numpy_rng
@@ -50,6 +49,8 @@ def digits(n_train: int, n_test: int | None = 0, *, seed: int | None = None, sta
     if not 1 <= n_train <= N_DIGITS or not 0 <= n_test <= rest:
         raise ValueError(f"need 1 ≤ n_train ≤ {N_DIGITS} and 0 ≤ n_test ≤ {N_DIGITS} − n_train; "
                          f"got n_train={n_train}, n_test={n_test}")
+    from sklearn.datasets import load_digits  # sklearn costs ~2.5 s to import: only when digits are asked for
+
     images, labels = load_digits(return_X_y=True)
     order = np.arange(N_DIGITS) if seed is None else numpy_rng(seed).permutation(N_DIGITS)
     x = torch.as_tensor(images[order], dtype=dtype)

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-from scipy.sparse.linalg import LinearOperator, eigsh
 from torch import Tensor, nn
 from torch.func import functional_call, grad, hessian, jvp
+
+if TYPE_CHECKING:
+    from scipy.sparse.linalg import LinearOperator
 
 LossFn = Callable[[Tensor], Tensor]
 EIGSH_WHICH = ("LA", "SA", "LM")
@@ -91,6 +94,7 @@ def hvp(f: LossFn, theta: Tensor, v: Tensor) -> Tensor:
 
 def hessian_operator(f: LossFn, theta: Tensor) -> LinearOperator:
     """H = ∇²f(θ) as a float64 :class:`scipy.sparse.linalg.LinearOperator` of HVPs (for eigsh)."""
+    from scipy.sparse.linalg import LinearOperator  # scipy.sparse costs 1.2 s to import: only where it is used
     theta = theta.detach()
     d = theta.numel()
 
@@ -163,6 +167,8 @@ def extreme_eigenvalues(f: LossFn, theta: Tensor, k: int = 1, which: str = "LA",
     d = theta.numel()
     if not 1 <= k < d:
         raise ValueError(f"k must lie in [1, {d - 1}] for {d} parameters, got {k}")
+    from scipy.sparse.linalg import eigsh
+
     vals = eigsh(hessian_operator(f, theta), k=k, which=which, tol=tol, v0=v0, return_eigenvectors=False)
     return np.sort(vals)
 

@@ -371,12 +371,9 @@ class RegimeFeatures:
     occupied: dict
 
     @property
-    def linear(self) -> float:
-        return min(self.gammas)
-
-    @property
-    def condensed(self) -> float:
-        return max(self.gammas)
+    def extremes(self) -> tuple[float, float]:
+        """(linear γ, condensed γ): the smallest and the largest γ of the run."""
+        return min(self.gammas), max(self.gammas)
 
 
 def regime_features(run: PhaseRun, width: int, gamma_prime: float = 0.0, n_grid: int = 2401) -> RegimeFeatures:
@@ -402,7 +399,7 @@ KINKS = ClaimSpec("ch07.kinks", "图7.1",
 
 def check_kinks(feat: RegimeFeatures) -> Verdict:
     """Kinks are whole numbers: "at most 4" is written as < 5 (the margin is then the counts to flipping)."""
-    lin, con = feat.linear, feat.condensed
+    lin, con = feat.extremes
     return KINKS.judge(count(f"kinks γ={con:g}", feat.kinks[con], "<", 5),
                        count(f"kinks γ={lin:g}", feat.kinks[lin], ">", 50),
                        kinks={f"γ={g:g}": k for g, k in feat.kinks.items()}, width=feat.width)
@@ -414,7 +411,7 @@ CONDENSED_ORIENTATIONS = ClaimSpec("ch07.condensed-orientations", "图7.3",
 
 
 def check_condensed_orientations(feat: RegimeFeatures) -> Verdict:
-    lin, con = feat.linear, feat.condensed
+    lin, con = feat.extremes
     return CONDENSED_ORIENTATIONS.judge(
         count(f"orientation clusters γ={con:g}", feat.clusters[con], "<", 3),
         threshold(f"occupied fraction γ={con:g}", feat.occupied[con], "<", 0.2),

@@ -54,6 +54,7 @@ from companion.core.neurons import (
     cluster_widths,
     cosine_similarity_matrix,
     count_angle_clusters,
+    count_kinks,
     direction_gram_eigenvalues,
     dropout_regulariser,
     dropout_risk_monte_carlo,
@@ -564,6 +565,35 @@ def check_plateau_condensation(proc: CondensationProcess, *, gap: float = PROCES
         threshold("3rd-largest orientation gap at the end [rad]", _gap(g_end, 2), ">", gap),
         plateau="none" if start is None else (start, end), clusters_mid_plateau=mid_clusters,
         clusters_final=clusters_at(proc, final, gap=gap))
+
+
+PLATEAU_OUTPUTS = ClaimSpec(
+    "ch08.plateau-outputs", "图8.4",
+    "the outputs follow the condensation: in the middle of the first plateau the fit is a single ramp (at most 1 "
+    "kink on [−1, 1]), at the end it has at least 3 kinks, as the target (8.2) has 4",
+    exploration=True)  # quick profile: 12/20 seeds (2–3 slope jumps mid-plateau on the others)
+
+
+def kinks_at(proc: CondensationProcess, step: int) -> int:
+    """Kinks (:func:`~companion.core.neurons.count_kinks`) of the output on the grid at the snapshot nearest ``step``."""
+    return count_kinks(proc.grid, proc.outputs[snapshot_index(proc, step)])
+
+
+def check_plateau_outputs(proc: CondensationProcess) -> Verdict:
+    """图8.4 on a :func:`run_condensation` result: the output's kinks mid-plateau (≤ 1: the condensed net acts
+    as one neuron) and at the last snapshot (≥ 3).  No first plateau (e.g. a large initialisation) is a
+    "never": the claim fails."""
+    try:
+        start, end = first_plateau(proc.steps, proc.loss)
+        mid = float(kinks_at(proc, (start + end) // 2))
+    except ValueError:
+        start = end = None
+        mid = float("nan")
+    final = kinks_at(proc, int(proc.snap_steps[-1]))
+    return PLATEAU_OUTPUTS.judge(count("kinks mid-plateau", mid, "<=", 1) if start is not None
+                                 else threshold("kinks mid-plateau", mid, "<=", 1),
+                                 count("kinks at the end", final, ">=", 3),
+                                 plateau="none" if start is None else (start, end))
 
 
 DEAD_NEURONS = ClaimSpec("ch08.dead-neurons-still", "图8.3", "dead ReLU neurons never move while the live ones do")

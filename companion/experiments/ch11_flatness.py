@@ -344,22 +344,6 @@ def accuracy(model: nn.Module, x: Tensor, labels: Tensor) -> float:
 
 
 # ------------------------------------------------------------------ claims on runs (图11.8, 表11.4, 图11.3, 图11.4)
-EOS_SETTLES = ClaimSpec("ch11.eos-settles", "图11.8",
-                        "for two learning rates the sharpness settles at 2/eta: median over the last half within 10% "
-                        "of 2/eta and never above 1.2 * 2/eta there")
-EOS_LOSS_NONMONOTONE = ClaimSpec("ch11.eos-loss-nonmonotone", "图11.8",
-                                 "once the sharpness reaches 2/eta the loss still falls, but not monotonically "
-                                 "(at least 5 increases)")
-SMALL_ETA_BELOW = ClaimSpec("ch11.small-eta-below-edge", "表11.4",
-                            "with a small learning rate the sharpness stays below 0.8 * 2/eta throughout")
-SMALL_BATCH_FLATTER = ClaimSpec("ch11.small-batch-flatter", "图11.3",
-                                "smaller batches end flatter: lambda_max(B=8) < lambda_max(B=32) and lambda_max(B=8) "
-                                "< 0.7 * lambda_max(full batch)")
-SGD_FLATTER = ClaimSpec("ch11.sgd-flatter-than-gd-gld", "§11.3.1",
-                        "SGD ends flatter than both GD and isotropic Langevin noise of the same size "
-                        "(lambda_max below 0.7 times either)")
-
-
 @dataclass
 class EdgePhase:
     """The Edge-of-Stability phase of a full-batch run: ``start`` the first step with λ_max ≥ 0.95·2/η after
@@ -389,6 +373,11 @@ def edge_ratios(run: Run, fraction: float = 0.5) -> tuple[float, float]:
     return float(np.median(tail)), float(tail.max())
 
 
+EOS_SETTLES = ClaimSpec("ch11.eos-settles", "图11.8",
+                        "for two learning rates the sharpness settles at 2/eta: median over the last half within 10% "
+                        "of 2/eta and never above 1.2 * 2/eta there")
+
+
 def check_eos_settles(runs: Sequence[Run]) -> Verdict:
     """图11.8: for each full-batch run, median λ_max·η/2 over the last half in (0.9, 1.1), its maximum < 1.2."""
     conds = []
@@ -398,6 +387,10 @@ def check_eos_settles(runs: Sequence[Run]) -> Verdict:
                   threshold(f"median lambda*eta/2 (eta={run.eta:g})", med, "<", 1.1),
                   threshold(f"max lambda*eta/2 (eta={run.eta:g})", peak, "<", 1.2)]
     return EOS_SETTLES.judge(*conds, etas=[run.eta for run in runs])
+
+
+EOS_LOSS_NONMONOTONE = ClaimSpec("ch11.eos-loss-nonmonotone", "图11.8",
+                                 "at the edge the loss still falls, but not monotonically (at least 5 increases)")
 
 
 def check_eos_loss_nonmonotone(runs: Sequence[Run]) -> Verdict:
@@ -411,11 +404,20 @@ def check_eos_loss_nonmonotone(runs: Sequence[Run]) -> Verdict:
     return EOS_LOSS_NONMONOTONE.judge(*conds, edge_reached_at=starts)
 
 
+SMALL_ETA_BELOW = ClaimSpec("ch11.small-eta-below-edge", "表11.4",
+                            "with a small learning rate the sharpness stays below 0.8 * 2/eta throughout")
+
+
 def check_small_eta_below(run: Run) -> Verdict:
     """表11.4: with a small η the sharpness stays below 0.8·2/η at every measurement of the run."""
     peak = float(run.sharpness.max() * run.eta / 2)
     return SMALL_ETA_BELOW.judge(threshold(f"max lambda*eta/2 over the run (eta={run.eta:g})", peak, "<", 0.8),
                                  final_sharpness=run.final_sharpness)
+
+
+SMALL_BATCH_FLATTER = ClaimSpec("ch11.small-batch-flatter", "图11.3",
+                                "smaller batches end flatter: lambda_max(B=8) < lambda_max(B=32) and lambda_max(B=8) "
+                                "< 0.7 * lambda_max(full batch)")
 
 
 def check_small_batch_flatter(small: Run, medium: Run, full: Run) -> Verdict:
@@ -427,6 +429,11 @@ def check_small_batch_flatter(small: Run, medium: Run, full: Run) -> Verdict:
         compare(name(small), small.final_sharpness, "<", name(medium), medium.final_sharpness),
         threshold(f"{name(small)}/{name(full)}", small.final_sharpness / full.final_sharpness, "<", 0.7),
         sharpness_full=full.final_sharpness)
+
+
+SGD_FLATTER = ClaimSpec("ch11.sgd-flatter-than-gd-gld", "§11.3.1",
+                        "SGD ends flatter than both GD and isotropic Langevin noise of the same size "
+                        "(lambda_max below 0.7 times either)")
 
 
 def check_sgd_flatter(sgd: Run, gd: Run, gld: Run) -> Verdict:

@@ -24,7 +24,7 @@ from companion.core.classify import first_step
 from companion.core.attention import (anchor_top_ratio, attention_maps, broadcast_score, masked_last_outputs,
                                       shift_contrast, shift_score)
 from companion.core.sequence_models import ARCHITECTURES
-from companion.core.transformer import Transformer, last_token_logits
+from companion.core.transformer import last_token_logits
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare, is_never, threshold
 from companion.kit.seeds import active_seed
@@ -66,12 +66,6 @@ class TaskRun(TrainedMembers):
     seed: int = 0
     n_train: int = 2000
     n_test: int = 500
-
-    def model(self) -> Transformer:
-        """The trained ensemble (member k learned ``tasks[k]``)."""
-        model = Transformer(self.cfg, n_members=len(self.tasks))
-        model.load_state_dict(self.state)
-        return model.eval()
 
     def data(self, task: str) -> TaskData:
         """The data member ``task`` was trained and tested on (regenerated from the seed)."""
@@ -303,12 +297,6 @@ class CompositeRun(TrainedMembers):
     n_train: int = 20000
     n_test: int = 500
 
-    def model(self) -> Transformer:
-        """The trained ensemble (member k held out ``held_out[k]``)."""
-        model = Transformer(self.cfg, n_members=len(self.held_out))
-        model.load_state_dict(self.state)
-        return model.eval()
-
     def data(self, k: int) -> TaskData:
         return composite_task(self.n_train, self.n_test, self.n_test, held_out=self.held_out[k], seq_len=6,
                               residue_mod=4, seed=self.seed)
@@ -420,11 +408,6 @@ class TaskGrid(TrainedMembers):
     seed: int = 0
     n_test: int = 500
 
-    def model(self) -> Transformer:
-        model = Transformer(self.cfg, n_members=len(self.members))
-        model.load_state_dict(self.state)
-        return model.eval()
-
     def index(self, task: str, n_train: int | None = None) -> int:
         for k, (t, n) in enumerate(self.members):
             if t == task and (n_train is None or n == n_train):
@@ -519,9 +502,12 @@ STATISTICAL_2 = ClaimSpec("ch12.statistical-type2", "图12.13",
 
 
 def check_statistical_2(grid: TaskGrid, task: str = "statistical_2") -> Verdict:
-    """图12.13(b): train accuracy ≥ 0.95; share of x+1 answers on the test set in [0.1, 0.3]; x or x+1 ≥ 0.9."""
+    """图12.13(b): train accuracy ≥ 0.95; share of x+1 answers on the test set in [0.1, 0.3]; x or x+1 ≥ 0.9.
+
+    The first condition is stated as a training *error* ≤ 0.05 (the same test), so that its margin measures
+    the slack within the 5 % error budget instead of being capped at 0.05/0.95 by an accuracy of 1."""
     share_x, share_x1 = test_prediction_shares(grid, task)
-    return STATISTICAL_2.judge(threshold("train accuracy", grid.final("train", task), ">=", 0.95),
+    return STATISTICAL_2.judge(threshold("train error (1 − accuracy)", 1.0 - grid.final("train", task), "<=", 0.05),
                                threshold("share answering x+1", share_x1, ">=", 0.1),
                                threshold("share answering x+1", share_x1, "<=", 0.3),
                                threshold("share answering x or x+1", share_x + share_x1, ">=", 0.9),

@@ -30,7 +30,6 @@ from companion.core.anchor_tasks import (BOOK_SHIFTS, AnchorData, TaskData, Trai
 from companion.core.attention import (commutativity, condensation, explained_variance, masked_last_outputs,
                                       sorted_neuron_cosine)
 from companion.core.neurons import cosine_similarity_matrix
-from companion.core.transformer import Transformer
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare, threshold
 from companion.kit.seeds import active_seed, numpy_rng
@@ -45,12 +44,6 @@ class CompositionRun(TrainedMembers):
     commutativity: np.ndarray  # (K,) on the OOD pairs
     n_train: int = 20000
     n_test: int = 1000
-
-    def model(self) -> Transformer:
-        """The trained ensemble; member k has the setting ``settings[k]``."""
-        model = Transformer(self.cfg, n_members=len(self.settings), gamma=[s[0] for s in self.settings])
-        model.load_state_dict(self.state)
-        return model.eval()
 
     def data(self, seed: int) -> TaskData:
         """The composite-task data of one seed (regenerated)."""

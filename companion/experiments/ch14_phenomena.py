@@ -156,14 +156,14 @@ def ilwd(w_a: Tensor, w_b: Tensor) -> float:
 class ICLConfig:
     """The in-context learner and its training (defaults: the calibrated quick setting)."""
 
-    d: int = 4
-    k_max: int = 16
-    noise: float = 0.0
-    d_model: int = 32
+    d: int = 4              # dimension of the inputs x_i (the task is y = wᵀx, w ∈ R^d)
+    k_max: int = 16         # most examples (x_i, y_i) in one prompt, before the query
+    noise: float = 0.0      # std of the label noise
+    d_model: int = 32       # transformer width, d_ff its MLP width, n_layers its depth
     n_layers: int = 2
     d_ff: int = 128
-    norm: str = "none"
-    steps: int = 2000
+    norm: str = "none"      # "none" or a layer norm (see TransformerConfig.norm)
+    steps: int = 2000       # Adam steps on fresh prompts, ``batch`` prompts each, learning rate ``lr``
     batch: int = 128
     lr: float = 2e-3
     seed: int = 0
