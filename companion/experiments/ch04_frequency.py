@@ -593,13 +593,15 @@ class PlateauMeasures:
     ``plateau_share`` the share of recorded steps at which the relative error ‖f_θ(t) − f‖ / ‖f‖ lies within
     15 % of 1/√2, the error of drawing sin x alone (the loss stalls there: 损失停滞); ``final_error`` the relative
     error at the end; ``outline_index`` the recorded index at which the output is nearest sin x.  Each has
-    shape (K,).
+    shape (K,); ``relative_error`` (T, K) is the whole curve and ``level`` the plateau's level 1/√2.
     """
 
     to_outline: np.ndarray
     outline_index: np.ndarray
     plateau_share: np.ndarray
     final_error: np.ndarray
+    relative_error: np.ndarray
+    level: float
 
 
 def plateau_measures(fit: FPResult) -> PlateauMeasures:
@@ -613,7 +615,7 @@ def plateau_measures(fit: FPResult) -> PlateauMeasures:
     error = rms(fit.out_train - fit.f_train) / rms(fit.f_train)         # (T, K)
     level = rms(high) / rms(fit.f_train)                                # 1/√2 for equal amplitudes
     plateau_share = (np.abs(error / level - 1.0) <= 0.15).mean(0)
-    return PlateauMeasures(distance.min(0), distance.argmin(0), plateau_share, error[-1])
+    return PlateauMeasures(distance.min(0), distance.argmin(0), plateau_share, error[-1], error, float(level))
 
 
 def check_outline_plateau(fit: FPResult) -> Verdict:
