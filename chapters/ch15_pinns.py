@@ -36,8 +36,8 @@
 #
 # Then an **explorer** for instructors and **exercises (习题)**.
 #
-# **Run time.** Quick profile (default): about 40 s of CPU time on one core (the network of section 4, 3000
-# full-batch steps on the book's 1001 points, is half of it). Full profile
+# **Run time.** Quick profile (default): about 45 s of CPU time on one core (the network of section 4, 3000
+# full-batch steps, is a third of it). Full profile
 # (`COMPANION_PROFILE=full`): the 2-D Poisson problem and longer runs, a few minutes.
 
 # %%
@@ -109,8 +109,9 @@ show(check_newton(poly, net))
 # of observations. **Deep Ritz (15.9–15.12):** for $-\Delta u = f$, $u = g$ on $\partial\Omega$, minimise the
 # energy $E(u) = \frac12\int|\nabla u|^2 - \int f u$ plus a boundary penalty — only first derivatives.
 #
-# Problem: $-u'' = f$ on $(-1, 1)$ with exact $u = \sin\pi x + \frac14\sin 2\pi x$ (the source $f$ is
-# computed from $u$ by autograd; `companion.core.pde.Problem` checks the definition). Both losses use the same
+# Problem: $-u'' = f$ on $(-1, 1)$ with exact $u = \sin\pi x + \frac14\sin 2\pi x$ (each sine is an eigenfunction
+# of $-\Delta$, so $f = \pi^2\sin\pi x + \pi^2\sin 2\pi x$ in closed form; a test checks it against $-u''$ by autograd,
+# and `companion.core.pde.Problem` checks the definition). Both losses use the same
 # uniform grid (the quadrature of (15.19)) and the same boundary weight $\beta = 1000$; the full profile
 # solves the 2-D problem $u = \sin\pi x_1 \sin\pi x_2 + \frac14 \sin 2\pi x_1 \sin 2\pi x_2$ on $(-1,1)^2$.
 
@@ -205,6 +206,11 @@ plt.show()
 #
 # *Network:* a tanh net 1-100-100-100-1 trained 3000 steps with Adam (lr $10^{-3}$, full batch) on the grid Ritz loss (15.19)
 # $\sum_{i=1}^{n-1}(\frac12|u'(x_i)|^2 - g(x_i)u(x_i))h + \beta(u(x_0)^2 + u(x_n)^2)$, $\beta = 1000$ (not given in the book).
+# The quick profile evaluates this loss on a coarser uniform grid of 201 points ($h = 0.01$; full profile: the
+# book's 1001): the sum is a quadrature of the Ritz energy (15.11), and the grid changes only its accuracy,
+# $O(h^2)$ — about 0.5% for $\sin 24x$ at $h = 0.01$ — not the training dynamics (on seed 0 the step at which $j = 2$
+# is fitted moves from 900 to 950). It costs about a third as much. The network's output is read on the book's 1001 points,
+# where Jacobi runs and every $\Delta_F(j)$ below is measured.
 # *Jacobi:* the finite-difference scheme $(-u_{i-1} + 2u_i - u_{i+1})/h^2 = g_i$ iterated as
 # $u_i \leftarrow \frac12(u_{i-1} + u_{i+1} + h^2 g_i)$ from zero.
 #
@@ -217,7 +223,8 @@ plt.show()
 contrast = pde_experiments.run_frequency_contrast(k_high=24.0, n=1000, width=100, depth=3, steps=3000, lr=1e-3,
                                                   beta=2000.0, record_every=50,
                                                   jacobi_iterations=pick(quick=100_000, full=1_000_000),
-                                                  switch_steps=(500, 1500, 3000), hybrid_iterations=2000, seed=seed)
+                                                  switch_steps=(500, 1500, 3000), hybrid_iterations=2000,
+                                                  n_train=pick(quick=200, full=1000), seed=seed)
 modes = contrast.modes
 fig, axes = panels(3, width=3.7)
 axes[0].plot(contrast.x, contrast.exact)
@@ -326,7 +333,7 @@ show(check_hybrid(contrast))
 # activation, sReLU$(x) = \mathrm{ReLU}(x)\,\mathrm{ReLU}(1-x)$ (a ReLU would make the scaling a mere rescaling). The
 # book's example is 2-D, $u = \sin\mu x_1 \sin\mu x_2$, $\mu = 7\pi$ (15.20)–(15.21), with figures from Liu et al.
 # (2020). At CPU scale we use a 1-D analogue with two scales: $u = \sin\pi x + 0.1\sin 10\pi x$ on $(-1, 1)$, Deep Ritz,
-# a plain tanh net 1-100-100-1 vs a MscaleDNN of the same width with scales $1, 2, \dots, 32$ (`companion.experiments.ch04_frequency`).
+# a plain tanh net 1-100-100-1 vs a MscaleDNN of the same width with scales $1, 2, \dots, 32$ (`companion.core.nets.MscaleDNN`, the network of chapter 5).
 
 # %%
 mscale_cfg = dict(freqs=(1.0, 10.0), amps=(1.0, 0.1), width=100, depth=2, n_grid=256,

@@ -43,3 +43,12 @@ def test_out_of_range_values_raise(explorer):
         explorer.set(keep=0.3)
     with pytest.raises(ValueError, match="act='gelu'"):
         explorer.set(act="gelu")
+
+
+def test_explorer_starts_from_a_given_run_without_training_it_again():
+    proc = ch08.run_condensation(width=100, init_std=1e-3, steps=300, seed=0, progress=False)
+    panel = ch08.make_explorer(seed=0, steps=300, initial=proc)
+    assert panel.result.outputs is proc.outputs  # the default controls show the given run itself
+    assert panel.set(snapshot=3).index == 3
+    with pytest.raises(ValueError, match="41 snapshots"):
+        ch08.make_explorer(seed=0, steps=600, initial=proc)

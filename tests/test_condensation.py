@@ -206,3 +206,66 @@ def test_line_share_of_one_line_and_of_random_directions():
     assert ch08.line_share(cond.cosine_similarity_matrix(spread)) < 0.2
     outputs = np.random.default_rng(1).normal(size=(7, 5, 3))
     assert ch08.channel_cosines(outputs).shape == (3, 3)
+
+
+def test_ramp_distance_is_zero_for_one_neuron_and_positive_for_the_target():
+    x = np.linspace(-1, 1, 401)
+    assert ch08.ramp_distance(x, 0.7 * np.maximum(x - 0.2, 0)) < 1e-3  # one neuron, kink inside
+    assert ch08.ramp_distance(x, -2.0 * np.maximum(0.3 - x, 0)) < 1e-3  # the other sign
+    assert ch08.ramp_distance(x, 1.5 * (x + 1.5)) < 1e-3  # kink outside [−1, 1]: a straight line
+    target = ch08.target_8_2(torch.as_tensor(x)).numpy()
+    assert ch08.ramp_distance(x, target) == pytest.approx(0.266, abs=0.005)
+    with pytest.raises(ValueError, match="identically zero"):
+        ch08.ramp_distance(x, np.zeros_like(x))
+
+
+def test_stall_witness_finds_two_stalls_separated_by_falls():
+    steps = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048])
+    loss = np.array([1.0, 1.0, 1.0, 0.999, 0.998, 0.99, 0.6, 0.1, 0.099, 0.098, 0.097, 0.02, 0.004])
+    t1, t2 = ch08.stall_witness(steps, loss)
+    assert t1 <= 8 and 64 <= t2 <= 256
+    smooth = np.concatenate([[1.0], 0.7 ** np.arange(1, 13)])  # falls by 30% every record: no stall at all
+    t1, t2 = ch08.stall_witness(steps, smooth)
+    assert 1 - smooth[list(steps).index(2 * t1)] / smooth[list(steps).index(t1)] > ch08.STALL_FALL
+
+
+def test_per_member_data_and_sample_weights_train_like_separate_runs():
+    from companion.core.ensemble import TwoLayerEnsemble, train_ensemble
+
+    x1, x2 = torch.linspace(-1, 1, 5, dtype=torch.float64), torch.linspace(-1, 1, 3, dtype=torch.float64)
+    y1, y2 = torch.sin(3 * x1), torch.cos(2 * x2)
+    x = torch.zeros(2, 5, 1, dtype=torch.float64)
+    x[0, :, 0], x[1, :3, 0] = x1, x2
+    y = torch.zeros(2, 5, dtype=torch.float64)
+    y[0], y[1, :3] = y1, y2
+    weight = torch.tensor([[1.0] * 5, [1.0] * 3 + [0.0] * 2])
+    both = TwoLayerEnsemble(1, 20, n_members=2, dtype=torch.float64, seed=4)
+    one = [TwoLayerEnsemble(1, 20, n_members=2, dtype=torch.float64, seed=4) for _ in range(2)]
+    for opt, lr in (("gd", 0.05), ("adam", 1e-2)):
+        train_ensemble(both, x, y, steps=40, lr=lr, optimizer=opt, sample_weight=weight, progress=False)
+        for k, (xk, yk) in enumerate(((x1, y1), (x2, y2))):
+            train_ensemble(one[k], xk[:, None], yk, steps=40, lr=lr, optimizer=opt, progress=False)
+            assert torch.allclose(both.w.detach()[k], one[k].w.detach()[k], atol=1e-10)
+            assert torch.allclose(both.a.detach()[k], one[k].a.detach()[k], atol=1e-10)
+    with pytest.raises(ValueError, match="per-member data"):
+        train_ensemble(both, x, y[:, :4], steps=1, lr=0.1)
+    with pytest.raises(ValueError, match="sample_weight"):
+        train_ensemble(both, x, y, steps=1, lr=0.1, sample_weight=torch.zeros(2, 5))
+
+
+def test_memberwise_adam_equals_torch_adam():
+    from companion.core.ensemble import TwoLayerEnsemble, train_ensemble
+
+    x = torch.linspace(-1, 1, 6, dtype=torch.float64).reshape(-1, 1)
+    y = torch.sin(3 * x.ravel())
+    ens = TwoLayerEnsemble(1, 15, beta1=[1.0, 0.1], beta2=1.0, alpha=[4.0, 1.0], dtype=torch.float64, seed=2)
+    nets = [ens.member(k) for k in range(2)]
+    train_ensemble(ens, x, y, steps=60, lr=[1e-2, 3e-3], optimizer="adam", progress=False)
+    for k, (net, lr) in enumerate(zip(nets, [1e-2, 3e-3])):
+        opt = torch.optim.Adam(net.parameters(), lr=lr)
+        for _ in range(60):
+            opt.zero_grad()
+            net.risk(x, y).backward()
+            opt.step()
+        assert torch.allclose(ens.a.detach()[k], net.a.detach(), atol=1e-10)
+        assert torch.allclose(ens.w.detach()[k], net.w.detach(), atol=1e-10)

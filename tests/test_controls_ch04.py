@@ -1,23 +1,19 @@
 """Negative controls of chapter 4's claims (see tests/test_claim_controls.py).
 
-Each control runs the claim's own check on a small *real* run in which the phenomenon is absent (roles of a
-small and a large initialisation swapped, a Ricker width without frequency order, no noise, no training, a
-"multiscale" net with a single scale, a small Fourier scale …) and asserts that the check fails; a positive
-twin on the same small setting, with the phenomenon present, passes where that is cheap.
+Each control runs the claim's own check on a small *real* run in which the phenomenon is absent (a large
+initialisation instead of a small one, a Ricker width with frequency order, no noise, no training …) and asserts
+that the check fails; a positive twin on the same small setting, with the phenomenon present, passes where that
+is cheap.
 """
 
 from __future__ import annotations
 
-import pytest
-
-from companion.experiments.ch04_frequency import (FPConfig, check_early_stopping, check_fourier, check_fourier_features,
-                                 check_fp_order, check_grad_loss, check_image_large, check_image_small,
-                                 check_large_init_high_freq, check_large_init_no_order, check_mscale, check_outline_plateau,
-                                 check_parity,
-                                 check_ricker_no_asi, check_ricker_no_order, check_ricker_order, check_sin_rate,
-                                 check_sizes_smooth, check_small_init_order, check_step_order, check_step_outline,
-                                 run_early_stopping, run_sizes,
-                                 run_fprinciple, run_image, run_multiscale, run_parity)
+from companion.core.fprinciple import FPConfig, run_fprinciple
+from companion.experiments.ch04_frequency import (check_early_stopping, check_fp_order, check_image_large,
+                                                  check_image_small, check_outline_plateau, check_parity,
+                                                  check_ricker_no_asi, check_ricker_no_order, check_sin_rate,
+                                                  check_sizes_smooth, check_step_order, check_step_outline,
+                                                  run_early_stopping, run_image, run_parity, run_sizes)
 
 SEED = 1
 
@@ -48,12 +44,12 @@ SIZES = ((20,), (50, 50))
 
 
 def test_control_ch04_sizes_smooth():
-    v = check_sizes_smooth(run_sizes(SIZES, init_std=3.0, seed=SEED, progress=False))  # wiggly fits
+    v = check_sizes_smooth(run_sizes(SIZES, init_std=3.0, stop_below=1e-4, seed=SEED, progress=False))  # wiggly
     assert not v.passed, v.measured_line()
 
 
 def test_sizes_smooth_positive_twin():
-    v = check_sizes_smooth(run_sizes(SIZES, seed=SEED, progress=False))
+    v = check_sizes_smooth(run_sizes(SIZES, stop_below=1e-4, seed=SEED, progress=False))
     assert v.passed, v.measured_line()
 
 
@@ -92,15 +88,10 @@ def test_step_positive_twins():
         assert v.passed, v.measured_line()
 
 
-# 图6.3, 图4.9, 图4.10 ------------------------------------------------------------------------------------------
+# 图4.9, 图4.10 ------------------------------------------------------------------------------------------------
 def ricker_run(a, asi=True):
     return run_fprinciple(FPConfig(n_train=24, act="ricker", a=a, asi=asi, members=len(a), hidden=(64, 64),
                                    steps=500, lr=1e-3, record_every=10), SEED)
-
-
-def test_control_ch04_ricker_order():
-    v = check_ricker_order(ricker_run((0.1, 0.1)))    # the "a=0.3" member is a narrow Ricker: no order
-    assert not v.passed, v.measured_line()
 
 
 def test_control_ch04_ricker_no_order():
@@ -115,7 +106,7 @@ def test_control_ch04_ricker_no_asi():
 
 def test_ricker_positive_twins():
     res = ricker_run((0.3, 0.1, 0.1), (True, True, False))
-    for v in (check_ricker_order(res), check_ricker_no_order(res), check_ricker_no_asi(res)):
+    for v in (check_ricker_no_order(res), check_ricker_no_asi(res)):
         assert v.passed, v.measured_line()
 
 
@@ -134,50 +125,6 @@ def test_sin_rate_positive_twin():
     # steps): the twin asserts the robust part, both a=10 members' test errors over twice that of a=1
     v = check_sin_rate(sin_run((10.0, 10.0, 1.0)))
     assert v.exploration and all(c.passed for c in v.conditions[1:]), v.measured_line()
-
-
-# 图6.2 ---------------------------------------------------------------------------------------------------------
-def init_run(stds):
-    return run_fprinciple(FPConfig(n_train=40, hidden=(64, 64), init_std=stds, members=2, steps=1500, lr=3e-3,
-                                   record_every=10), SEED)
-
-
-@pytest.fixture(scope="module")
-def swapped():
-    """Member 0 (read as 'small') has the large init std 2.0, member 1 (read as 'large') the small 0.07."""
-    return init_run((2.0, 0.07))
-
-
-def test_control_ch04_small_init_order(swapped):
-    v = check_small_init_order(swapped)
-    assert not v.passed, v.measured_line()
-
-
-def test_control_ch04_large_init_no_order(swapped):
-    v = check_large_init_no_order(swapped)
-    assert not v.passed, v.measured_line()
-
-
-def test_control_ch04_large_init_high_freq(swapped):
-    v = check_large_init_high_freq(swapped)
-    assert not v.passed, v.measured_line()
-
-
-def test_init_positive_twins():
-    res = init_run((0.07, 2.0))
-    for v in (check_small_init_order(res), check_large_init_no_order(res), check_large_init_high_freq(res)):
-        assert v.passed, v.measured_line()
-
-
-# 图6.4 ---------------------------------------------------------------------------------------------------------
-def test_control_ch04_grad_loss_speedup():
-    v = check_grad_loss(fp_run(members=3), fp_run())   # the "L_grad" run has no derivative term (plain MSE)
-    assert not v.passed, v.measured_line()
-
-
-def test_grad_loss_positive_twin():
-    v = check_grad_loss(fp_run(loss="mse+grad"), fp_run())
-    assert v.passed, v.measured_line()
 
 
 # 图4.4, 图4.11 --------------------------------------------------------------------------------------------------
@@ -233,37 +180,3 @@ def test_parity_positive_twin():
     assert v.passed, v.measured_line()
 
 
-# §5.2, §5.3 ----------------------------------------------------------------------------------------------------
-MS = dict(width=60, lr=2e-3, n_train=200, record_every=50, seed=SEED)
-
-
-def test_control_ch04_mscale_k10():
-    plain = run_multiscale("plain", steps=600, **MS)
-    single = run_multiscale("mscale", scales=(1.0,), steps=600, **MS)   # a "multiscale" net with a single scale
-    # (no cheap positive twin: the MscaleDNN needs the notebook's width and ~1000 steps to get k=10 below 0.1)
-    v = check_mscale(plain, single)
-    assert not v.passed, v.measured_line()
-
-
-def test_control_ch04_fourier_overfit():
-    small = run_multiscale("fourier", sigma=1.0, steps=200, **MS)
-    v = check_fourier(small, run_multiscale("fourier", sigma=10.0, steps=200, **MS))   # σ=10 as the "large" one
-    assert not v.passed, v.measured_line()
-
-
-def test_control_ch04_fourier_features():
-    plain = run_multiscale("plain", steps=600, **MS)
-    v = check_fourier_features(plain, run_multiscale("fourier", sigma=1.0, steps=200, **MS))   # σ=1: low features only
-    assert not v.passed, v.measured_line()
-
-
-def test_fourier_features_positive_twin():
-    plain = run_multiscale("plain", steps=600, **MS)
-    v = check_fourier_features(plain, run_multiscale("fourier", sigma=10.0, steps=200, **MS))
-    assert v.passed, v.measured_line()
-
-
-def test_fourier_positive_twin():
-    v = check_fourier(run_multiscale("fourier", sigma=10.0, steps=200, **MS),
-                      run_multiscale("fourier", sigma=100.0, steps=200, **MS))
-    assert v.passed, v.measured_line()

@@ -3,6 +3,7 @@ absent (a linear-regime net in the condensed slot, γ′ that puts every γ on t
 finite widths instead of the limit), must fail; the positive twins pass."""
 
 import pytest
+import torch
 
 from companion.experiments import ch07_phase as phase
 
@@ -75,3 +76,40 @@ def test_control_ch07_table_7_1():
     v = phase.check_table_7_1(finite)
     assert not v.passed, v.measured_line()
     assert phase.check_table_7_1(phase.placements()).passed
+
+
+# 图7.5(b) and 图7.7 on the digits: float32 as in the notebook, a tuning seed (101), small widths
+DIGITS = dict(max_steps=300, seed=101, dtype=torch.float32)
+
+
+@pytest.fixture(scope="module")
+def digits_data():
+    return phase.digits_points(n=100, seed=101)
+
+
+def test_control_ch07_digits_sw(digits_data):
+    # γ′ = 1 puts γ = 1.75 on the linear side (γ′ > γ − 1): on the digits too S_w no longer turns positive
+    x, y = digits_data
+    run = phase.run_phase([0.5, 1.0, 1.75], [1.0], [100, 200], x=x, y=y, **DIGITS)
+    v = phase.check_digits_sw(run)
+    assert not v.passed, v.measured_line()
+    assert run.sw()[2, 0] < 0.2
+    twin = phase.check_digits_sw(phase.run_phase([0.5, 1.0, 1.75], [0.0], [125, 250, 500, 1000], x=x, y=y, **DIGITS))
+    assert twin.passed, twin.measured_line()
+
+
+def test_control_ch07_digits_condensation(digits_data):
+    x, y = digits_data
+    # both nets in the linear regime (γ = 0.5 and 0.75 < 1): nothing condenses
+    linear_only = phase.run_phase([0.5, 0.75], [0.0], [100, 200], x=x, y=y, **DIGITS)
+    v = phase.check_digits_condensation(phase.direction_features(linear_only))
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[0].passed  # the "condensed" slot is spread
+    # the condensed setting stopped after one step: its neurons still point where they were drawn
+    one_step = phase.run_phase([0.5, 1.75], [0.0], [100, 200], x=x, y=y, **{**DIGITS, "max_steps": 1})
+    v = phase.check_digits_condensation(phase.direction_features(one_step))
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[0].passed
+    twin = phase.check_digits_condensation(phase.direction_features(
+        phase.run_phase([0.5, 1.75], [0.0], [100, 200], x=x, y=y, **DIGITS)))
+    assert twin.passed, twin.measured_line()

@@ -16,27 +16,53 @@ from companion.experiments import ch08_condensation as ch08
 P1 = [act for act, p in ch08.MULTIPLICITY.items() if p == 1]
 
 
-# 图8.3 — one orientation cluster on the first plateau, ≥ 3 at the end
+# 图8.2–8.4 — the notebook's setting of §1 (small init) and a large initialisation without the phenomenon
 
-def test_control_ch08_plateau_one_orientation():
-    # a linear-regime initialisation (std 1 instead of 10⁻³): no saddle, no plateau, no condensation
-    proc = ch08.run_condensation(width=40, init_std=1.0, steps=1500, n_snapshots=5, seed=0)
-    v = ch08.check_plateau_condensation(proc)
+@pytest.fixture(scope="module")
+def condensing():
+    return ch08.run_condensation(width=100, init_std=1e-3, steps=12_000, seed=0, progress=False)
+
+
+@pytest.fixture(scope="module")
+def large_init():
+    # a linear-regime initialisation (std 1 instead of 10⁻³): no saddle, no stalls, no plateau, no condensation
+    return ch08.run_condensation(width=100, init_std=1.0, steps=1500, seed=0, progress=False)
+
+
+# 图8.2 — the loss stalls twice (initial stage, plateau), the orientations gather
+
+def test_control_ch08_loss_stalls(large_init):
+    v = ch08.check_loss_stalls(large_init)
     assert not v.passed, v.measured_line()
 
 
-def test_plateau_check_discriminates_on_a_small_condensing_run():
-    proc = ch08.run_condensation(width=40, init_std=1e-3, steps=8000, n_snapshots=17, seed=0)
-    v = ch08.check_plateau_condensation(proc)
+def test_loss_stall_check_holds_at_small_initialisation(condensing):
+    v = ch08.check_loss_stalls(condensing)
     assert v.passed, v.measured_line()
 
 
-# 图8.4 — the output is one ramp on the plateau, has the target's kinks at the end
+# 图8.3 — one orientation cluster on the first plateau, ≥ 3 at the end
 
-def test_control_ch08_plateau_outputs():
-    proc = ch08.run_condensation(width=40, init_std=1.0, steps=1500, n_snapshots=5, seed=0)  # no plateau
-    v = ch08.check_plateau_outputs(proc)
+def test_control_ch08_plateau_one_orientation(large_init):
+    v = ch08.check_plateau_condensation(large_init)
     assert not v.passed, v.measured_line()
+
+
+def test_plateau_check_discriminates_on_a_small_condensing_run(condensing):
+    v = ch08.check_plateau_condensation(condensing)
+    assert v.passed, v.measured_line()
+
+
+# 图8.4 — the output is one neuron's ramp on the plateau, has the target's kinks at the end
+
+def test_control_ch08_plateau_outputs(large_init):
+    v = ch08.check_plateau_outputs(large_init)
+    assert not v.passed, v.measured_line()
+
+
+def test_plateau_outputs_check_holds_at_small_initialisation(condensing):
+    v = ch08.check_plateau_outputs(condensing)
+    assert v.passed, v.measured_line()
 
 
 # 图8.3 / 习题19 — dead ReLU neurons never move
@@ -121,6 +147,16 @@ def test_control_ch08_dropout_simpler_fit():
     result = ch08.run_tanh_dropout(keep=1.0, trials=3, width=100, steps=2000, seed=0)
     v = ch08.check_dropout_simpler_fit(result)
     assert not v.passed, v.measured_line()
+
+
+# 图8.14 — dropout from the usual initialisation fits far sooner than a small initialisation
+
+def test_control_ch08_dropout_fast_route():
+    # the "small" nets at the usual scale (a, w ~ N(0, 1), α = √m, no dropout): no saddle, they fit at once
+    result = ch08.run_tanh_dropout(keep=0.9, trials=3, width=100, steps=3000, small=(1.0, 100 ** 0.5), seed=0)
+    v = ch08.check_dropout_fast_route(result)
+    assert not v.passed, v.measured_line()
+
 
 
 # 图8.5 — a convolution layer condenses from a small initialisation, not from the usual one

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from companion.core.data import digits
+from companion.core.nets import BatchedMLP
 from companion.experiments import ch11_flatness as fl
 from companion.kit.seeds import generator
 
@@ -179,23 +180,53 @@ def test_positive_ch11_rescaling_changes_sharpness():
     assert v.passed, v.measured_line()
 
 
-# ---------------------------------------------------------------- 表11.1, 图11.4 (explorations)
+# ---------------------------------------------------------------- 表11.1, 图11.4 (ensembles)
 @pytest.fixture(scope="module")
 def digits_split():
     return digits(N, 300, standardise=True)
 
 
-def test_control_ch11_small_batch_generalises(digits_split):
-    """The "small-batch" run is the full-batch run itself: no accuracy gap, the exploration's conditions fail."""
-    d = digits_split
-    gd = fl.train_tracked(digits_net(), d.x, d.one_hot(), eta=0.5, steps=150, track_every=150, generator=gen(0))
-    v = fl.check_small_batch_generalises(gd, gd, d)
-    assert not v.passed and v.exploration, v.measured_line()
+def ensembles(d, batch_size: int) -> fl.EnsembleAccuracy:
+    return fl.train_ensembles([64, 32, 10], d, members=4, eta=0.25, steps=300, batch_size=batch_size, seed=0)
 
 
-def test_control_ch11_sgd_best_accuracy(digits_split):
-    """"SGD" with the full batch is GD: it cannot beat GD by a point."""
+@pytest.fixture(scope="module")
+def full_batch_sgd(digits_split):
+    """"SGD" whose batch is the whole training set: GD with the samples in another order, no noise."""
+    return ensembles(digits_split, N)
+
+
+def test_control_ch11_small_batch_generalises(full_batch_sgd):
+    """B = n: the "small-batch" members are the GD members (same initialisations), no mean gain."""
+    v = fl.check_small_batch_generalises(full_batch_sgd)
+    assert not v.passed, v.measured_line()
+    assert v.conditions[0].passed and not v.conditions[1].passed   # both fit the data; the gain is what fails
+
+
+def test_control_ch11_sgd_best_test_accuracy(full_batch_sgd):
+    """"SGD" with the full batch is GD: it cannot beat GD."""
+    v = fl.check_sgd_best_accuracy(full_batch_sgd)
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[0].passed
+
+
+def test_positive_ch11_ensemble_accuracy(digits_split):
+    res = ensembles(digits_split, 8)
+    for v in (fl.check_small_batch_generalises(res), fl.check_sgd_best_accuracy(res)):
+        assert v.passed, v.measured_line()
+
+
+def test_ensemble_noise_trace_matches_per_sample_gradients(digits_split):
+    """The ghost-norm Tr(Σ_sgd) of a batched ensemble equals the one from vmapped per-sample gradients."""
     d = digits_split
-    gd = fl.train_tracked(digits_net(), d.x, d.one_hot(), eta=0.5, steps=150, track_every=150, generator=gen(0))
-    v = fl.check_sgd_best_accuracy(gd, gd, gd, d)
-    assert not v.passed and v.exploration, v.measured_line()
+    widths = [64, 32, 10]
+    ens = BatchedMLP(widths, 2, "tanh", init_std=0.2, generator=gen(3))
+    trace = fl.ensemble_noise_trace(ens, d.x, d.one_hot(), 8)
+    for k in range(2):
+        net = fl.DropoutMLP(widths, "tanh", generator=gen(4))
+        with torch.no_grad():
+            for layer, w, b in zip(net.layers, ens.weights, ens.biases):
+                layer.weight.copy_(w[k].T)
+                layer.bias.copy_(b[k, 0])
+        c = fl.noise_factor(fl.per_sample_gradients(net, d.x, d.one_hot()), 8)
+        assert math.isclose(float(trace[k]), float((c * c).sum()), rel_tol=1e-4)

@@ -96,6 +96,29 @@ def test_fit_nets_10_18_recovers_with_enough_samples():
         S.fit_nets_10_18("CNN", np.array([0, 4]), 2, width=1)
 
 
+@pytest.mark.parametrize("arch,width", [("CNN", 2), ("CNN without sharing", 2), ("fully connected", 3)])
+def test_patch_form_gradient_equals_autograd(arch, width):
+    """The closed-form GD step of 图10.3 is the gradient of the model's own mean squared error."""
+    model, n_params = S.net_10_3(arch, width)
+    gen = torch.Generator().manual_seed(0)
+    theta = torch.randn(4, n_params, generator=gen, dtype=torch.float64).requires_grad_()
+    x = torch.randn(4, 7, 5, generator=gen, dtype=torch.float64)
+    y, weight = S.target_10_18(x), torch.rand(4, 7, generator=gen, dtype=torch.float64)
+    a, k = S.patch_form(arch, width, theta.detach())
+    assert torch.equal(S.theta_form(arch, a, k), theta.detach())
+    f, grad_a, grad_k = S.patch_net_step(S.patches(arch, x), a.contiguous(), k.contiguous(), y, weight)
+    assert torch.allclose(f, model(theta, x))
+    (weight * (model(theta, x) - y) ** 2).sum().backward()
+    assert torch.allclose(S.theta_form(arch, grad_a, grad_k), theta.grad)
+
+
+def test_fit_linear_model_set_matches_single_fits():
+    both = S.fit_linear_model_set([(1, 1, 0)], np.array([2, 3]), 4, [(True, 1e-4), (False, 1e-4)], steps=3000, seed=2)
+    alone = S.fit_linear_models([(1, 1, 0)], np.array([2, 3]), 4, nonlinear=False, init_std=1e-4, steps=3000, seed=2)
+    assert both.shape == (2, 1, 2, 4)
+    assert np.allclose(np.log10(both[1] + 1e-300), np.log10(alone + 1e-300))
+
+
 def test_samples_needed():
     ns = np.array([4, 8, 12, 16])
     assert S.samples_needed(ns, np.array([1.0, 1e-3, 1.0, 1e-4]), 1e-2) == 16

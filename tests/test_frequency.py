@@ -1,10 +1,11 @@
-"""The chapter-4 experiments on sizes small enough for a unit test."""
+"""The frequency-principle experiment (companion.core.fprinciple) and chapter 4's parity, on sizes small enough
+for a unit test."""
 
 import numpy as np
 import pytest
 
-from companion.experiments.ch04_frequency import (FPConfig, check_fp_order, median_step, midway_step,
-                                 parity_data, run_fprinciple, run_parity, sum_of_sines)
+from companion.core.fprinciple import FPConfig, median_step, midway_step, run_fprinciple, sum_of_sines
+from companion.experiments.ch04_frequency import check_fp_order, parity_data, run_parity
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -68,7 +69,7 @@ def test_parity_is_fitted_and_accuracies_are_counted_on_the_right_points(seed):
 
 def test_three_level_step_has_the_book_levels_and_harmonics():
     from companion.core.spectral import dft, uniform_grid
-    from companion.experiments.ch04_frequency import three_level_step
+    from companion.core.fprinciple import three_level_step
 
     x = uniform_grid(3 * 128, -3 * np.pi, 3 * np.pi)                # three whole periods
     f = three_level_step(x)

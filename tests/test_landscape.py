@@ -27,9 +27,12 @@ def test_hvp_matches_dense(sym):
     theta = torch.randn(8, dtype=torch.float64)
     v = torch.randn(8, dtype=torch.float64)
     assert np.allclose(L.hvp(f, theta, v).numpy(), h @ v.numpy(), atol=1e-12)
+    assert np.allclose(L.hvp(f, theta, v, mode="reverse").numpy(), h @ v.numpy(), atol=1e-12)
     assert np.allclose(L.full_hessian(f, theta), h, atol=1e-12)
     with pytest.raises(ValueError, match="shape"):
         L.hvp(f, theta, torch.zeros(3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="mode"):
+        L.hvp(f, theta, v, mode="sideways")
 
 
 def test_eigenvalues(sym):
@@ -41,6 +44,8 @@ def test_eigenvalues(sym):
     assert abs(top - 5.0) < 1e-6
     warm, _ = L.top_eigenvalue(f, theta, v0=v, iters=3)
     assert abs(warm - 5.0) < 1e-8
+    reverse, _ = L.top_eigenvalue(f, theta, v0=v, iters=3, mode="reverse")
+    assert abs(reverse - 5.0) < 1e-8
     assert np.allclose(L.extreme_eigenvalues(f, theta, k=2, which="SA"), [-3.0, -1.0], atol=1e-8)
     assert np.allclose(L.extreme_eigenvalues(f, theta, k=1, which="LA"), [5.0], atol=1e-8)
     with pytest.raises(ValueError, match="which"):

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from companion.experiments import ch07_phase as phase
 
@@ -89,3 +90,30 @@ def test_exercise_checkers(capsys):
 def test_limit_removes_constants():
     g, gp = phase.limit_gammas(lambda m, d: 7.0 * math.sqrt(m), lambda m, d: 3.0, lambda m, d: 2.0 / m)
     assert (g, gp) == pytest.approx((1.5, -1.0))
+
+
+def test_effective_direction_count():
+    from companion.core.neurons import effective_direction_count
+
+    rng = np.random.default_rng(0)
+    line = np.outer(rng.choice([-1.0, 1.0], 50) * rng.uniform(0.5, 2, 50), [1.0, 2.0, -1.0])
+    assert effective_direction_count(line) == pytest.approx(1.0)
+    two = np.vstack([np.tile([1.0, 0, 0], (30, 1)), np.tile([0, 1.0, 0], (30, 1))])
+    assert effective_direction_count(two) == pytest.approx(2.0)
+    # weights: a line carrying almost all the weight dominates the count
+    assert effective_direction_count(two, np.r_[np.ones(30), 1e-6 * np.ones(30)]) == pytest.approx(1.0, abs=1e-4)
+    spread = rng.normal(size=(5000, 10))
+    assert 9.0 < effective_direction_count(spread) <= 10.0
+
+
+def test_direction_features_on_digits():
+    x, y = phase.digits_points(n=40, seed=3)
+    run = phase.run_phase([0.5, 1.75], [0.0], [60, 120], x=x, y=y, seed=3, max_steps=200, dtype=torch.float32)
+    assert run.nets[0].w.dtype == torch.float32 and run.nets[0].w.shape == (2, 60, 65)
+    feat = phase.direction_features(run)
+    assert feat.dim == 65 and feat.n_eff.shape == (2, 2) and feat.extremes == (0.5, 1.75)
+    assert feat.n_eff[1, -1] < 3 < 20 < feat.n_eff[0, -1]  # condensed: about one line; linear: spread
+    assert feat.n_eff_init[1, -1] > 20  # ... and the condensed net started spread
+    assert feat.projection_spread[1, -1] < feat.projection_spread[0, -1]
+    v = phase.check_digits_condensation(feat)
+    assert [c.lhs for c in v.conditions][0] == "N_eff γ=1.75"

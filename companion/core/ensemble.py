@@ -30,6 +30,7 @@ them in a Python loop to measure what batching buys, and the tests check both ag
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -186,21 +187,28 @@ class MemberwiseStep(ManualOptimizer):
     @torch.no_grad()
     def step(self) -> None:
         self.t += 1
+        params = [p for group in self.param_groups for p in group["params"]]
+        if self.method == "gd":
+            for p in params:
+                p.sub_(self.member_lr.reshape(-1, *[1] * (p.ndim - 1)) * p.grad)  # lr (K, 1, …)
+            return
+        # Adam on every parameter at once (torch's _foreach kernels: one call per operation, not one per
+        # parameter): m ← β₁m + (1−β₁)g, v ← β₂v + (1−β₂)g², θ ← θ − lr_k/(1−β₁ᵗ) · m / (√v/√(1−β₂ᵗ) + ε)
         b1, b2 = self.betas
-        for group in self.param_groups:
-            for p in group["params"]:
-                lr = self.member_lr.reshape(-1, *[1] * (p.ndim - 1))  # (K, 1, …)
-                if self.method == "gd":
-                    p.sub_(lr * p.grad)
-                    continue
-                state = self.state.setdefault(p, {})
-                if not state:
-                    state["m"], state["v"] = torch.zeros_like(p), torch.zeros_like(p)
-                m, v = state["m"], state["v"]
-                m.mul_(b1).add_(p.grad, alpha=1 - b1)
-                v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
-                m_hat, v_hat = m / (1 - b1 ** self.t), v / (1 - b2 ** self.t)
-                p.sub_(lr * m_hat / (v_hat.sqrt() + self.eps))
+        for p in params:
+            if not self.state.get(p):
+                self.state[p] = {"m": torch.zeros_like(p), "v": torch.zeros_like(p)}
+        grads = [p.grad for p in params]
+        ms, vs = [self.state[p]["m"] for p in params], [self.state[p]["v"] for p in params]
+        torch._foreach_lerp_(ms, grads, 1 - b1)
+        torch._foreach_mul_(vs, b2)
+        torch._foreach_addcmul_(vs, grads, grads, value=1 - b2)
+        denom = torch._foreach_sqrt(vs)
+        torch._foreach_div_(denom, math.sqrt(1 - b2 ** self.t))
+        torch._foreach_add_(denom, self.eps)
+        lr = self.member_lr / (1 - b1 ** self.t)  # (K,)
+        moves = torch._foreach_mul(ms, [lr.reshape(-1, *[1] * (p.ndim - 1)) for p in params])
+        torch._foreach_addcdiv_(params, moves, denom, value=-1)
 
     def keep_members(self, rows: Tensor) -> None:
         """Keep only the members ``rows`` (a boolean mask or indices) in parameters, moments and step sizes."""
@@ -212,15 +220,22 @@ class MemberwiseStep(ManualOptimizer):
 
 
 def _risk(model: TwoLayerEnsemble, a: Tensor, w: Tensor, alpha: Tensor, mask: Tensor, xt: Tensor, y: Tensor,
-          keep: Tensor | None = None, generator: torch.Generator | None = None) -> Tensor:
-    """R_S (7.6) per member for the sub-batch (a, w); with ``keep`` a dropout mask (1+η) is drawn."""
+          keep: Tensor | None = None, generator: torch.Generator | None = None,
+          weight: Tensor | None = None) -> Tensor:
+    """R_S (7.6) per member for the sub-batch (a, w); with ``keep`` a dropout mask (1+η) is drawn.
+
+    ``xt`` is (N, d̃) shared by the members or (K', N, d̃) one data set per member, ``y`` (1, N) or (K', N);
+    ``weight`` (K', N), if given, weighs the samples: R_S = Σ_i ω_i (f − y)² / (2 Σ_i ω_i) (padding: ω = 0).
+    """
     hidden = model.act(torch.matmul(xt, w.transpose(1, 2)))  # (K', N, m)
     if keep is not None:
         p = keep.reshape(-1, 1, 1)
         draw = torch.rand(hidden.shape, generator=generator, dtype=hidden.dtype)
         hidden = hidden * (draw < p) / p  # (1 + η) ⊙ h, §8.4.1
     out = _output(hidden, a * mask, alpha)  # (K', N)
-    return 0.5 * ((out - y) ** 2).mean(dim=1)
+    if weight is None:
+        return 0.5 * ((out - y) ** 2).mean(dim=1)
+    return 0.5 * (weight * (out - y) ** 2).sum(dim=1) / weight.sum(dim=1)
 
 
 def hessian_norms(loss_sum: Callable[[Tensor, Tensor], Tensor], a: Tensor, w: Tensor, *, iters: int = 8,
@@ -237,8 +252,10 @@ def hessian_norms(loss_sum: Callable[[Tensor, Tensor], Tensor], a: Tensor, w: Te
     m = a.shape[1]
 
     def matvec(v: Tensor) -> Tensor:  # (K, m + m·d̃) → (K, m + m·d̃)
-        ha, hw = torch.autograd.grad(grads, [a, w], grad_outputs=[v[:, :m], v[:, m:].reshape(w.shape)],
-                                     retain_graph=True)
+        # H v = ∇(∇R·v), through the scalar ∇R·v: the same products, bit for bit, as grad_outputs=v, without
+        # torch's first-call import of sympy (≈ 2 CPU-seconds) that a grad_outputs tensor triggers
+        gv = (grads[0] * v[:, :m]).sum() + (grads[1] * v[:, m:].reshape(w.shape)).sum()
+        ha, hw = torch.autograd.grad(gv, [a, w], retain_graph=True)
         return torch.cat([ha, hw.flatten(1)], dim=1)
 
     v0 = torch.cat([torch.randn(a.shape, generator=generator, dtype=a.dtype),
@@ -253,7 +270,7 @@ def train_ensemble(model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int,
                    stop_below: float | Sequence[float] | Tensor | None = None,
                    keep: float | Sequence[float] | Tensor | None = None, record_every: int = 100,
                    snapshot_steps: Sequence[int] = (), seed: int = 0, progress: bool = True,
-                   desc: str = "ensemble") -> History:
+                   desc: str = "ensemble", sample_weight: Tensor | None = None) -> History:
     """Train every member of ``model`` on (x, y) by full-batch GD (or Adam) on R_S (7.6), in place.
 
     The steps run through :func:`companion.core.train.run`; each is :func:`companion.core.train.descend`
@@ -261,7 +278,10 @@ def train_ensemble(model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int,
     and, after a record, by freezing the members that met their threshold (they leave the batch).
 
     Args:
-        x, y: training inputs (N, d) and targets (N,) shared by all members.
+        x, y: training inputs (N, d) and targets (N,) shared by all members, or one data set per member,
+            x (K, N, d) and y (K, N) (members with fewer samples padded, their padding given weight 0).
+        sample_weight: optional weights ω (K, N) of the samples in R_S = Σ_i ω_i (f − y_i)² / (2 Σ_i ω_i);
+            ω ≥ 0 with a positive sum per member (0 marks padding).
         steps: the maximum number of steps.
         lr: a step size (scalar or one per member), or ``"hessian"`` for lr_k = lr_factor/‖∇²R_S‖₂
             re-estimated every ``lr_every`` steps with ``power_iters`` HVPs (GD only).
@@ -297,14 +317,29 @@ def train_ensemble(model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int,
     keep_t = None if keep is None else _per_member(keep, k, "keep", dtype)
     if keep_t is not None and not bool(((keep_t > 0) & (keep_t <= 1)).all()):
         raise ValueError(f"keep probabilities p must lie in (0, 1]; got {keep_t.tolist()}")
-    if len(x) != y.numel():
+    per_member = x.ndim == 3
+    if per_member and (x.shape[0] != k or y.shape != x.shape[:2]):
+        raise ValueError(f"per-member data need x (K, N, d) and y (K, N) with K = {k}; got x {tuple(x.shape)}, "
+                         f"y {tuple(y.shape)}")
+    if not per_member and len(x) != y.numel():
         raise ValueError(f"x has {len(x)} samples but y has {y.numel()} values")
+    weight = None
+    if sample_weight is not None:
+        weight = torch.as_tensor(sample_weight, dtype=dtype)
+        n = x.shape[-2]
+        if weight.shape != (k, n) or bool((weight < 0).any()) or not bool((weight.sum(dim=1) > 0).all()):
+            raise ValueError(f"sample_weight must have shape ({k}, {n}), be ≥ 0 and have a positive sum per "
+                             f"member; got shape {tuple(weight.shape)}")
     snaps = sorted({int(s) for s in snapshot_steps})
     if snaps and (snaps[0] < 0 or snaps[-1] > steps):
         raise ValueError(f"snapshot_steps must lie within [0, {steps}], got {list(snapshot_steps)}")
 
-    xt = augment(x.to(dtype), model.bias)  # (N, d̃)
-    yt = y.to(dtype).reshape(1, -1)  # (1, N)
+    if per_member:  # (K, N, d̃), (K, N)
+        xt = torch.stack([augment(xk, model.bias) for xk in x.to(dtype)])
+        yt = y.to(dtype)
+    else:
+        xt = augment(x.to(dtype), model.bias)  # (N, d̃)
+        yt = y.to(dtype).reshape(1, -1)  # (1, N)
     gen = generator(seed)
     a, w = nn.Parameter(model.a.detach().clone()), nn.Parameter(model.w.detach().clone())  # members still training
     opt = MemberwiseStep([a, w], rate.clone(), optimizer)
@@ -315,10 +350,13 @@ def train_ensemble(model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int,
     def select() -> None:
         """Per-member constants of the members still training (refreshed when the batch shrinks)."""
         idx = live["idx"]
-        live.update(alpha=model.alpha[idx], mask=model.mask[idx], keep=None if keep_t is None else keep_t[idx])
+        live.update(alpha=model.alpha[idx], mask=model.mask[idx], keep=None if keep_t is None else keep_t[idx],
+                    xt=xt[idx] if per_member else xt, yt=yt[idx] if per_member else yt,
+                    weight=None if weight is None else weight[idx])
 
     def risk(a_: Tensor, w_: Tensor, dropout: bool) -> Tensor:
-        return _risk(model, a_, w_, live["alpha"], live["mask"], xt, yt, live["keep"] if dropout else None, gen)
+        return _risk(model, a_, w_, live["alpha"], live["mask"], live["xt"], live["yt"],
+                     live["keep"] if dropout else None, gen, live["weight"])
 
     def record(step: int) -> dict[str, Tensor]:
         idx = live["idx"]
@@ -352,7 +390,8 @@ def train_ensemble(model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int,
             norm = hessian_norms(lambda a_, w_: risk(a_, w_, False).sum(), a, w, iters=power_iters, generator=gen)
             rate[live["idx"]] = lr_factor / norm.clamp_min(1e-30)
             opt.member_lr = rate[live["idx"]]
-        freeze_converged()
+        if threshold is not None:  # only thresholds freeze members
+            freeze_converged()
         descend_once(step)
 
     select()

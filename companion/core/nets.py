@@ -10,8 +10,9 @@
   sub-networks with identical initial parameters, output h(x) = h₁(x) − h₂(x) ≡ 0 at t = 0.
 * :class:`BatchedMLP` holds K independent MLPs of one architecture as a single set of tensors
   with a leading ensemble dimension, so that a grid of runs trains as one computation.
-* :class:`MscaleDNN` is the multiscale DNN (5.2) and :class:`FourierFeatureNet` the Fourier-feature
-  network (5.11) of chapter 5, used by chapters 4 and 15.
+* :class:`MscaleDNN` is the multiscale DNN (5.2), :class:`SD2DNN` the subspace-decomposition network of
+  §5.1.2 (a sum of MscaleDNN sub-modules) and :class:`FourierFeatureNet` the Fourier-feature network (5.11)
+  of chapter 5, used by chapters 5 and 15.
 
 Every random draw of an initialisation comes from the ``generator`` the caller passes
 (:func:`companion.kit.seeds.generator`); no constructor touches torch's global random state.
@@ -248,6 +249,31 @@ class MscaleDNN(nn.Module):
         for layer in self.hidden:
             h = self.act(layer(h))
         return self.out(h)
+
+
+class SD2DNN(nn.Module):
+    """Subspace-decomposition DNN (SD²DNN, §5.1.2, Li et al. 2023): u(x) = Σ_i u_i(x), one
+    :class:`MscaleDNN` sub-module per group of scales — a low-frequency module (scale 1 only) and one or
+    more high-frequency modules with larger scales — so that each sub-module can take the part of the
+    solution at its own scale.  :meth:`parts` returns the sub-modules' outputs; an orthogonality penalty
+    between them (the book's L_orth, (5.10)) is the caller's loss term.
+
+    The sub-modules are drawn one after the other from ``generator``.
+    """
+
+    def __init__(self, d_in: int, width: int, depth: int, scale_groups: Sequence[Sequence[float]],
+                 act: str = "sin", *, generator: torch.Generator) -> None:
+        super().__init__()
+        if not scale_groups:
+            raise ValueError("SD²DNN needs at least one group of scales")
+        self.subnets = nn.ModuleList(MscaleDNN(d_in, width, depth, scales=list(group), act=act, generator=generator)
+                                     for group in scale_groups)
+
+    def parts(self, x: Tensor) -> Tensor:  # (N, d_in) -> (P, N, 1), one output per sub-module
+        return torch.stack([net(x) for net in self.subnets])
+
+    def forward(self, x: Tensor) -> Tensor:  # (N, d_in) -> (N, 1)
+        return self.parts(x).sum(0)
 
 
 class FourierFeatureNet(nn.Module):

@@ -10,8 +10,8 @@ is described neuron by neuron:
 * the cosine-similarity matrix D(u, v) = uᵀv / (‖u‖‖v‖) (8.4), with neurons ordered by the
   leading eigenvector of D (the heat maps of §8.1.2);
 * cluster counts: how many orientations carry most of the amplitude (angular gaps), the top
-  eigenvalue of the direction Gram (1/m) Σ ŵ_k ŵ_kᵀ (one line ⇔ ≈ 1), and kink counts of a
-  piecewise-linear output;
+  eigenvalue of the direction Gram (1/m) Σ ŵ_k ŵ_kᵀ (one line ⇔ ≈ 1) and its participation ratio (the
+  effective number of directions, in any dimension), and kink counts of a piecewise-linear output;
 * the dropout regulariser R₁ (8.5) and a Monte-Carlo estimate of the dropout risk, whose mean is
   R_S + R₁ (§8.4.3).  The book's p is the KEEP probability.
 
@@ -130,6 +130,18 @@ def alignment_eigenvalue(w: ArrayLike, weights: ArrayLike | None = None) -> floa
     1/d for directions spread uniformly: the "one line" test of initial condensation (§8.3).
     """
     return float(direction_gram_eigenvalues(w, weights)[0])
+
+
+def effective_direction_count(w: ArrayLike, weights: ArrayLike | None = None) -> float:
+    """Effective number of lines the directions ŵ_k occupy: 1 / Σ_i λ_i² over the eigenvalues λ_i of the
+    direction Gram (:func:`direction_gram_eigenvalues`, weights c_k, e.g. the amplitudes A_k), w (m, d).
+
+    The participation ratio of the spectrum: L for directions shared equally among L orthogonal lines
+    (1 for one line), ≈ d for directions spread uniformly over R^d (a little less for finitely many), so
+    "the neurons condense on a few directions" reads "a small count" in any dimension (图7.7).
+    """
+    lam = direction_gram_eigenvalues(w, weights)
+    return float(1.0 / np.sum(lam ** 2))
 
 
 def carrying_mask(amp: ArrayLike, mass: float = 0.9) -> np.ndarray:

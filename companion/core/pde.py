@@ -61,15 +61,25 @@ def neg_laplacian(u: Tensor, x: Tensor) -> Tensor:
 class Operator:
     """A differential operator 𝒩 of (15.3), applied as ``apply(u, x)`` with u (N,) computed from x (N, d).
 
-    ``energy_form`` marks −Δ: it has the Ritz energy (15.11) and the weak form (15.14).
+    ``energy_form`` marks −div(A∇u) (−Δ when A = 1): it has the Ritz energy ∫ ½ A|∇u|² − f u (15.11) and the
+    weak form (15.14).  ``coefficient`` is A, a field (N, d) → (N,); ``None`` means A = 1.
     """
 
     name: str
     apply: Callable[[Tensor, Tensor], Tensor]
     energy_form: bool = False
+    coefficient: Field | None = None
 
 
 NEG_LAPLACIAN = Operator("−Δu", neg_laplacian, energy_form=True)
+
+
+def divergence_operator(coefficient: Field, name: str = "−div(A∇u)") -> Operator:
+    """−div(A(x)∇u) for a scalar coefficient field A (the multiscale elliptic equation (5.7) of §5.1.2)."""
+    def apply(u: Tensor, x: Tensor) -> Tensor:
+        flux = coefficient(x).reshape(-1, 1) * gradient(u, x)          # (N, d)
+        return -sum(gradient(flux[:, k], x)[:, k] for k in range(x.shape[1]))
+    return Operator(name, apply, energy_form=True, coefficient=coefficient)
 
 
 def newton_operator(m: float) -> Operator:
@@ -171,13 +181,15 @@ class Problem:
         return torch.as_tensor(fn(x)).reshape(-1)
 
 
-def manufactured_poisson(exact: Field, domain: Sequence[tuple[float, float]], name: str = "") -> Problem:
-    """−Δu = f with f := −Δ(exact) computed by autograd and u = exact on ∂Ω (a manufactured solution)."""
+def manufactured_poisson(exact: Field, domain: Sequence[tuple[float, float]], name: str = "",
+                         operator: Operator = NEG_LAPLACIAN) -> Problem:
+    """𝒩u = f with f := 𝒩(exact) computed by autograd and u = exact on ∂Ω (a manufactured solution); 𝒩 is −Δ
+    unless ``operator`` says otherwise (e.g. :func:`divergence_operator`)."""
     def source(x: Tensor) -> Tensor:
         with torch.enable_grad():
             x = x.detach().requires_grad_(True)
-            return neg_laplacian(exact(x).reshape(-1), x).detach()
-    return Problem(NEG_LAPLACIAN, source, tuple(domain), boundary=exact, exact=exact, name=name)
+            return operator.apply(exact(x).reshape(-1), x).detach()
+    return Problem(operator, source, tuple(domain), boundary=exact, exact=exact, name=name)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -283,7 +295,7 @@ def pinn_loss(model: nn.Module, problem: Problem, points: Points) -> dict[str, T
 
 def _require_energy_form(problem: Problem, method: str) -> None:
     if not problem.operator.energy_form or problem.time_axis is not None:
-        raise ValueError(f"{method} needs a steady problem −Δu = f; got operator {problem.operator.name!r}"
+        raise ValueError(f"{method} needs a steady problem −div(A∇u) = f (−Δu = f); got operator {problem.operator.name!r}"
                          f"{' with a time axis' if problem.time_axis is not None else ''}")
 
 
@@ -292,13 +304,17 @@ def ritz_loss(model: nn.Module, problem: Problem, points: Points, beta: float = 
 
     E(u) ≈ Σ_i w_i (½|∇u(x_i)|² − f(x_i) u(x_i)); with grid weights w_i = h this is (15.19), whose
     penalty β_book (u(x_0)² + u(x_n)²) is a sum over the two end points, i.e. β = 2 β_book here.
+    For −div(A∇u) = f (an operator with a ``coefficient``) the energy is Σ_i w_i (½A(x_i)|∇u(x_i)|² − f u).
     """
     _require_energy_form(problem, "the Ritz energy")
     if not beta >= 0:
         raise ValueError(f"beta must be ≥ 0, got {beta}")
     x = points.interior.detach().requires_grad_(True)
     u = values(model, x)
-    density = 0.5 * gradient(u, x).pow(2).sum(1) - problem.evaluate(problem.source, points.interior) * u
+    stiffness = gradient(u, x).pow(2).sum(1)
+    if problem.operator.coefficient is not None:
+        stiffness = problem.evaluate(problem.operator.coefficient, points.interior) * stiffness
+    density = 0.5 * stiffness - problem.evaluate(problem.source, points.interior) * u
     terms = {"energy": (points.weights * density).sum(), "bc": boundary_penalty(model, problem, points)}
     terms["total"] = terms["energy"] + beta * terms["bc"]
     return terms
@@ -326,7 +342,10 @@ def wan_loss(u_model: nn.Module, phi_model: nn.Module, problem: Problem, points:
     phi = cutoff(problem, x) * values(phi_model, x)
     f = problem.evaluate(problem.source, points.interior)
     w = points.weights
-    r = (w * ((gradient(u, x) * gradient(phi, x)).sum(1) - f * phi)).sum()
+    flux = (gradient(u, x) * gradient(phi, x)).sum(1)
+    if problem.operator.coefficient is not None:                       # ∫ A ∇u·∇φ for −div(A∇u)
+        flux = problem.evaluate(problem.operator.coefficient, points.interior) * flux
+    r = (w * (flux - f * phi)).sum()
     return r ** 2 / (w * phi ** 2).sum() if normalise else r ** 2
 
 

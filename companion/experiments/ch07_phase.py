@@ -14,8 +14,10 @@ The theoretical boundary (Luo et al., JMLR 2021; not written out in the book) is
     critical on {γ = 1, γ′ ≤ 0} ∪ {γ′ = γ − 1, γ′ ≥ 0}.
 
 This module maps (γ, γ′, m) to (β1, β2, α) with β2 = 1, runs the grid of 图7.5(a) on
-:mod:`companion.core.ensemble` (one batched ensemble per width), fits S_w, places the initialisations
-of 表7.1 on the diagram and grades exercises 17 and 19.
+:mod:`companion.core.ensemble` (one batched ensemble per width), fits S_w, reads the neurons' features
+across the diagram (图7.3, 图7.6) and, on the 8×8 digits standing in for MNIST, their effective number of
+directions and projections I_ŵ (图7.5(b), 图7.7), places the initialisations of 表7.1 on the diagram and
+grades exercises 17 and 19.
 """
 
 from __future__ import annotations
@@ -33,11 +35,13 @@ from companion.core.neurons import (
     amplitude,
     count_angle_clusters,
     count_kinks,
+    effective_direction_count,
     occupied_fraction,
     orientation,
     plot_feature_scatter,
+    projection,
 )
-from companion.kit.claims import ClaimSpec, Verdict, count, identity, threshold
+from companion.kit.claims import ClaimSpec, Condition, Verdict, compare, count, identity, threshold
 from companion.kit.seeds import active_seed
 
 REGIMES = ("linear", "critical", "condensed")
@@ -187,11 +191,13 @@ def _index(values: np.ndarray, value: float, name: str) -> int:
 
 def run_phase(gammas: Sequence[float], gamma_primes: Sequence[float], widths: Sequence[int], *,
               x: torch.Tensor | None = None, y: torch.Tensor | None = None, max_steps: int = 20_000,
-              rel_tol: float = 1e-4, seed: int = 0, n_seeds: int = 1, record_every: int = 100) -> PhaseRun:
+              rel_tol: float = 1e-4, seed: int = 0, n_seeds: int = 1, record_every: int = 100,
+              dtype: torch.dtype = torch.float64) -> PhaseRun:
     """Train every (γ, γ′) cell at every width to R_S < rel_tol·½·mean(y²) (GD, Hessian-adaptive lr).
 
     All cells (× ``n_seeds`` initialisations) of one width form one :class:`TwoLayerEnsemble`
-    (float64); a member stops as soon as it has fitted the data, so the slow condensed cells do
+    (``dtype``: float64 by default, which the four points need: far in the linear regime their weights move
+    too little for float32); a member stops as soon as it has fitted the data, so the slow condensed cells do
     not hold up the others.  rel_tol = 1e-4 gives the same S_w as 1e-8 (to ±0.02 on the 4-point
     data) in a fifth of the steps: RD is settled long before the last digits of the fit.
     """
@@ -211,7 +217,7 @@ def run_phase(gammas: Sequence[float], gamma_primes: Sequence[float], widths: Se
     nets = []
     for j, m in enumerate(widths):
         b1, b2, al = zip(*(scales(g, gp, int(m)) for g, gp in cells))
-        net = TwoLayerEnsemble(x.shape[1], int(m), beta1=b1, beta2=b2, alpha=al, dtype=torch.float64,
+        net = TwoLayerEnsemble(x.shape[1], int(m), beta1=b1, beta2=b2, alpha=al, dtype=dtype,
                                seed=seed * 7919 + j)
         hist = train_ensemble(net, x, y, steps=max_steps, lr="hessian", stop_below=threshold,
                               record_every=record_every, seed=seed, desc=f"phase diagram, m = {m}")
@@ -384,7 +390,7 @@ def regime_features(run: PhaseRun, width: int, gamma_prime: float = 0.0, n_grid:
     for g in run.gammas.tolist():
         net, k = run.net(g, gamma_prime, width)
         with torch.no_grad():
-            fits[g] = net(grid)[k].numpy()
+            fits[g] = net.member(k)(grid).numpy()  # this member only (the ensemble's K outputs cost K times more)
         kinks[g] = count_kinks(grid.numpy().ravel()[inside], fits[g][inside])
         a, w = net.a.detach()[k].numpy(), net.w.detach()[k].numpy()
         amp, ang = amplitude(a, w), orientation(w)
@@ -423,16 +429,23 @@ SW_SIGNS = ClaimSpec("ch07.sw-signs", "图7.4",
                      "S_w < 0 at γ = 0.5, S_w ≈ 0 at γ = 1 and S_w > 0 at γ = 1.75 (γ′ = 0)")
 
 
-def check_sw_signs(run: PhaseRun) -> Verdict:
-    """S_w of the run's first γ′ column at γ = 0.5, 1, 1.75: < −0.3, |·| < 0.1, > 0.2 (the paper: −0.506,
-    0.007, 0.372)."""
+def _sw_conditions(run: PhaseRun) -> tuple[list[Condition], dict]:
+    """S_w of the run's first γ′ column at γ = 0.5, 1, 1.75 against −0.3 (<), 0.1 (|·| <) and 0.2 (>): the
+    conditions of 图7.4's claim (the paper: −0.506, 0.007, 0.372), and what the measured line shows."""
     sw = run.sw()[:, 0]
     at = {g: float(sw[_index(run.gammas, g, "gamma")]) for g in (0.5, 1.0, 1.75)}
     gp = float(run.gamma_primes[0])
-    return SW_SIGNS.judge(threshold(f"S_w(γ=0.5, γ′={gp:g})", at[0.5], "<", -0.3),
-                          threshold(f"|S_w(γ=1, γ′={gp:g})|", abs(at[1.0]), "<", 0.1),
-                          threshold(f"S_w(γ=1.75, γ′={gp:g})", at[1.75], ">", 0.2),
-                          sw=list(at.values()), seeds=run.rd.shape[-1], widths=run.widths)
+    return ([threshold(f"S_w(γ=0.5, γ′={gp:g})", at[0.5], "<", -0.3),
+             threshold(f"|S_w(γ=1, γ′={gp:g})|", abs(at[1.0]), "<", 0.1),
+             threshold(f"S_w(γ=1.75, γ′={gp:g})", at[1.75], ">", 0.2)],
+            dict(sw=list(at.values()), seeds=run.rd.shape[-1], widths=run.widths))
+
+
+def check_sw_signs(run: PhaseRun) -> Verdict:
+    """S_w of the run's first γ′ column at γ = 0.5, 1, 1.75: < −0.3, |·| < 0.1, > 0.2 (the paper: −0.506,
+    0.007, 0.372)."""
+    conditions, info = _sw_conditions(run)
+    return SW_SIGNS.judge(*conditions, **info)
 
 
 def boundary_cells(run: PhaseRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -596,3 +609,114 @@ def check_grid_condensation(feat: GridFeatures) -> Verdict:
         condensed_mean_by_width={int(m): round(float(np.median(feat.occupied[:, :, j], axis=-1)[condensed].mean()), 3)
                                  for j, m in enumerate(feat.widths)} if condensed.any() else "none",
         linear_mean_smallest_width=round(float(smallest[linear].mean()), 3) if linear.any() else "none")
+
+
+# --- 图7.5(b) and 图7.7: the same diagram on real images (the bundled 8×8 digits) -----------------------
+
+DIGITS_SW = ClaimSpec("ch07.digits-sw", "图7.5",
+                      "on real images too (8×8 digits, d = 64): S_w < 0 at γ = 0.5, S_w ≈ 0 at γ = 1 and S_w > 0 at "
+                      "γ = 1.75 (γ′ = 0), the signs of the four-point data")
+
+
+def check_digits_sw(run: PhaseRun) -> Verdict:
+    """图7.5(b) on :func:`digits_points`: the conditions of :func:`check_sw_signs` (same thresholds) on a run
+    whose inputs are images; the measured line adds the input dimension and the steps the nets took."""
+    conditions, info = _sw_conditions(run)
+    return DIGITS_SW.judge(*conditions, **info, d=int(run.nets[0].d_in), most_steps=int(run.steps.max()))
+
+
+@dataclass
+class DirectionFeatures:
+    """图7.7 on a :class:`PhaseRun` in any input dimension d (w_k ∈ R^{d+1}, bias folded in): per γ (at
+    γ′ = ``gamma_prime``, first initialisation) and width, arrays (G, W) of
+
+    * ``n_eff`` — the effective number of directions (:func:`~companion.core.neurons.effective_direction_count`)
+      of the amplitude-weighted direction Gram Σ_k A_k ŵ_kŵ_kᵀ / Σ_k A_k after training, ``n_eff_init`` the same
+      at initialisation: ≈ d+1 for directions spread at random, 1 for one line;
+    * ``projection_spread`` — the amplitude-weighted standard deviation of I_ŵ = ŵ·p, p = 𝟏/√(d+1) (§7.3.3),
+      the quantity the book plots; random directions give ≈ 1/√(d+1).
+    """
+
+    gammas: np.ndarray
+    gamma_prime: float
+    widths: np.ndarray
+    dim: int
+    n_eff: np.ndarray
+    n_eff_init: np.ndarray
+    projection_spread: np.ndarray
+
+    @property
+    def extremes(self) -> tuple[float, float]:
+        """(linear γ, condensed γ): the smallest and the largest γ of the run."""
+        return float(min(self.gammas)), float(max(self.gammas))
+
+
+def direction_features(run: PhaseRun, gamma_prime: float = 0.0) -> DirectionFeatures:
+    """The features of 图7.7 (:class:`DirectionFeatures`) of every γ and width of ``run`` at ``gamma_prime``.
+    No training: the nets of the run are read."""
+    shape = (len(run.gammas), len(run.widths))
+    n_eff, n_eff0, spread = np.empty(shape), np.empty(shape), np.empty(shape)
+    for i, g in enumerate(run.gammas.tolist()):
+        for j, m in enumerate(run.widths.tolist()):
+            net, k = run.net(g, gamma_prime, m)
+            a, w = net.a.detach()[k, :m].numpy(), net.w.detach()[k, :m].numpy()  # (m,), (m, d+1)
+            amp = amplitude(a, w)
+            n_eff[i, j] = effective_direction_count(w, amp)
+            w0 = net.w0[k, :m].numpy()
+            n_eff0[i, j] = effective_direction_count(w0, amplitude(net.a0[k, :m].numpy(), w0))
+            proj = projection(w)
+            centre = np.average(proj, weights=amp)
+            spread[i, j] = math.sqrt(np.average((proj - centre) ** 2, weights=amp))
+    return DirectionFeatures(run.gammas, float(gamma_prime), run.widths, int(run.nets[0].w.shape[-1]), n_eff, n_eff0,
+                             spread)
+
+
+DIGITS_CONDENSATION = ClaimSpec(
+    "ch07.digits-condensation", "图7.7",
+    "on the digits, the condensed-regime net's amplitude-carrying neurons gather on a few directions (an "
+    "effective number of at most 3 of the d+1 = 65), more sharply at the largest width than at the smallest; "
+    "the linear-regime net's stay spread (more than (d+1)/2)")
+
+#: "A few directions": an effective number of at most 3 lines; "spread": more than half of the d+1 that
+#: directions drawn at random fill.
+FEW_DIRECTIONS = 3.0
+
+
+def check_digits_condensation(feat: DirectionFeatures) -> Verdict:
+    """图7.7 on :func:`direction_features`: at the largest width N_eff of the largest γ ≤ :data:`FEW_DIRECTIONS`
+    and N_eff of the smallest γ > (d+1)/2; and the largest γ's N_eff smaller at the largest width than at the
+    smallest (the book: condensation sharpens as m grows).  The measured line adds the condensed net's N_eff at
+    every width and at initialisation, and the spread of I_ŵ of every γ in units of the random-direction value
+    1/√(d+1)."""
+    lin, con = feat.extremes
+    i_l, i_c = _index(feat.gammas, lin, "gamma"), _index(feat.gammas, con, "gamma")
+    unit = 1 / math.sqrt(feat.dim)
+    return DIGITS_CONDENSATION.judge(
+        threshold(f"N_eff γ={con:g}", float(feat.n_eff[i_c, -1]), "<=", FEW_DIRECTIONS),
+        compare(f"N_eff γ={con:g}, m={feat.widths[-1]}", float(feat.n_eff[i_c, -1]), "<",
+                f"N_eff γ={con:g}, m={feat.widths[0]}", float(feat.n_eff[i_c, 0])),
+        threshold(f"N_eff γ={lin:g}", float(feat.n_eff[i_l, -1]), ">", feat.dim / 2),
+        width=int(feat.widths[-1]), dim=feat.dim,
+        n_eff_condensed_by_width={int(m): round(float(v), 2) for m, v in zip(feat.widths, feat.n_eff[i_c])},
+        n_eff_condensed_at_init=round(float(feat.n_eff_init[i_c, -1]), 1),
+        I_spread_over_random={f"γ={g:g}": round(float(v / unit), 2) for g, v in
+                              zip(feat.gammas.tolist(), feat.projection_spread[:, -1])})
+
+
+def plot_projection_panels(axes: Sequence, run: PhaseRun, gamma_prime: float = 0.0,
+                           widths: Sequence[int] | None = None,
+                           colors: Sequence[str] = ("#1f77b4", "#d62728", "#e6b800")) -> None:
+    """图7.7: one panel per γ of ``run`` (at ``gamma_prime``) with every neuron's (I_ŵ, A_k / max A) at each of
+    ``widths`` (default: smallest, a middle one, largest), in ``colors`` (the book's blue, red, yellow)."""
+    if widths is None:
+        ws = run.widths.tolist()
+        widths = sorted({ws[0], ws[len(ws) // 2], ws[-1]})
+    if len(axes) != len(run.gammas):
+        raise ValueError(f"need one axis per γ ({len(run.gammas)}), got {len(axes)}")
+    for ax, g in zip(axes, run.gammas.tolist()):
+        for m, color in zip(widths, colors):
+            net, k = run.net(g, gamma_prime, int(m))
+            a, w = net.a.detach()[k, :m].numpy(), net.w.detach()[k, :m].numpy()
+            amp = amplitude(a, w)
+            ax.plot(projection(w), amp / amp.max(), ".", ms=2, color=color, label=f"m = {m}")
+        ax.set(xlabel="I_ŵ = ŵ·p", ylabel="A / max A", title=f"γ = {g:g} ({regime(g, gamma_prime)})", ylim=(0, 1.05))

@@ -5,8 +5,10 @@ The measures (amplitude, orientation, cosine similarity (8.4), cluster counts, t
 :func:`companion.core.ensemble.train_ensemble`, every loop through the engine :mod:`companion.core.train`.
 
 * the condensation process (图8.1–8.4): :func:`run_condensation` on the target (8.2), :func:`first_plateau`,
-  the claims on one orientation mid-plateau and on dead neurons;
-* dropout (§8.4, 图8.12–8.16): :func:`run_dropout_relu`, :func:`run_tanh_dropout`, :func:`run_dropout_sample_size`;
+  the claims on the stalls of the loss (:func:`stall_witness`, 图8.2), one orientation mid-plateau (图8.3),
+  the output's distance from one neuron's ramp (:func:`ramp_distance`, 图8.4) and dead neurons;
+* dropout (§8.4, 图8.12–8.16): :func:`run_dropout_relu`, :func:`run_tanh_dropout` (with 图8.14's small
+  initialisation in the same ensemble), :func:`run_dropout_sample_size` (one ensemble, a data set per member);
 * the explorer (:func:`make_explorer`);
 * initial condensation and the activation's multiplicity (初始凝聚, §8.3, 图8.9–8.11), below.
 
@@ -54,7 +56,6 @@ from companion.core.neurons import (
     cluster_widths,
     cosine_similarity_matrix,
     count_angle_clusters,
-    count_kinks,
     direction_gram_eigenvalues,
     dropout_regulariser,
     dropout_risk_monte_carlo,
@@ -374,25 +375,28 @@ class CondensationProcess:
 
 
 def run_condensation(*, width: int = 100, init_std: float = 1e-3, act: str = "relu", keep: float = 1.0,
-                     n: int = 50, steps: int = 16_000, lr: float = 0.05, n_snapshots: int = 65,
+                     n: int = 50, steps: int = 12_000, lr: float = 0.05, n_snapshots: int = 41,
                      seed: int = 0, progress: bool = True) -> CondensationProcess:
     """图8.1–8.4: fit (8.2) on n points of [−1, 1] with f = Σ a_k σ(w_k x + b_k), all parameters
-    ~ N(0, init_std²), full-batch GD; returns the loss history, ``n_snapshots`` evenly spaced
-    parameter snapshots and the outputs on a fine grid at those snapshots."""
-    if not 1 <= width <= 5000 or not init_std > 0 or n < 2 or n_snapshots < 2:
-        raise ValueError(f"need 1 ≤ width ≤ 5000, init_std > 0, n ≥ 2, n_snapshots ≥ 2; got width={width}, "
-                         f"init_std={init_std}, n={n}, n_snapshots={n_snapshots}")
+    ~ N(0, init_std²), full-batch GD; returns the loss history (every steps/400 steps and at the
+    powers of two, so that the first steps are resolved on a logarithmic time axis), ``n_snapshots``
+    evenly spaced parameter snapshots and the outputs on a fine grid at those snapshots."""
+    if not 1 <= width <= 5000 or not init_std > 0 or n < 2 or n_snapshots < 2 or steps < 1:
+        raise ValueError(f"need 1 ≤ width ≤ 5000, init_std > 0, n ≥ 2, n_snapshots ≥ 2, steps ≥ 1; got "
+                         f"width={width}, init_std={init_std}, n={n}, n_snapshots={n_snapshots}, steps={steps}")
     x = torch.linspace(-1, 1, n).reshape(-1, 1)
     y = target_8_2(x).ravel()
     net = TwoLayerEnsemble(1, width, beta1=init_std, beta2=init_std, alpha=1.0, act=act, n_members=1, seed=seed)
     snaps = np.unique(np.linspace(0, steps, n_snapshots).astype(int))
+    early = 2 ** np.arange(int(np.log2(steps)) + 1)  # 1, 2, 4, … ≤ steps: the loss on a log time axis
     every = max(1, steps // 400)
     hist = train_ensemble(net, x, y, steps=steps, lr=lr, keep=keep if keep < 1 else None, record_every=every,
-                          snapshot_steps=snaps, seed=seed, progress=progress, desc="condensation")
+                          snapshot_steps=np.union1d(snaps, early), seed=seed, progress=progress,
+                          desc="condensation")
     grid = torch.linspace(-1, 1, 401).reshape(-1, 1)
     at_snaps = np.isin(hist.steps, snaps)
     a_s, w_s = hist["a"][at_snaps, 0], hist["w"][at_snaps, 0]  # (S, m), (S, m, 2)
-    loss_rows = (hist.steps % every == 0) | (hist.steps == steps)  # the loss curve at its own cadence
+    loss_rows = (hist.steps % every == 0) | (hist.steps == steps) | np.isin(hist.steps, early)
     xg = torch.cat([grid, torch.ones_like(grid)], dim=1).numpy()  # (G, 2)
     outputs = np.stack([net.act(torch.as_tensor(xg @ w.T)).numpy() @ a for a, w in zip(a_s, w_s)])  # (S, G)
     return CondensationProcess(x=x.numpy().ravel(), y=y.numpy(), grid=grid.numpy().ravel(),
@@ -459,11 +463,15 @@ class DropoutFit:
 
 def run_dropout_fit(x: Tensor, y: Tensor, *, keeps: tuple[float, ...] = (1.0, 0.9), trials: int = 1,
                     width: int = 500, act: str = "tanh", steps: int = 5_000, lr: float = 1e-3,
-                    grid: Tensor | None = None, seed: int = 0) -> DropoutFit:
+                    grid: Tensor | None = None, small: tuple[float, float] | None = None,
+                    seed: int = 0) -> DropoutFit:
     """Fit (x, y) with two-layer nets in the linear regime (a, w ~ N(0, 1), α = √m, γ = ½), one member per
-    (trial, keep probability p), all trained by Adam as one ensemble (图8.12–8.13, 图8.16).
+    (trial, keep probability p), all trained by Adam as one ensemble (图8.12–8.14).  ``small`` = (std, α)
+    adds one member per trial without dropout whose parameters are all ~ N(0, std²), output scale α
+    (图8.14's small initialisation).
 
-    Members are ordered trial-major: member t·len(keeps) + j has keep probability ``keeps[j]``.
+    Members are ordered trial-major: member t·J + j has keep probability ``keeps[j]`` (J = len(keeps), or
+    J = len(keeps) + 1 with ``small``, whose member is the last of each trial, p = 1).
     Returns the members' keep probabilities (K,), outputs on ``grid`` (K, G), final and initial
     parameters a (K, m), w (K, m, 2), RD (7.3) (K,), and the recorded training risk R_S (T, K).
     """
@@ -472,9 +480,14 @@ def run_dropout_fit(x: Tensor, y: Tensor, *, keeps: tuple[float, ...] = (1.0, 0.
     if trials < 1 or not 1 <= width <= 5000 or steps < 1:
         raise ValueError(f"need trials ≥ 1, 1 ≤ width ≤ 5000, steps ≥ 1; got trials={trials}, width={width}, "
                          f"steps={steps}")
-    keep = torch.tensor(list(keeps) * trials)  # (K,)
-    net = TwoLayerEnsemble(x.shape[1], width, beta1=1.0, beta2=1.0, alpha=width ** 0.5, act=act,
-                           n_members=len(keep), seed=seed)
+    if small is not None and not (small[0] > 0 and small[1] > 0):
+        raise ValueError(f"small = (std, α) must be positive; got {small}")
+    per_trial = list(keeps) + ([1.0] if small else [])
+    std = [1.0] * len(keeps) + ([small[0]] if small else [])
+    alpha = [width ** 0.5] * len(keeps) + ([small[1]] if small else [])
+    keep = torch.tensor(per_trial * trials)  # (K,)
+    net = TwoLayerEnsemble(x.shape[1], width, beta1=std * trials, beta2=std * trials, alpha=alpha * trials,
+                           act=act, n_members=len(keep), seed=seed)
     hist = train_ensemble(net, x, y, steps=steps, lr=lr, optimizer="adam", keep=keep,
                           record_every=max(1, steps // 100), seed=seed, desc="dropout fit")
     grid = x if grid is None else grid
@@ -489,19 +502,32 @@ def run_dropout_sample_size(sizes: tuple[int, ...], *, keeps: tuple[float, ...] 
                             width: int = 200, steps: int = 3_000, seed: int = 0) -> np.ndarray:
     """图8.16: test error ½⟨(f − f*)²⟩ on [−10, 10] of students fitted to n evenly spaced samples of the
     two-neuron teacher f* = :func:`target_8_13`, for each n in ``sizes``; mean over ``trials`` random
-    initialisations.  Returns an array (len(sizes), len(keeps)).  One ensemble per n (the data differ)."""
+    initialisations.  Returns an array (len(sizes), len(keeps)).
+
+    All students train as ONE ensemble (Adam lr 10⁻³, linear regime as in :func:`run_dropout_fit`), each on
+    its own data set: member (i, t, j) — size ``sizes[i]``, trial t, keep probability ``keeps[j]`` — sees
+    the n_i samples, padded to the largest n with samples of weight 0."""
     if not sizes or min(sizes) < 1:
         raise ValueError(f"sample sizes must be positive; got {sizes}")
+    if not keeps or any(not 0 < p <= 1 for p in keeps) or trials < 1 or not 1 <= width <= 5000 or steps < 1:
+        raise ValueError(f"need keep probabilities in (0, 1], trials ≥ 1, 1 ≤ width ≤ 5000, steps ≥ 1; got "
+                         f"keeps={keeps}, trials={trials}, width={width}, steps={steps}")
     grid = torch.linspace(-10, 10, 401).reshape(-1, 1)
     truth = target_8_13(grid).ravel().numpy()
-    errors = np.empty((len(sizes), len(keeps)))
+    n_max, per_size = max(sizes), trials * len(keeps)
+    x = torch.zeros(len(sizes) * per_size, n_max, 1)  # (K, N, 1), padding at x = 0 with weight 0
+    weight = torch.zeros(len(sizes) * per_size, n_max)  # (K, N)
     for i, n in enumerate(sizes):
-        x = torch.linspace(-10, 10, n).reshape(-1, 1)  # (n, 1)
-        fit = run_dropout_fit(x, target_8_13(x).ravel(), keeps=keeps, trials=trials, width=width, steps=steps,
-                              grid=grid, seed=seed)
-        err = 0.5 * ((fit.outputs - truth) ** 2).mean(axis=1)  # (K,)
-        errors[i] = err.reshape(trials, len(keeps)).mean(axis=0)
-    return errors
+        x[i * per_size:(i + 1) * per_size, :n, 0] = torch.linspace(-10, 10, n)
+        weight[i * per_size:(i + 1) * per_size, :n] = 1.0
+    keep = torch.tensor(list(keeps) * trials * len(sizes))  # (K,)
+    net = TwoLayerEnsemble(1, width, beta1=1.0, beta2=1.0, alpha=width ** 0.5, act="tanh", n_members=len(keep),
+                           seed=seed)
+    train_ensemble(net, x, target_8_13(x[..., 0]), steps=steps, lr=1e-3, optimizer="adam", keep=keep,
+                   record_every=steps, sample_weight=weight, seed=seed, desc="dropout and sample size")
+    with torch.no_grad():
+        err = 0.5 * ((net(grid).numpy() - truth) ** 2).mean(axis=1)  # (K,)
+    return err.reshape(len(sizes), trials, len(keeps)).mean(axis=1)
 
 
 #: Angular gap (radians) that splits orientation clusters in the 图8.3 claim (count_angle_clusters' default).
@@ -567,33 +593,126 @@ def check_plateau_condensation(proc: CondensationProcess, *, gap: float = PROCES
         clusters_final=clusters_at(proc, final, gap=gap))
 
 
+def ramp_distance(x: ArrayLike, f: ArrayLike, *, kinks: int = 1201) -> float:
+    """How far a curve f on the grid x is from the output of ONE ReLU neuron, c·ReLU(±(x − x₀)):
+    min over the sign, the kink x₀ (``kinks`` points of [3·min x, 3·max x], so a kink outside the grid — a
+    straight line — counts too) and the least-squares height c of ‖f − c·ReLU(±(x − x₀))‖₂ / ‖f‖₂.
+    0 for a single ramp; the target (8.2) is 0.27 from one."""
+    x, f = _np(x).astype(float).ravel(), _np(f).astype(float).ravel()
+    if x.shape != f.shape or len(x) < 3:
+        raise ValueError(f"need a curve sampled at ≥ 3 points, x and f of one shape; got {x.shape}, {f.shape}")
+    norm = float(f @ f)
+    if norm == 0:
+        raise ValueError("the curve is identically zero: no relative distance")
+    x0 = np.linspace(3 * x.min(), 3 * x.max(), kinks)[:, None]  # (X, 1)
+    best = norm
+    for sign in (1.0, -1.0):
+        ramps = np.maximum(sign * (x[None, :] - x0), 0.0)  # (X, G)
+        size = (ramps ** 2).sum(axis=1)
+        ok = size > 0
+        proj = (ramps[ok] @ f) ** 2 / size[ok]  # what the best height c removes from ‖f‖²
+        best = min(best, norm - float(proj.max()))
+    return float(np.sqrt(max(best, 0.0) / norm))
+
+
 PLATEAU_OUTPUTS = ClaimSpec(
     "ch08.plateau-outputs", "图8.4",
-    "the outputs follow the condensation: in the middle of the first plateau the fit is a single ramp (at most 1 "
-    "kink on [−1, 1]), at the end it has at least 3 kinks, as the target (8.2) has 4",
-    exploration=True)  # quick profile: 12/20 seeds (2–3 slope jumps mid-plateau on the others)
+    "the outputs follow the condensation: in the middle of the first plateau the fit is one neuron's ramp, "
+    "at the end it is as far from any single ramp as half the target (8.2) is")
+
+#: "One neuron's ramp": within 5% (relative L2 on [−1, 1]) of the best single ReLU neuron c·ReLU(±(x − x₀)).
+RAMP_TOLERANCE = 0.05
 
 
-def kinks_at(proc: CondensationProcess, step: int) -> int:
-    """Kinks (:func:`~companion.core.neurons.count_kinks`) of the output on the grid at the snapshot nearest ``step``."""
-    return count_kinks(proc.grid, proc.outputs[snapshot_index(proc, step)])
+def ramp_distance_at(proc: CondensationProcess, step: int) -> float:
+    """:func:`ramp_distance` of the output at the snapshot nearest ``step``."""
+    return ramp_distance(proc.grid, proc.outputs[snapshot_index(proc, step)])
 
 
 def check_plateau_outputs(proc: CondensationProcess) -> Verdict:
-    """图8.4 on a :func:`run_condensation` result: the output's kinks mid-plateau (≤ 1: the condensed net acts
-    as one neuron) and at the last snapshot (≥ 3).  No first plateau (e.g. a large initialisation) is a
-    "never": the claim fails."""
+    """图8.4 on a :func:`run_condensation` result: in the middle of the first plateau the output is within
+    :data:`RAMP_TOLERANCE` of one ReLU neuron's output (:func:`ramp_distance`: the condensed net acts as one
+    neuron), and at the last snapshot it is at least half as far from any single ramp as the target (8.2)
+    is (it has taken on the target's kinks).  No first plateau (e.g. a large initialisation) is a "never":
+    the claim fails."""
     try:
         start, end = first_plateau(proc.steps, proc.loss)
-        mid = float(kinks_at(proc, (start + end) // 2))
+        mid = ramp_distance_at(proc, (start + end) // 2)
     except ValueError:
         start = end = None
         mid = float("nan")
-    final = kinks_at(proc, int(proc.snap_steps[-1]))
-    return PLATEAU_OUTPUTS.judge(count("kinks mid-plateau", mid, "<=", 1) if start is not None
-                                 else threshold("kinks mid-plateau", mid, "<=", 1),
-                                 count("kinks at the end", final, ">=", 3),
-                                 plateau="none" if start is None else (start, end))
+    final = ramp_distance_at(proc, int(proc.snap_steps[-1]))
+    target = ramp_distance(proc.grid, proc.target)
+    return PLATEAU_OUTPUTS.judge(threshold("distance from one ramp, mid-plateau", mid, "<=", RAMP_TOLERANCE),
+                                 threshold("distance from one ramp at the end", final, ">=", 0.5 * target),
+                                 target_distance=target, plateau="none" if start is None else (start, end))
+
+
+LOSS_STALLS = ClaimSpec(
+    "ch08.loss-stalls", "图8.2",
+    "the loss stalls more than once — next to the initialisation and again on a plateau, each stall followed "
+    "by a fall to below half its level — while the orientations, spread at t = 0, gather in the second stall")
+
+#: A stall: over one doubling of the training time, [t, 2t], the loss falls by less than 5%.
+STALL_FALL = 0.05
+#: Spread / gathered: the neurons carrying 90% of the amplitude occupy more than half / less than a quarter
+#: of 36 angular bins.
+SPREAD_SHARE, GATHERED_SHARE = 0.5, 0.25
+
+
+def stall_witness(steps: np.ndarray, loss: np.ndarray, *, fall: float = STALL_FALL) -> tuple[int, int] | None:
+    """Two stalls t₁ < t₂ (2t₁ ≤ t₂) of a loss curve recorded at ``steps``, with the loss recorded at t and 2t:
+    the pair whose tightest condition of :func:`check_loss_stalls` has the largest margin (None if the curve
+    has no such pair of records)."""
+    level = dict(zip(np.asarray(steps).tolist(), np.asarray(loss, dtype=float).tolist()))
+    end = level[int(steps[-1])]
+    ts = [t for t in level if t > 0 and 2 * t in level]
+    if not ts:
+        return None
+    ts_arr = np.array(ts)
+    q = np.array([1 - level[2 * t] / level[t] for t in ts])  # fall over [t, 2t]
+    stall = (fall - q) / fall  # margin of "a stall at t"
+    after = np.array([(0.5 - end / level[2 * t]) / 0.5 for t in ts])  # margin of "falls by half after it"
+    best, pair = -np.inf, None
+    for i, t1 in enumerate(ts):
+        later = ts_arr >= 2 * t1
+        if not later.any():
+            continue
+        between = (0.5 - np.array([level[t] for t in ts_arr[later]]) / level[2 * t1]) / 0.5
+        margins = np.minimum.reduce([np.full(later.sum(), stall[i]), between, stall[later], after[later]])
+        j = int(np.argmax(margins))
+        if margins[j] > best:
+            best, pair = margins[j], (int(t1), int(ts_arr[later][j]))
+    return pair
+
+
+def check_loss_stalls(proc: CondensationProcess, *, fall: float = STALL_FALL) -> Verdict:
+    """图8.2 on a :func:`run_condensation` result (the loss recorded at the powers of two and every
+    steps/400 steps).  A stall at t: over one doubling of the training time the loss falls by less than
+    ``fall`` (5%), L(2t) > 0.95·L(t) — on a logarithmic time axis a flat stretch.  The claim: there are two
+    stalls t₁ and t₂ ≥ 2t₁ with L(t₂) < ½·L(2t₁) (a fall between them) and L(end) < ½·L(2t₂) (a fall after
+    the second), the pair chosen with :func:`stall_witness`; the neurons carrying 90% of the amplitude
+    occupy more than half of 36 angular bins at t = 0 (图8.2(b): random orientations) and less than a quarter
+    at the snapshot nearest the middle √2·t₂ of the second stall.  No such pair is a "never"."""
+    pair = stall_witness(proc.steps, proc.loss, fall=fall)
+    level = dict(zip(proc.steps.tolist(), proc.loss.tolist()))
+    occupied = [occupied_fraction(orientation(w), amplitude(a, w)) for a, w in zip(proc.a, proc.w)]
+    if pair is None:
+        nan = float("nan")
+        q1 = q2 = between = after = gathered = nan
+    else:
+        t1, t2 = pair
+        q1, q2 = 1 - level[2 * t1] / level[t1], 1 - level[2 * t2] / level[t2]
+        between, after = level[t2] / level[2 * t1], level[int(proc.steps[-1])] / level[2 * t2]
+        gathered = occupied[snapshot_index(proc, int(round(2 ** 0.5 * t2)))]
+    return LOSS_STALLS.judge(
+        threshold("fall of the loss over [t₁, 2t₁]", q1, "<", fall),
+        threshold("L(t₂)/L(2t₁)", between, "<", 0.5),
+        threshold("fall of the loss over [t₂, 2t₂]", q2, "<", fall),
+        threshold("L(end)/L(2t₂)", after, "<", 0.5),
+        threshold("occupied share of 36 orientation bins at t = 0", occupied[0], ">", SPREAD_SHARE),
+        threshold("occupied share in the second stall", gathered, "<", GATHERED_SHARE),
+        stalls="none" if pair is None else pair)
 
 
 DEAD_NEURONS = ClaimSpec("ch08.dead-neurons-still", "图8.3", "dead ReLU neurons never move while the live ones do")
@@ -648,8 +767,8 @@ class DropoutRelu:
 def run_dropout_relu(*, width: int = 500, keep: float = 0.9, steps: int = 20_000, lr: float = 1e-3,
                      n_masks: int = 40_000, seed: int = 0) -> DropoutRelu:
     """图8.12 and (8.5): the target ½ReLU(−x − ⅓) + ½ReLU(x − ⅓) on 8 points of [−1, 1], two-layer ReLU
-    nets in the linear regime (a, w ~ N(0, 1), α = √m), Adam; member 0 without dropout (p = 1), member 1
-    with keep probability ``keep``, trained side by side as one ensemble.
+    nets in the linear regime (a, w ~ N(0, 1), α = √m), Adam at ``lr`` (the book: 10⁻³); member 0 without
+    dropout (p = 1), member 1 with keep probability ``keep``, trained side by side as one ensemble.
 
     Returns the ensemble ``net`` and its history ``hist``, the data, RD (7.3) per member, the cluster
     count and occupied fraction of the neurons carrying half the amplitude per member, and for the
@@ -711,9 +830,10 @@ def check_dropout_condenses(result: DropoutRelu) -> Verdict:
 
 @dataclass
 class TanhDropout(DropoutFit):
-    """图8.13: the :class:`DropoutFit` of p = 1 and p = keep (members trial-major), the data and the grid, the
-    total variation of each member's output (trials, 2) and the target's, the mean final R_S per p (2,) and
-    R_S of the zero function."""
+    """图8.13–8.14: the :class:`DropoutFit` of, per initialisation (trial-major), three nets — p = 1 and
+    p = keep from the linear regime, and the small initialisation without dropout — the data and the grid,
+    the total variation of each member's output (trials, 3) and the target's, the mean final R_S of each
+    kind (3,), R_S of the zero function, and the small initialisation (std, α)."""
 
     x: Tensor
     y: Tensor
@@ -723,23 +843,31 @@ class TanhDropout(DropoutFit):
     tv_target: float
     final_risk: np.ndarray
     zero_risk: float
+    small: tuple[float, float]
+
+
+#: 图8.14's small initialisation: every parameter ~ N(0, 10⁻⁶) (std 10⁻³, as in 图8.1–8.4), α = 1 —
+#: the condensed regime of chapter 7 (β₁β₂/α = 10⁻⁶ = m^{−γ} with γ ≈ 2.2 > 1 at m = 500).
+SMALL_INIT = (1e-3, 1.0)
 
 
 def run_tanh_dropout(*, keep: float = 0.9, trials: int = 3, width: int = 500, steps: int = 5_000,
-                     seed: int = 0) -> TanhDropout:
-    """图8.13: f(x) = tanh(x − 6) + tanh(x + 6) on 10 evenly spaced points of [−10, 10], two-layer tanh nets
-    in the linear regime, p = 1 and p = ``keep`` for ``trials`` initialisations, one ensemble
-    (:func:`run_dropout_fit`).  Returns that fit plus the total variation of each member's output on
-    2001 grid points (trials, 2), the target's, the mean final R_S per p (2,) and R_S of the zero function."""
+                     small: tuple[float, float] = SMALL_INIT, seed: int = 0) -> TanhDropout:
+    """图8.13–8.14: f(x) = tanh(x − 6) + tanh(x + 6) on 10 evenly spaced points of [−10, 10], two-layer tanh
+    nets, Adam lr 10⁻³: for each of ``trials`` initialisations p = 1 and p = ``keep`` in the linear regime
+    and a net from the small initialisation ``small`` = (std, α) without dropout, one ensemble
+    (:func:`run_dropout_fit`).  Returns that fit plus the total variation of each member's output on 2001
+    grid points (trials, 3), the target's, the mean final R_S of each kind (3,) and R_S of the zero function."""
     x = torch.linspace(-10, 10, 10).reshape(-1, 1)
     y = target_8_13(x).ravel()
     grid = torch.linspace(-10, 10, 2001).reshape(-1, 1)
-    fit = run_dropout_fit(x, y, keeps=(1.0, keep), trials=trials, width=width, steps=steps, grid=grid, seed=seed)
+    fit = run_dropout_fit(x, y, keeps=(1.0, keep), trials=trials, width=width, steps=steps, grid=grid,
+                          small=small, seed=seed)
     return TanhDropout(**{f.name: getattr(fit, f.name) for f in fields(fit)}, x=x, y=y, grid=grid, trials=trials,
-                       tv=total_variation(fit.outputs).reshape(trials, 2),
+                       tv=total_variation(fit.outputs).reshape(trials, 3),
                        tv_target=total_variation(target_8_13(grid).ravel()),
-                       final_risk=fit.risk[-1].reshape(trials, 2).mean(axis=0),
-                       zero_risk=0.5 * float((y ** 2).mean()))
+                       final_risk=fit.risk[-1].reshape(trials, 3).mean(axis=0),
+                       zero_risk=0.5 * float((y ** 2).mean()), small=tuple(small))
 
 
 DROPOUT_SIMPLER_FIT = ClaimSpec(
@@ -751,13 +879,45 @@ DROPOUT_SIMPLER_FIT = ClaimSpec(
 def check_dropout_simpler_fit(result: TanhDropout) -> Verdict:
     """图8.13 on a :func:`run_tanh_dropout` result: |TV̄(p) − TV*| < ½|TV̄(1) − TV*| (means over the
     initialisations), and the larger mean final R_S < 2% of the zero function's."""
-    tv = result.tv.mean(axis=0)
+    tv = result.tv[:, :2].mean(axis=0)  # p = 1, p = keep (linear regime)
     excess = np.abs(tv - result.tv_target)
-    risk = result.final_risk / result.zero_risk
+    risk = result.final_risk[:2] / result.zero_risk
     return DROPOUT_SIMPLER_FIT.judge(
         compare("|TV − TV*| with dropout", float(excess[1]), "<", "½|TV − TV*| without", 0.5 * float(excess[0])),
-        threshold("larger mean R_S / R_S(zero function)", float(risk.max()), "<", 0.02),
+        threshold("larger mean R_S / R_S(zero function)", float(risk.max()), "<", FIT_SHARE),
         tv_target=result.tv_target, tv_no_dropout=tv[0], tv_dropout=tv[1])
+
+
+#: "Fits the data": R_S below 2% of the zero function's (图8.13–8.14).
+FIT_SHARE = 0.02
+
+DROPOUT_FAST_ROUTE = ClaimSpec(
+    "ch08.dropout-fast-route", "图8.14",
+    "from the usual initialisation with dropout the training loss falls below 2% of the zero function's at "
+    "least 3 times sooner than from a small initialisation without dropout, which stalls on a plateau")
+
+
+def fit_steps(result: TanhDropout) -> np.ndarray:
+    """The first recorded step at which each member's R_S is below :data:`FIT_SHARE` of the zero function's,
+    NaN where it never is; (trials, 3): p = 1, p = keep, small initialisation."""
+    below = result.risk < FIT_SHARE * result.zero_risk  # (T, K)
+    first = np.where(below.any(axis=0), result.steps[np.argmax(below, axis=0)], np.nan)
+    return first.reshape(result.trials, 3)
+
+
+def check_dropout_fast_route(result: TanhDropout, *, factor: float = 3.0) -> Verdict:
+    """图8.14 on a :func:`run_tanh_dropout` result: ``factor`` × the slowest dropout net's :func:`fit_steps`
+    is below the fastest small-initialisation net's.  A small-init net that never gets there within the run
+    has taken more than the run's T steps: its time is bounded below by T (the comparison then holds iff
+    ``factor`` × t_dropout < T); a dropout net that never gets there is a "never" (the claim fails)."""
+    first = fit_steps(result)
+    t_drop = float(np.max(first[:, 1])) if not np.isnan(first[:, 1]).any() else float("nan")
+    t_small = np.where(np.isnan(first[:, 2]), float(result.steps[-1]), first[:, 2])
+    return DROPOUT_FAST_ROUTE.judge(
+        compare(f"{factor:g} × steps with dropout (slowest net)", factor * t_drop, "<",
+                "steps from the small init (fastest net; T if never)", float(t_small.min())),
+        steps_dropout=first[:, 1], steps_small_init=first[:, 2], steps_no_dropout=first[:, 0],
+        small_init_final_risk=result.final_risk[2] / result.zero_risk, run_steps=int(result.steps[-1]))
 
 
 @dataclass
@@ -769,17 +929,29 @@ class ExplorerFrame(CondensationProcess):
     clusters: int
 
 
-def make_explorer(seed: int | None = None, steps: int = 8_000):
+#: The explorer's starting controls: the setting of §8.1 (图8.1–8.4).
+EXPLORER_DEFAULTS = {"init_std": 1e-3, "act": "relu", "keep": 1.0, "width": 100}
+
+
+def make_explorer(seed: int | None = None, steps: int = 8_000, initial: CondensationProcess | None = None):
     """Init std, activation, keep probability p, width, snapshot scrubber → polar scatter, output, loss;
-    the nets start from ``seed`` (default: the active seed)."""
+    the nets start from ``seed`` (default: the active seed) and train ``steps`` GD steps.  ``initial``, if
+    given, is the run of the starting controls (:data:`EXPLORER_DEFAULTS`: :func:`run_condensation` with
+    ``steps`` steps, 41 snapshots and this seed, e.g. the notebook's run of 图8.1–8.4), shown without
+    training it again."""
     from functools import lru_cache
 
     from companion.kit import widgets
 
     seed = active_seed() if seed is None else seed
+    if initial is not None and (int(initial.snap_steps[-1]) != steps or len(initial.snap_steps) != 41):
+        raise ValueError(f"initial must be a run of {steps} steps with 41 snapshots; got "
+                         f"{int(initial.snap_steps[-1])} steps, {len(initial.snap_steps)} snapshots")
 
     @lru_cache(maxsize=8)
     def train(init_std: float, act: str, keep: float, width: int) -> CondensationProcess:
+        if initial is not None and dict(init_std=init_std, act=act, keep=keep, width=width) == EXPLORER_DEFAULTS:
+            return initial
         return run_condensation(width=width, init_std=init_std, act=act, keep=keep, steps=steps, n_snapshots=41,
                                 seed=seed, progress=False)
 
@@ -805,11 +977,12 @@ def make_explorer(seed: int | None = None, steps: int = 8_000):
         ax2.set_title("loss R_S")
         ax2.set_xlabel("step")
 
-    controls = {"init_std": widgets.log_slider(1e-3, 1e-5, 1.0, "init std"),
-                "act": widgets.dropdown("relu", ("relu", "tanh", "sigmoid", "softplus", "xtanh", "x2tanh"),
+    start = EXPLORER_DEFAULTS
+    controls = {"init_std": widgets.log_slider(start["init_std"], 1e-5, 1.0, "init std"),
+                "act": widgets.dropdown(start["act"], ("relu", "tanh", "sigmoid", "softplus", "xtanh", "x2tanh"),
                                         "activation"),
-                "keep": widgets.float_slider(1.0, 0.5, 1.0, 0.05, "keep prob p"),
-                "width": widgets.int_slider(100, 10, 500, "width m", step=10),
+                "keep": widgets.float_slider(start["keep"], 0.5, 1.0, 0.05, "keep prob p"),
+                "width": widgets.int_slider(start["width"], 10, 500, "width m", step=10),
                 "snapshot": widgets.int_slider(40, 0, 40, "snapshot")}
     return widgets.Explorer("Condensation (ch. 8)", controls, compute, draw)
 

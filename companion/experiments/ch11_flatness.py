@@ -9,6 +9,9 @@
   GD drives it up to 2/η and keeps it there — the Edge of Stability (图11.8, 表11.4).
 * The same run trains with mini-batches (表11.1, 图11.3), with dropout (图11.6, 11.7), or with an
   extra noise term η ε_t (11.4)–(11.5) (:func:`isotropic_noise`, GLD).
+* Test accuracy (表11.1, 图11.4) is compared over an ensemble: K initialisations, each trained by SGD, GD
+  and GLD, every dynamics one :class:`~companion.core.nets.BatchedMLP` (:func:`train_ensembles`); the
+  claims compare mean accuracies, paired by initialisation.
 * Loss along lines in parameter space: the interpolation θ = αθ_L + (1 − α)θ_S between a
   large-batch and a small-batch solution (图11.3), and L(α) = R_S(θ + αd) along a filter-normalised
   random direction d (Li et al. 2017; 图11.6, 11.7).
@@ -56,13 +59,16 @@ from torch.func import functional_call, grad, vmap
 from companion.core import landscape
 from companion.core import train as engine
 from companion.core.data import digits
-from companion.core.nets import MLP
-from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
+from companion.core.nets import MLP, BatchedMLP
+from companion.kit.claims import ClaimSpec, Condition, Verdict, compare, count, identity, threshold
 from companion.kit.seeds import active_seed, generator
 
 LOSSES = ("mse", "ce")
 TRACKED_OPTIMIZERS = ("sgd", "adam")  # first-order steps whose η the sharpness is compared with (2/η)
 NoiseHook = Callable[[nn.Module, int], Tensor]
+#: The sharpness's Hessian-vector products: reverse-over-reverse, twice as fast here as forward mode
+#: (:func:`companion.core.landscape.hvp`); the vmapped products of the noise analysis stay forward mode.
+HVP_MODE = "reverse"
 
 
 # --------------------------------------------------------------------------- quadratic (11.8)–(11.11)
@@ -226,7 +232,7 @@ def sharpness(model: nn.Module, x: Tensor, y: Tensor, loss: str = "mse", *, iter
     iteration from a random start vector drawn from ``seed``."""
     theta, _ = landscape.flatten_params(model)
     return landscape.top_eigenvalue(full_loss(model, x, y, loss), theta, iters=iters, tol=1e-4,
-                                    generator=generator(seed))
+                                    generator=generator(seed), mode=HVP_MODE)
 
 
 # --------------------------------------------------------------------------- training with tracked sharpness
@@ -322,7 +328,7 @@ def train_tracked(model: nn.Module, x: Tensor, y: Tensor, *, eta: float, steps: 
         if step % track_every == 0 or last:
             theta, _ = landscape.flatten_params(model)
             row["sharpness"], eigenvector = landscape.top_eigenvalue(f_full, theta, eigenvector, iters=power_iters,
-                                                                     tol=1e-4, generator=generator)
+                                                                     tol=1e-4, generator=generator, mode=HVP_MODE)
         return row
 
     def reached_loss(row: dict[str, float]) -> bool:     # NaN (loss not measured) never stops
@@ -445,35 +451,153 @@ def check_sgd_flatter(sgd: Run, gd: Run, gld: Run) -> Verdict:
                              sgd=s, gd=gd.final_sharpness, gld=gld.final_sharpness)
 
 
+# ------------------------------------------------------------------ test accuracy over an ensemble (表11.1, 图11.4)
+DYNAMICS = ("SGD", "GD", "GLD")
+
+
+def ensemble_noise_trace(model: BatchedMLP, x: Tensor, y: Tensor, batch_size: int) -> Tensor:
+    """Tr(Σ_sgd) = (1/(nB)) Σ_i ‖g_i − ḡ‖² of every member of a tanh :class:`~companion.core.nets.BatchedMLP`
+    under the loss ½‖f(x_i) − y_i‖², shape (K,), without forming a per-sample gradient.
+
+    Per-sample gradient norms of a layer z = a W + b are ‖a_i‖²‖δ_i‖² + ‖δ_i‖² with δ_i = ∂ℓ_i/∂z_i
+    (the gradient ∂ℓ_i/∂W = a_iᵀδ_i has rank one), so one forward and one backward pass of the summed loss
+    give Σ_i ‖g_i‖²; ‖ḡ‖² comes from the same pass, and Σ_i ‖g_i − ḡ‖² = Σ_i ‖g_i‖² − n‖ḡ‖²."""
+    n = x.shape[0]
+    if not 1 <= batch_size <= n:
+        raise ValueError(f"batch_size must lie in [1, {n}], got {batch_size}")
+    weights, biases = [w.detach() for w in model.weights], [b.detach() for b in model.biases]
+    a = x.expand(model.n_members, *x.shape)                                    # (K, n, d_in)
+    inputs, outs = [], []
+    for l, (w, b) in enumerate(zip(weights, biases)):
+        inputs.append(a)
+        z = torch.baddbmm(b, a, w).requires_grad_(True)                        # (K, n, m_l)
+        outs.append(z)
+        a = model.act(z) if l < len(weights) - 1 else z
+    loss = 0.5 * ((a - y) ** 2).sum()                                          # Σ_k Σ_i ℓ_ki
+    deltas = torch.autograd.grad(loss, outs)
+    square_norms = sum(((inp ** 2).sum(-1) + 1) * (d ** 2).sum(-1) for inp, d in zip(inputs, deltas))  # (K, n)
+    mean_norm = sum(((inp.transpose(1, 2) @ d) ** 2).sum((1, 2)) + (d.sum(1) ** 2).sum(-1)
+                    for inp, d in zip(inputs, deltas)) / n ** 2                # ‖ḡ‖², (K,)
+    return (square_norms.sum(1) - n * mean_norm) / (n * batch_size)
+
+
+@dataclass
+class EnsembleAccuracy:
+    """表11.1 / 图11.4 over K members: the same K initialisations trained by each dynamics (SGD with batches of
+    ``batch_size``, full-batch GD, GD plus isotropic noise of SGD's size), their accuracies per member."""
+
+    dynamics: tuple[str, ...]
+    batch_size: int
+    train_accuracy: np.ndarray   # (S, K) for the S dynamics
+    test_accuracy: np.ndarray    # (S, K)
+    train_loss: np.ndarray       # (S, K) final full-batch training loss
+    n_test: int                  # test images behind each accuracy
+
+    @property
+    def members(self) -> int:
+        return self.test_accuracy.shape[1]
+
+    def gain(self, better: str, worse: str) -> np.ndarray:
+        """Per member, test accuracy under ``better`` minus under ``worse`` (K,): paired by initialisation."""
+        return self.test_accuracy[self.dynamics.index(better)] - self.test_accuracy[self.dynamics.index(worse)]
+
+
+def train_ensembles(widths: Sequence[int], data, *, members: int, eta: float, steps: int, batch_size: int,
+                    dynamics: Sequence[str] = DYNAMICS, refresh_every: int = 20, seed: int = 0) -> EnsembleAccuracy:
+    """Train ``members`` tanh MLPs of ``widths`` (every parameter ~ N(0, 1/fan_in), as :class:`DropoutMLP`) on
+    ``data`` (a :class:`~companion.core.data.Digits`) with each of ``dynamics``, every dynamics from the same
+    K initialisations, as one :class:`~companion.core.nets.BatchedMLP` per dynamics on the engine
+    (:func:`companion.core.train.run`, ``torch.optim.SGD`` at ``eta`` on the loss ½·mean‖f(x) − y‖²):
+
+    * ``"SGD"``: each member its own mini-batches of ``batch_size`` samples, drawn without replacement (11.4);
+    * ``"GD"``: the full batch;
+    * ``"GLD"``: the full batch plus η ε_t, ε_t ~ N(0, σ_k² I), σ_k² = Tr(Σ_sgd)/D of member k for batches of
+      ``batch_size`` (:func:`ensemble_noise_trace`), re-estimated every ``refresh_every`` steps (11.5,
+      "GLD dynamic" of 表11.2).
+
+    Streams of ``seed``: 0 the initialisations, 1 the mini-batches, 2 the Langevin noise."""
+    unknown = [d for d in dynamics if d not in DYNAMICS]
+    if unknown or not dynamics or members < 1 or steps < 1 or not eta > 0 or refresh_every < 1:
+        raise ValueError(f"need dynamics from {DYNAMICS}, members ≥ 1, steps ≥ 1, eta > 0, refresh_every ≥ 1; got "
+                         f"{tuple(dynamics)}, {members}, {steps}, {eta}, {refresh_every}")
+    x, y, n = data.x, data.one_hot(), data.x.shape[0]
+    if not 1 <= batch_size <= n:
+        raise ValueError(f"batch_size must lie in [1, {n}], got {batch_size}")
+    std = torch.tensor([1.0 / math.sqrt(w) for w in widths[:-1]])[None].expand(members, -1)
+    start = BatchedMLP(widths, members, "tanh", init_std=std, generator=generator(seed))
+    batches, noise = generator(seed, 1), generator(seed, 2)
+    train_acc, test_acc, losses = [], [], []
+    for name in dynamics:
+        model = copy.deepcopy(start)
+        params = list(model.parameters())
+        dim = sum(p[0].numel() for p in params)
+        sigma = torch.zeros(members)
+
+        def loss(model: BatchedMLP = model, name: str = name) -> Tensor:   # (K,)
+            if name != "SGD":
+                return 0.5 * ((model(x) - y) ** 2).sum(-1).mean(-1)
+            idx = torch.argsort(torch.rand(members, n, generator=batches), 1)[:, :batch_size]  # (K, B)
+            return 0.5 * ((model(x[idx]) - y[idx]) ** 2).sum(-1).mean(-1)
+
+        step = engine.descend(torch.optim.SGD(params, lr=eta), loss)
+
+        def update(t: int, step=step, model: BatchedMLP = model, params=params, name: str = name,
+                   sigma: Tensor = sigma, dim: int = dim) -> None:
+            step(t)
+            if name == "GLD":
+                if t % refresh_every == 0:
+                    sigma.copy_((ensemble_noise_trace(model, x, y, batch_size) / dim).sqrt())
+                with torch.no_grad():
+                    for p in params:
+                        p.add_(eta * sigma.reshape(-1, *[1] * (p.ndim - 1)) * torch.randn(p.shape, generator=noise))
+
+        engine.run(update, steps=steps, record=lambda t: {}, record_every=steps, progress=False, desc=f"{name} ensemble")
+        with torch.no_grad():
+            train_acc.append((model(x).argmax(-1) == data.labels).float().mean(-1).numpy())
+            test_acc.append((model(data.x_test).argmax(-1) == data.labels_test).float().mean(-1).numpy())
+            losses.append((0.5 * ((model(x) - y) ** 2).sum(-1).mean(-1)).numpy())
+    return EnsembleAccuracy(tuple(dynamics), batch_size, np.array(train_acc), np.array(test_acc), np.array(losses),
+                            int(data.x_test.shape[0]))
+
+
 SMALL_BATCH_GENERALISES = ClaimSpec(
     "ch11.small-batch-generalises", "表11.1",
-    "both batch sizes fit the training set (accuracy at least 99%), and the small-batch solution's test accuracy "
-    "exceeds the full-batch one's by at least one point", exploration=True)
+    "over networks trained from the same initialisations, both batch sizes fit the training set (every member at "
+    "least 99%), and the small batch's mean test accuracy is higher than full-batch GD's")
 SGD_BEST_ACCURACY = ClaimSpec(
     "ch11.sgd-best-test-accuracy", "图11.4",
-    "SGD reaches a higher test accuracy than GD and than isotropic Langevin noise of the same size, by at least "
-    "one point each", exploration=True)
+    "over networks trained from the same initialisations, SGD's mean test accuracy is higher than GD's and higher "
+    "than that of isotropic Langevin noise of the same size")
 
 
-def check_small_batch_generalises(small: Run, full: Run, data) -> Verdict:
-    """表11.1 on two runs of :func:`train_tracked` and their ``data`` (a :class:`~companion.core.data.Digits`):
-    the larger training error (1 − accuracy) ≤ 0.01, i.e. both fit ≥ 99% of the training set, and test accuracy(small
-    batch) > test accuracy(full batch) + 0.01."""
-    train_acc = [accuracy(r.model, data.x, data.labels) for r in (small, full)]
-    test_acc = [accuracy(r.model, data.x_test, data.labels_test) for r in (small, full)]
+def mean_gain(res: EnsembleAccuracy, better: str, worse: str, name: str) -> Condition:
+    """The members' mean paired test-accuracy gain of ``better`` over ``worse`` > 0, its margin in standard errors
+    of that mean (the spread over members / √K; at least one test image, the resolution of an accuracy)."""
+    gain = res.gain(better, worse)
+    if len(gain) < 2:
+        raise ValueError(f"a mean gain needs at least two members, got {len(gain)}")
+    se = max(float(gain.std(ddof=1)) / math.sqrt(len(gain)), 1.0 / res.n_test)
+    return threshold(name, float(gain.mean()), ">", 0.0, spread=se)
+
+
+def check_small_batch_generalises(res: EnsembleAccuracy) -> Verdict:
+    """表11.1 on :func:`train_ensembles`: the larger training error (1 − accuracy) over every SGD and GD member
+    ≤ 0.01, and the mean over members of test accuracy(SGD) − test accuracy(GD), paired by initialisation, > 0."""
+    train = res.train_accuracy[[res.dynamics.index("SGD"), res.dynamics.index("GD")]]
     return SMALL_BATCH_GENERALISES.judge(
-        threshold("larger training error", 1 - min(train_acc), "<=", 0.01),
-        compare(f"test acc(B={small.batch_size})", test_acc[0], ">", "test acc(full batch) + 0.01", test_acc[1] + 0.01),
-        train_accuracy=train_acc, test_accuracy=test_acc)
+        threshold("larger training error", float(1 - train.min()), "<=", 0.01),
+        mean_gain(res, "SGD", "GD", f"mean test-acc gain, B={res.batch_size} over full batch"),
+        members=res.members, mean_test_accuracy=res.test_accuracy.mean(1), dynamics=list(res.dynamics))
 
 
-def check_sgd_best_accuracy(sgd: Run, gd: Run, gld: Run, data) -> Verdict:
-    """图11.4: test accuracy(SGD) > test accuracy(GD) + 0.01 and > test accuracy(GLD) + 0.01."""
-    acc = {name: accuracy(r.model, data.x_test, data.labels_test) for name, r in (("SGD", sgd), ("GD", gd), ("GLD", gld))}
-    return SGD_BEST_ACCURACY.judge(
-        compare("test acc(SGD)", acc["SGD"], ">", "test acc(GD) + 0.01", acc["GD"] + 0.01),
-        compare("test acc(SGD)", acc["SGD"], ">", "test acc(GLD) + 0.01", acc["GLD"] + 0.01),
-        test_accuracy=list(acc.values()))
+def check_sgd_best_accuracy(res: EnsembleAccuracy) -> Verdict:
+    """图11.4 on :func:`train_ensembles`: the members' mean paired test-accuracy gain of SGD over GD > 0 and over
+    GLD > 0."""
+    return SGD_BEST_ACCURACY.judge(mean_gain(res, "SGD", "GD", "mean test-acc gain, SGD over GD"),
+                                   mean_gain(res, "SGD", "GLD", "mean test-acc gain, SGD over GLD"),
+                                   members=res.members, mean_test_accuracy=res.test_accuracy.mean(1),
+                                   dynamics=list(res.dynamics))
+
 
 # --------------------------------------------------------------------------- loss along lines (图11.3, 11.6)
 def losses_at(model: nn.Module, thetas: Tensor, x: Tensor, y: Tensor, loss: str = "mse",

@@ -27,7 +27,7 @@ from companion.kit.seeds import active_seed, generator
 from companion.kit.claims import ClaimSpec, Verdict, compare, identity, is_never, threshold
 from companion.core.classical import fd_solution, iterate, jacobi, jacobi_eigenvalues, mode_errors
 from companion.core.nets import MLP, MscaleDNN
-from companion.core.pde import (NEG_LAPLACIAN, Field, Points, Problem, fit, fit_wan, grid_points, manufactured_poisson, newton_operator,
+from companion.core.pde import (NEG_LAPLACIAN, Field, Points, Problem, fit, fit_wan, grid_points, newton_operator,
                   pinn_loss, ritz_loss, sample_points, values, wan_loss)
 from companion.core.spectral import first_step_below
 from companion.core.train import History
@@ -85,7 +85,11 @@ def book_modes(k_high: float = 24.0) -> tuple[int, int, int]:
 
 
 def sine_poisson(dim: int = 1, freqs: Sequence[float] = (1.0, 4.0), amps: Sequence[float] = (1.0, 0.2)) -> Problem:
-    """−Δu = f on (−1, 1)^d with exact u = Σ_a A_a Π_k sin(ω_a π x_k) (f by autograd, u = exact on ∂Ω)."""
+    """−Δu = f on (−1, 1)^d with exact u = Σ_a A_a Π_k sin(ω_a π x_k), u = exact on ∂Ω.
+
+    Each product of sines is an eigenfunction of −Δ: f = Σ_a A_a d(ω_a π)² Π_k sin(ω_a π x_k), in closed form
+    (the losses evaluate f at every step; :func:`companion.core.pde.manufactured_poisson` would differentiate u
+    twice by autograd each time — tests/test_pde.py checks that the two agree)."""
     if dim not in (1, 2, 3):
         raise ValueError(f"dim must be 1, 2 or 3, got {dim}")
     if len(freqs) != len(amps) or not freqs:
@@ -94,7 +98,12 @@ def sine_poisson(dim: int = 1, freqs: Sequence[float] = (1.0, 4.0), amps: Sequen
     def exact(x: Tensor) -> Tensor:
         return sum(a * torch.prod(torch.sin(w * math.pi * x), dim=1) for w, a in zip(freqs, amps))
 
-    return manufactured_poisson(exact, ((-1.0, 1.0),) * dim, name=f"sines {tuple(freqs)} in {dim}-D")
+    def source(x: Tensor) -> Tensor:
+        return sum(a * dim * (w * math.pi) ** 2 * torch.prod(torch.sin(w * math.pi * x), dim=1)
+                   for w, a in zip(freqs, amps))
+
+    return Problem(NEG_LAPLACIAN, source, ((-1.0, 1.0),) * dim, boundary=exact, exact=exact,
+                   name=f"sines {tuple(freqs)} in {dim}-D")
 
 
 def field_on_grid(fn: Field, x: np.ndarray) -> np.ndarray:
@@ -406,13 +415,16 @@ def _log_counts(last: int, count: int) -> np.ndarray:
 def run_frequency_contrast(k_high: float = 24.0, n: int = 1000, width: int = 100, depth: int = 3, steps: int = 2000,
                            lr: float = 1e-3, final_lr: float | None = None, beta: float = 2000.0, record_every: int = 50,
                            jacobi_iterations: int = 100_000, switch_steps: tuple[int, ...] = (500, 2000),
-                           hybrid_iterations: int = 2000, seed: int = 0) -> ContrastResult:
+                           hybrid_iterations: int = 2000, n_train: int | None = None,
+                           seed: int = 0) -> ContrastResult:
     """The experiment of 图15.1 on (15.18): a Deep Ritz net (15.19), Jacobi from zero, and the hybrid.
 
-    The net is trained full batch on the n + 1 grid points with the grid Ritz loss (15.19)
-    (β_book = 1000 there is ``beta`` = 2000 here, see :func:`ritz_loss`); its output on the grid is
-    recorded every ``record_every`` steps.  For each M in ``switch_steps`` the hybrid starts Jacobi
-    from the net's output at step M (boundary values reset to the data).
+    The net is trained full batch with the grid Ritz loss (15.19) (β_book = 1000 there is ``beta`` = 2000
+    here, see :func:`ritz_loss`) on the ``n_train`` + 1 points of a uniform grid (default: the solver's
+    n + 1, the book's 1001); the loss is a quadrature of the Ritz energy, so a coarser training grid changes
+    only its accuracy, O(h²).  The net's output on the solver's grid is recorded every ``record_every``
+    steps.  For each M in ``switch_steps`` the hybrid starts Jacobi from the net's output at step M
+    (boundary values reset to the data).
     """
     bad = [m for m in switch_steps if m % record_every or not 0 <= m <= steps]
     if bad:
@@ -420,7 +432,7 @@ def run_frequency_contrast(k_high: float = 24.0, n: int = 1000, width: int = 100
                          f"in [0, {steps}]")
     problem = book_poisson(k_high)
     modes = book_modes(k_high)
-    points = grid_points(problem, n)
+    points = grid_points(problem, n if n_train is None else n_train)
     x = np.linspace(-1.0, 1.0, n + 1)
     xt = torch.as_tensor(x, dtype=torch.float32)[:, None]
     exact, g = field_on_grid(problem.exact, x[:, None]), field_on_grid(problem.source, x[:, None])

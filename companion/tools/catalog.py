@@ -78,7 +78,9 @@ class Chapter:
 
 
 CHAPTERS: tuple[Chapter, ...] = (
-    Chapter("ch04_frequency_principle", "4–6", "The frequency principle", "频率原则"),
+    Chapter("ch04_frequency_principle", "4", "The frequency principle", "频率原则"),
+    Chapter("ch05_multiscale_networks", "5", "Designing networks for high frequencies", "基于频率原则设计高效神经网络"),
+    Chapter("ch06_frequency_mechanism", "6", "The mechanism of the frequency principle", "频率原则的机制分析"),
     Chapter("ch07_phase_diagram", "7", "The phase diagram of two-layer ReLU networks", "相图分析"),
     Chapter("ch08_condensation", "8", "Condensation", "凝聚现象"),
     Chapter("ch09_embedding_principle", "9", "The embedding principle of the loss landscape", "损失景观的嵌入原则"),

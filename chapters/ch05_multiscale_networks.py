@@ -1,0 +1,261 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 5 — Designing networks for high frequencies (基于频率原则设计高效神经网络)
+#
+# *Companion to 深度学习现象导论, chapter 5 (基于频率原则设计高效神经网络). Chapter 4's notebook shows the
+# frequency principle (频率原则): a network learns low frequencies fast and high ones slowly. This chapter turns
+# that weakness into a design rule.*
+#
+# **The idea.** Stretching the input turns a high frequency into a low one,
+#
+# $$\mathcal F[f(a\,\cdot)](\xi) = \frac1{|a|}\hat f\Bigl(\frac{\xi}{a}\Bigr) \qquad (5.1),$$
+#
+# so a network that sees $a\,x$ as well as $x$ learns the high frequencies of $f$ as if they were low ones. The
+# **multiscale DNN (多尺度神经网络, MscaleDNN)** (5.2) builds the stretch into its first layer; **Fourier features**
+# (5.11) into a fixed map before the network; the **subspace-decomposition network SD²DNN** (§5.1.2) adds one
+# multiscale sub-network per scale of the solution of a differential equation.
+#
+# **What you will see and check automatically**
+#
+# | section | book figure | claim checked in this run |
+# |---|---|---|
+# | 1 | §5.2 | a MscaleDNN learns a frequency that a plain network of the same width never gets |
+# | 2 | 图5.7, §5.3 | Fourier features learn every component at once; too large a Fourier scale overfits |
+# | 3 | 图5.5 | SD²DNN on the three-scale elliptic equation (5.7): the sum solves it; do the sub-modules split the scales? (an exploration) |
+#
+# Then an **explorer** for instructors and **exercises (习题)**. 图5.1, 5.2 and 5.4 are drawings of the idea and the
+# architectures; 图5.3 (a 2-D Poisson problem) has its 1-D analogue in chapter 15's notebook (§15.5.1); 图5.6 (NeRF)
+# needs 3-D scenes and a GPU.
+#
+# **Run time.** Quick profile (default): under a minute on two CPU cores. Full profile
+# (`COMPANION_PROFILE=full`): larger networks and longer training, several minutes, a GPU if present.
+
+# %%
+import numpy as np
+import matplotlib.pyplot as plt
+
+from companion.kit.config import pick, settings
+from companion.kit.claims import show
+from companion.experiments.ch05_multiscale import (
+    run_multiscale, check_mscale, check_fourier_features, check_fourier, run_sd2dnn, check_sd2dnn,
+    elliptic_coefficient, SD2_SCALES)
+from companion.kit.plots import panels, plot_delta_f_curves
+from companion.kit.seeds import active_seed
+
+S = settings()
+seed = active_seed()
+print(S.describe())
+
+# %% [markdown]
+# ## 1 · A multiscale network (§5.1.1, (5.2))
+#
+# The MscaleDNN splits its first hidden layer into $A$ groups; group $i$ sees the input stretched by its scale
+# $a_i$, i.e. its neurons compute $\sigma(a_i\,\mathbf w\cdot\mathbf x + b)$ (5.2). A component of frequency $k$
+# looks like frequency $k / a_i$ to group $i$, so some group always sees it as a low frequency, which the network
+# learns fast. The activation matters: with a compactly supported one such as
+# $\mathrm{sReLU}(x) = \mathrm{ReLU}(x)\,\mathrm{ReLU}(1-x)$ each group resolves its own band; with ReLU, which is
+# positively homogeneous ($\mathrm{ReLU}(a z) = a\,\mathrm{ReLU}(z)$), stretching only rescales and does nothing.
+# *Note.* The book's (5.2) stretches $\mathbf W_0\mathbf x$ and then adds the bias; our `MscaleDNN` stretches
+# $\mathbf W_0\mathbf x + \mathbf b_0$ together — the same functions, with the bias drawn on the stretched scale.
+#
+# Target: $\sin 2\pi x + \frac12\sin(2\pi\cdot10x) + \frac14\sin(2\pi\cdot25x)$ at equispaced points of
+# $[0, 1)$ (200 in the quick profile, 300 in the full one); the test grid lies between the training points. We
+# track, as in chapter 4, the relative error $\Delta_F(k) = |\hat h_k - \hat f_k| / |\hat f_k|$ of each
+# component. Two networks with two hidden layers of the same width and the sReLU activation, Adam at
+# $2\cdot10^{-3}$: a plain one, and a MscaleDNN with the scales $1, 2, \dots, 25$ (four neurons per scale at width
+# 100). In the quick profile (2000 steps) the multiscale net masters k = 10 but is still on its way at k = 25; the
+# full profile (width 200, scales 1…100, 5000 steps) gets k = 25 below 0.1 as well.
+
+# %%
+ms_kw = dict(width=pick(quick=100, full=200), steps=pick(quick=2000, full=5000), lr=2e-3, n_train=pick(quick=200, full=300),
+             record_every=50, seed=seed)
+ms_runs = {
+    "plain (sReLU)": run_multiscale("plain", **ms_kw),
+    # quick: 25 scales, 4 neurons each at width 100 (with 50 scales, 2 neurons per scale left k=10 short on 2 of
+    # 20 seeds); full: scales 1…100 at width 200
+    "MscaleDNN (sReLU)": run_multiscale("mscale", scales=tuple(float(s) for s in range(1, pick(quick=26, full=101))),
+                                        **ms_kw),
+}
+
+fig, axes = panels(2, width=3.6, height=2.7)
+for ax, (name, res) in zip(axes, ms_runs.items()):
+    plot_delta_f_curves(ax, res.steps, res.deltas, res.ks, title=f"{name}\ntest MSE {res.test_mse:.2g}")
+    ax.set_ylim(1e-3, 3)
+fig.suptitle("§5.2: Δ_F(k) for k = 1, 10, 25")
+plt.show()
+print("final Δ_F(k) for k = 1, 10, 25:", {name: r.deltas[-1].round(3) for name, r in ms_runs.items()})
+
+# %% [markdown]
+# **Claim `ch05.mscale-k10` (§5.2).** The MscaleDNN's $\Delta_F(10)$ falls below 0.1 at some recorded step while the
+# plain net's stays at or above 0.1 throughout, and the MscaleDNN's final $\Delta_F(25)$ is below the plain net's.
+# (The book shows the multiscale network on a 2-D Poisson problem, 图5.3, from Liu et al. 2020.)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(check_mscale(ms_runs["plain (sReLU)"], ms_runs["MscaleDNN (sReLU)"]))
+
+# %% [markdown]
+# ## 2 · Fourier features (§5.3, 图5.7)
+#
+# **Fourier features** (5.11) map the input through fixed sines and cosines before the network,
+# $\gamma(\mathbf v) = [\cos 2\pi \mathbf b_j^\top\mathbf v,\ \sin 2\pi \mathbf b_j^\top\mathbf v]_j$, with frequencies
+# $\mathbf b_j$ drawn at random, here $b_j \sim \mathcal N(0, \sigma^2)$ (100 features, then a tanh network of the same
+# width). NeRF's positional encoding $\sin(2^l\pi p), \cos(2^l\pi p)$ (§5.2 of the book) is the same idea with
+# fixed frequencies. The features already hold every frequency the target needs, so the network only has to
+# combine them; but too large a $\sigma$ puts much of the features' energy above what the samples can pin down
+# (the Nyquist frequency of 200 samples on $[0, 1)$ is 100 cycles), and the network fits the samples exactly
+# with the wrong function between them. Fourier features fit every component within a few dozen steps: 500 steps
+# are plenty.
+
+# %%
+ff_kw = ms_kw | {"steps": pick(quick=500, full=5000)}
+ms_runs["Fourier σ=10"] = run_multiscale("fourier", sigma=10.0, **ff_kw)
+ms_runs["Fourier σ=100"] = run_multiscale("fourier", sigma=100.0, **ff_kw)
+
+fig, axes = panels(3, width=3.0, height=2.6)
+for ax, name in zip(axes[:2], ("Fourier σ=10", "Fourier σ=100")):
+    res = ms_runs[name]
+    plot_delta_f_curves(ax, res.steps, res.deltas, res.ks, title=f"{name}\ntest MSE {res.test_mse:.2g}")
+    ax.set_ylim(1e-5, 3)
+res = ms_runs["Fourier σ=100"]
+axes[2].plot(res.x_test, res.f_test, "--", color="0.3", lw=1, label="target")
+axes[2].plot(res.x_test, res.out_test, lw=0.8, label="σ=100, between the samples")
+axes[2].set(xlim=(0, 0.25), xlabel="x", title="too large a Fourier scale")
+axes[2].legend(fontsize=7)
+fig.suptitle("Fig. 5.7 (1-D analogue): Fourier features")
+plt.show()
+print("test MSE:", {name: float(f"{r.test_mse:.3g}") for name, r in ms_runs.items()})
+
+# %% [markdown]
+# **Claims `ch05.fourier-features` (图5.7) and `ch05.fourier-overfit` (§5.3).** 图5.7 (from Tancik et al. 2020)
+# compares image fits with and without Fourier features: with them the picture gains its high-frequency detail.
+# Our 1-D analogue compares the runs above: with Fourier features (σ = 10) every component ends with
+# $\Delta_F < 0.1$, without them (the plain net of section 1, trained four times longer) $\Delta_F(25)$ ends at or
+# above 0.1, and the off-grid test error is lower with them. And the off-grid test error of Fourier features
+# with σ = 100 exceeds 100× that with σ = 10.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(check_fourier_features(ms_runs["plain (sReLU)"], ms_runs["Fourier σ=10"]))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(check_fourier(ms_runs["Fourier σ=10"], ms_runs["Fourier σ=100"]))
+
+# %% [markdown]
+# ## 3 · One sub-network per scale: SD²DNN (§5.1.2, 图5.5)
+#
+# The book's example is the one-dimensional elliptic equation with a coefficient of three scales,
+#
+# $$-\bigl(A(x)\,u'(x)\bigr)' = f(x) \ \text{on } [0, 1],\quad u(0) = u(1) = 0,\qquad
+# A(x) = \Bigl(2 + \cos\frac{2\pi x}{\varepsilon_1}\Bigr)\Bigl(2 + \cos\frac{2\pi x}{\varepsilon_2}\Bigr)
+# \qquad (5.7),\,(5.8)$$
+#
+# with $\varepsilon_1 = 0.1$, $\varepsilon_2 = 0.01$ and the exact solution
+# $u(x) = x - x^2 + \frac{\varepsilon_1}{4\pi}\sin\frac{2\pi x}{\varepsilon_1} + \frac{\varepsilon_2}{4\pi}\sin\frac{2\pi x}
+# {\varepsilon_2}$ (5.9). The book does not write $f$; it is $f = -(A u')'$ of (5.9), which we compute in closed form
+# (checked against automatic differentiation in the tests). The **SD²DNN** (Li et al. 2023) writes
+# $u_\theta = u_{\rm low} + u_{\rm mid} + u_{\rm high}$, three MscaleDNN sub-modules: one without extra scales, one with
+# middle scales (here $20, 30, \dots, 100$), one with high scales ($200, 300, \dots, 1000$), sine activations. The
+# loss (5.10) is the **Ritz energy** $\int \tfrac12 A\,u'^2 - f u$ (the equation's energy, as in chapter 15's Deep
+# Ritz method) on a grid of 1000 intervals, plus a boundary penalty $\beta\,(u(0)^2 + u(1)^2)/2$ with $\beta = 1000$,
+# plus an **orthogonality penalty** $L_{\rm orth} = \gamma\sum_{i<j}\langle u_i, u_j\rangle^2$ with $\gamma = 10^4$ (our
+# choice of form and weight: the book names the term without writing it). Three sub-modules of two hidden layers
+# of 32, Adam at $2\cdot10^{-3}$, 600 steps (the paper trains far larger networks for far longer).
+#
+# 图5.5 shows each sub-module's output on top of the part of (5.9) at its own scale.
+
+# %%
+sd2 = run_sd2dnn(width=pick(quick=32, full=100), steps=pick(quick=600, full=10000), seed=seed)
+names = ["x − x²", "(ε₁/4π) sin(2πx/ε₁)", "(ε₂/4π) sin(2πx/ε₂)"]
+fig, axes = panels(4, width=2.9, height=2.6)
+axes[0].plot(sd2.x, sd2.exact, "--", color="0.3", lw=1, label="exact (5.9)")
+axes[0].plot(sd2.x, sd2.solution, lw=0.9, label="SD²DNN")
+axes[0].set(xlabel="x", title=f"the sum: relative error {sd2.relative_error():.3f}")
+axes[0].legend(fontsize=7)
+for ax, part, target, name, group in zip(axes[1:], sd2.parts, sd2.targets, names, sd2.scale_groups):
+    ax.plot(sd2.x, target, "--", color="0.3", lw=1, label=name)
+    ax.plot(sd2.x, part, lw=0.8, label=f"sub-module, scales {group[0]:g}…{group[-1]:g}")
+    ax.set(xlabel="x", title=f"part error {np.linalg.norm(part - target) / np.linalg.norm(target):.2g}")
+    ax.legend(fontsize=6)
+fig.suptitle("Fig. 5.5: the SD²DNN's three sub-modules on the three-scale elliptic equation (5.7)")
+plt.show()
+
+# %% [markdown]
+# **Exploration `ch05.sd2dnn-parts` (图5.5)**, not a claim at this scale. It asks for the book's two sentences: the
+# network's solution matches (5.9) (relative $L^2$ error of the sum below 0.1), and each sub-module takes the part
+# of the solution at its own scale (relative $L^2$ error of each sub-module against its part below 0.5). At CPU
+# scale the first holds and the second does not: the sub-modules with large scales also learn the smooth part
+# $x - x^2$ — they learn every frequency fastest — and the orthogonality penalty does not undo that, because the
+# smooth part is shared by them rather than by the low module (in our tuning runs on seeds 100–101 the sum's
+# error was 0.04, the middle and high sub-modules' errors 28–64 times the size of their parts). The pass rate over
+# seeds 0–19 is on the robustness page.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(check_sd2dnn(sd2))
+
+# %% [markdown]
+# ## Explorer (for instructors)
+#
+# Choose the model (plain sReLU network, MscaleDNN with the scales $1, 2, \dots, A$, or Fourier features of scale
+# σ), the width and the number of steps, and watch $\Delta_F(k)$ for k = 1, 10, 25 and the fit between the
+# training points. Try 习题9: is a larger $A$ always better? Try σ = 1, 10, 100 for Fourier features (习题4, 5).
+# Each change retrains one network (a second or two).
+
+# %%
+from companion.experiments.ch05_multiscale import make_explorer
+
+explorer = make_explorer()
+explorer
+
+# %% [markdown]
+# ## Exercises (习题)
+#
+# Each cell holds `None` where your answer goes; the check underneath says whether it is right and
+# gives a hint otherwise.
+#
+# **(5.1), 习题2.** A neuron group sees the input stretched, $z = a x$. For which $a$ does the component
+# $\sin(2\pi\cdot25x)$ look like $\sin 2\pi z$ — one cycle per unit — to it?
+
+# %%
+from companion.experiments.ch05_multiscale import check_stretch, check_nyquist_fraction
+
+stretch = None  # your answer: a number
+check_stretch(stretch)
+
+# %% [markdown]
+# **习题4, 5.** The Fourier features of section 2 draw their frequencies $b_j \sim \mathcal N(0, \sigma^2)$, in cycles
+# per unit. With 200 samples on $[0, 1)$ the highest frequency the samples can pin down is 100 cycles. Which
+# fraction of the features lies above it for σ = 100? (It explains `ch05.fourier-overfit`.)
+
+# %%
+above_nyquist = None  # your answer: a fraction between 0 and 1
+check_nyquist_fraction(above_nyquist)
+
+# %% [markdown]
+# **Open questions** (习题3, 6, 9): how do the different frequency components interfere in a multiscale network,
+# and what does the orthogonality penalty of SD²DNN do about it (section 3)? Does the activation matter (try the
+# explorer's plain net, and read the note on ReLU in section 1)? Is a larger $A$ always better (the explorer's
+# slider)?
+#
+# ## Summary
+#
+# * A network learns low frequencies first (chapter 4); stretching the input, (5.1), makes high frequencies low.
+# * A MscaleDNN (5.2) learns a frequency that a plain network of the same width never gets (§5.2); Fourier
+#   features (5.11) learn every component at once (图5.7) — but too large a Fourier scale overfits: exact on the
+#   samples, wrong between them (§5.3).
+# * SD²DNN (§5.1.2) solves the three-scale elliptic equation (5.7) with one sub-network per scale; at CPU scale
+#   the sum solves it, while the split of the solution among the sub-modules that 图5.5 shows does not appear.

@@ -1,0 +1,310 @@
+"""Designing networks for high frequencies (基于频率原则设计高效神经网络), book chapter 5.
+
+The frequency principle makes a plain network slow on high frequencies; chapter 5 stretches the input so that
+high frequencies become low ones, (5.1) F[f(a·)](ξ) = (1/|a|) f̂(ξ/a):
+
+* :func:`run_multiscale` — a 1-D regression of a low, a middle and a high frequency with a plain sReLU network,
+  a multiscale DNN (MscaleDNN, (5.2)) or Fourier features (5.11) (the networks of :mod:`companion.core.nets`),
+  recording Δ_F(k) of each component (§5.2, 图5.7, §5.3);
+* :func:`run_sd2dnn` — the subspace-decomposition network SD²DNN (§5.1.2) on the three-scale elliptic
+  equation (5.7)–(5.9), solved by the Ritz energy (:func:`companion.core.pde.ritz_loss`) plus the
+  orthogonality penalty L_orth and a boundary penalty, (5.10); each sub-module's output is kept (图5.5).
+
+The chapter's claims (``check_*`` beside their :class:`~companion.kit.claims.ClaimSpec`), its explorer
+(:func:`make_explorer`: the model, the number of scales, the Fourier scale, the width and the steps of the
+1-D regression) and the checks of its exercises live here too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+from torch import Tensor, nn
+
+from companion.kit import widgets as w
+from companion.kit.cache import cached
+from companion.kit.claims import ClaimSpec, Verdict, compare, threshold
+from companion.kit.exercises import feedback
+from companion.kit.plots import plot_delta_f_curves
+from companion.kit.seeds import active_seed, generator
+from companion.core.fprinciple import as_tensor
+from companion.core.nets import SD2DNN, FourierFeatureNet, MscaleDNN
+from companion.core.pde import Problem, divergence_operator, fit, grid_points, ritz_loss
+from companion.core.spectral import delta_f, dft, first_step_below, uniform_grid
+from companion.core.train import train
+
+
+# ----------------------------------------------------------------------------------------------
+# Chapter 5: multiscale DNN (5.2) and Fourier features (5.11), the networks of companion.core.nets
+# ----------------------------------------------------------------------------------------------
+MULTISCALE_MODELS = ("plain", "mscale", "fourier")
+
+
+@dataclass
+class MultiscaleResult:
+    kind: str
+    ks: tuple[int, ...]
+    steps: np.ndarray      # (T,)
+    deltas: np.ndarray     # (T, len(ks)) Δ_F on the training grid
+    first: np.ndarray      # (len(ks),)
+    x_test: np.ndarray
+    f_test: np.ndarray
+    out_test: np.ndarray   # (n_test,) final
+    train_mse: float
+    test_mse: float
+
+
+def multiscale_target(x: np.ndarray, ks: Sequence[int] = (1, 10, 25),
+                      amps: Sequence[float] = (1.0, 0.5, 0.25)) -> np.ndarray:
+    """sin 2πx + ½ sin(2π·10x) + ¼ sin(2π·25x) on [0, 1): a low, a middle and a high frequency."""
+    return sum(a * np.sin(2 * math.pi * k * x) for k, a in zip(ks, amps))
+
+
+@cached
+def run_multiscale(kind: str, width: int, steps: int, lr: float, n_train: int, record_every: int, seed: int,
+                   scales: tuple[float, ...] = (1.0,), sigma: float = 10.0,
+                   ks: tuple[int, ...] = (1, 10, 25)) -> MultiscaleResult:
+    """Fit :func:`multiscale_target` with a plain sReLU net, a MscaleDNN with ``scales``, or Fourier
+    features of scale ``sigma``."""
+    if kind not in MULTISCALE_MODELS:
+        raise ValueError(f"unknown model kind {kind!r}; choose one of {', '.join(MULTISCALE_MODELS)}")
+    init = generator(seed)
+    if kind == "plain":
+        model: nn.Module = MscaleDNN(1, width, 2, scales=[1.0], act="srelu", generator=init)
+    elif kind == "mscale":
+        model = MscaleDNN(1, width, 2, scales=scales, act="srelu", generator=init)
+    else:
+        model = FourierFeatureNet(1, 100, sigma, width, 2, generator=init)
+    x = uniform_grid(n_train, 0.0, 1.0)
+    x_test = uniform_grid(4 * n_train + 7, 0.0, 1.0)          # off the training grid
+    f, f_test = multiscale_target(x, ks), multiscale_target(x_test, ks)
+    X = as_tensor(x)[:, None]
+    hist = train(model, X, as_tensor(f)[:, None], steps=steps, lr=lr, record_every=record_every, x_eval=X,
+                 keep_outputs=True, desc=kind)
+    deltas = delta_f(hist.outputs[..., 0], f, ks)                          # (T, len(ks))
+    with torch.no_grad():
+        out_test = model(as_tensor(x_test)[:, None])[:, 0].numpy()
+    return MultiscaleResult(kind, tuple(ks), hist.steps, deltas, first_step_below(deltas, hist.steps),
+                            x_test, f_test, out_test, float(hist.train_loss[-1]),
+                            float(((out_test - f_test) ** 2).mean()))
+
+
+
+
+# ----------------------------------------------------------------------------------------------
+# SD²DNN on the three-scale elliptic equation (5.7)–(5.9): 图5.5
+# ----------------------------------------------------------------------------------------------
+def elliptic_parts(x: np.ndarray | Tensor, eps: tuple[float, float] = (0.1, 0.01)) -> list:
+    """The three scales of the exact solution (5.9): x − x², (ε₁/4π) sin(2πx/ε₁), (ε₂/4π) sin(2πx/ε₂)."""
+    sin = torch.sin if isinstance(x, Tensor) else np.sin
+    return [x - x * x] + [e / (4 * math.pi) * sin(2 * math.pi * x / e) for e in eps]
+
+
+def elliptic_coefficient(x: np.ndarray | Tensor, eps: tuple[float, float] = (0.1, 0.01)) -> np.ndarray | Tensor:
+    """A(x) = (2 + cos(2πx/ε₁))(2 + cos(2πx/ε₂)), (5.8): three scales O(1), O(ε₁), O(ε₂)."""
+    cos = torch.cos if isinstance(x, Tensor) else np.cos
+    return (2 + cos(2 * math.pi * x / eps[0])) * (2 + cos(2 * math.pi * x / eps[1]))
+
+
+def elliptic_source(x: Tensor, eps: tuple[float, float] = (0.1, 0.01)) -> Tensor:
+    """f = −(A u′)′ for A of (5.8) and u of (5.9) — the book does not write it out:
+    f = −(A′u′ + A u″) with u′ = 1 − 2x + ½cos(2πx/ε₁) + ½cos(2πx/ε₂), u″ = −2 − (π/ε₁) sin(2πx/ε₁) − (π/ε₂) sin(2πx/ε₂),
+    A′ = −(2π/ε₁) sin(2πx/ε₁)(2 + cos(2πx/ε₂)) − (2π/ε₂) sin(2πx/ε₂)(2 + cos(2πx/ε₁))."""
+    k1, k2 = (2 * math.pi / e for e in eps)
+    c1, c2, s1, s2 = torch.cos(k1 * x), torch.cos(k2 * x), torch.sin(k1 * x), torch.sin(k2 * x)
+    a = (2 + c1) * (2 + c2)
+    da = -k1 * s1 * (2 + c2) - k2 * s2 * (2 + c1)
+    du = 1 - 2 * x + 0.5 * c1 + 0.5 * c2
+    d2u = -2 - 0.5 * k1 * s1 - 0.5 * k2 * s2
+    return -(da * du + a * d2u)
+
+
+def multiscale_elliptic(eps: tuple[float, float] = (0.1, 0.01)) -> Problem:
+    """−(A(x)u′)′ = f on [0, 1], u(0) = u(1) = 0, (5.7)–(5.8), with the exact solution (5.9) and f of
+    :func:`elliptic_source` ((5.9) does vanish at both ends, because 1/ε₁ and 1/ε₂ are whole numbers)."""
+    if not (0 < eps[1] < eps[0] < 1) or any(abs(1 / e - round(1 / e)) > 1e-9 for e in eps):
+        raise ValueError(f"need 1 > ε₁ > ε₂ > 0 with 1/ε₁, 1/ε₂ whole numbers (so that u(1) = 0); got {eps}")
+    exact = lambda x: sum(elliptic_parts(x[:, 0], eps))  # noqa: E731
+    operator = divergence_operator(lambda x: elliptic_coefficient(x[:, 0], eps))
+    return Problem(operator, lambda x: elliptic_source(x[:, 0], eps), ((0.0, 1.0),), boundary=exact, exact=exact,
+                   name=f"three-scale elliptic (5.7), ε = {eps}")
+
+
+@dataclass
+class SD2Result:
+    """图5.5: the SD²DNN's sub-module outputs ``parts`` (P, n) on the grid ``x`` beside the exact solution's
+    scales ``targets`` (P, n), recorded at ``steps`` (``history_parts`` (T, P, n))."""
+
+    scale_groups: tuple[tuple[float, ...], ...]
+    x: np.ndarray              # (n,)
+    exact: np.ndarray          # (n,)
+    targets: np.ndarray        # (P, n) x − x², the ε₁ part, the ε₂ part
+    steps: np.ndarray          # (T,)
+    loss: np.ndarray           # (T,)
+    history_parts: np.ndarray  # (T, P, n)
+
+    @property
+    def parts(self) -> np.ndarray:
+        """(P, n) the sub-modules' final outputs."""
+        return self.history_parts[-1]
+
+    @property
+    def solution(self) -> np.ndarray:
+        """(n,) the network's solution u = Σ_i u_i."""
+        return self.parts.sum(0)
+
+    def relative_error(self) -> float:
+        """‖u_θ − u‖ / ‖u‖ on the grid."""
+        return float(np.linalg.norm(self.solution - self.exact) / np.linalg.norm(self.exact))
+
+    def part_errors(self) -> np.ndarray:
+        """(P,) ‖u_i − (its scale of u)‖ / ‖its scale of u‖: how well each sub-module took its own scale."""
+        return np.linalg.norm(self.parts - self.targets, axis=1) / np.linalg.norm(self.targets, axis=1)
+
+
+def orthogonality_penalty(parts: Tensor, weights: Tensor) -> Tensor:
+    """L_orth of (5.10): Σ_{i<j} ⟨u_i, u_j⟩², with ⟨u, v⟩ = ∫ u v dx by the quadrature ``weights``; parts (P, N)."""
+    gram = (parts * weights) @ parts.T                                   # (P, P)
+    return torch.triu(gram, diagonal=1).pow(2).sum()
+
+
+SD2_SCALES = ((1.0,), tuple(float(s) for s in range(20, 101, 10)), tuple(float(s) for s in range(200, 1001, 100)))
+
+
+@cached
+def run_sd2dnn(scale_groups: tuple[tuple[float, ...], ...] = SD2_SCALES, width: int = 32, depth: int = 2,
+               n_grid: int = 1000, steps: int = 600, lr: float = 2e-3, beta: float = 1000.0, gamma: float = 1e4,
+               eps: tuple[float, float] = (0.1, 0.01), record_every: int = 100, seed: int = 0) -> SD2Result:
+    """Solve (5.7) with an SD²DNN: Ritz energy on the uniform grid of ``n_grid`` intervals + γ·L_orth +
+    β·(boundary penalty), (5.10); Adam.  One sub-module per scale group (:class:`~companion.core.nets.SD2DNN`,
+    sine activations)."""
+    problem = multiscale_elliptic(eps)
+    points = grid_points(problem, n_grid)
+    model = SD2DNN(1, width, depth, scale_groups, act="sin", generator=generator(seed))
+    x = np.linspace(0.0, 1.0, n_grid + 1)
+    xt = as_tensor(x)[:, None]
+
+    def loss() -> dict[str, Tensor]:
+        terms = ritz_loss(model, problem, points, beta=beta)
+        parts = model.parts(points.interior)[..., 0]                   # (P, N)
+        terms["orth"] = orthogonality_penalty(parts, points.weights)
+        terms["total"] = terms["total"] + gamma * terms["orth"]
+        return terms
+
+    def probe(net: nn.Module, _step: int) -> dict[str, np.ndarray]:
+        with torch.no_grad():
+            return {"parts": net.parts(xt)[..., 0].numpy()}
+
+    history = fit(model, loss, steps=steps, lr=lr, record_every=record_every, probe=probe, desc="SD²DNN")
+    targets = np.stack(elliptic_parts(x, eps))
+    return SD2Result(tuple(tuple(g) for g in scale_groups), x, targets.sum(0), targets, history.steps,
+                     history.train_loss, history["parts"])
+
+
+# ----------------------------------------------------------------------------------------------
+# Claims of chapter 5: each a sentence of the book as measured conditions (companion.kit.claims)
+# ----------------------------------------------------------------------------------------------
+MSCALE = ClaimSpec("ch05.mscale-k10", "§5.2",
+                   "the MscaleDNN fits the k=10 component (Δ_F < 0.1), which the plain network of the same width "
+                   "never does, and ends closer at k=25 too")
+FOURIER_FEATURES = ClaimSpec("ch05.fourier-features", "图5.7",
+                             "Fourier features capture the high frequency that the plain network misses: with them "
+                             "every component ends with Δ_F < 0.1, without them Δ_F(25) stays at or above 0.1, and "
+                             "the test error is lower with them")
+FOURIER = ClaimSpec("ch05.fourier-overfit", "§5.3", "Fourier features with σ=100 overfit: test error over 100 times "
+                                                     "that of σ=10")
+SD2_PARTS = ClaimSpec("ch05.sd2dnn-parts", "图5.5",
+                      "the SD²DNN solves the three-scale equation (relative error of the sum < 0.1) and each "
+                      "sub-module takes the part of the solution at its own scale (relative error of each part < 0.5)",
+                      exploration=True)   # at CPU scale the high-scale sub-modules take the smooth part too
+
+
+def check_mscale(plain: MultiscaleResult, mscale: MultiscaleResult) -> Verdict:
+    """§5.2: the MscaleDNN's Δ_F(10) falls below 0.1 at some recorded step, the plain net's never does, and the
+    MscaleDNN's final Δ_F(25) is below the plain net's."""
+    return MSCALE.judge(threshold("min Δ_F(10) MscaleDNN", float(mscale.deltas[:, 1].min()), "<", 0.1),
+                        threshold("min Δ_F(10) plain", float(plain.deltas[:, 1].min()), ">=", 0.1),
+                        compare("final Δ_F(25) MscaleDNN", mscale.deltas[-1, 2], "<", "plain", plain.deltas[-1, 2]))
+
+
+def check_fourier_features(plain: MultiscaleResult, fourier: MultiscaleResult) -> Verdict:
+    """图5.7 as a 1-D comparison: the Fourier-feature net's final Δ_F is below 0.1 at every tracked k, the plain
+    net's final Δ_F at the highest k is at least 0.1, and the Fourier-feature net's off-grid test MSE is the lower."""
+    return FOURIER_FEATURES.judge(
+        threshold("max final Δ_F with Fourier features", float(fourier.deltas[-1].max()), "<", 0.1),
+        threshold(f"final Δ_F({plain.ks[-1]}) plain", float(plain.deltas[-1, -1]), ">=", 0.1),
+        compare("test MSE with Fourier features", fourier.test_mse, "<", "plain", plain.test_mse))
+
+
+def check_fourier(sigma10: MultiscaleResult, sigma100: MultiscaleResult) -> Verdict:
+    """§5.3: the off-grid test MSE of Fourier features with σ = 100 exceeds 100× that with σ = 10."""
+    return FOURIER.judge(compare("test MSE(σ=100)", sigma100.test_mse, ">", "100×test MSE(σ=10)",
+                                 100 * sigma10.test_mse))
+
+
+def check_sd2dnn(sd2: SD2Result) -> Verdict:
+    """图5.5: the relative L2 error of the SD²DNN's solution is below 0.1, and the largest relative L2 error of a
+    sub-module against its own scale of (5.9) (x − x², the ε₁ part, the ε₂ part) is below 0.5."""
+    errors = sd2.part_errors()
+    return SD2_PARTS.judge(threshold("relative error of u", sd2.relative_error(), "<", 0.1),
+                           threshold("max relative error of a sub-module", float(errors.max()), "<", 0.5),
+                           part_errors=errors)
+
+
+# ----------------------------------------------------------------------------------------------
+# The explorer: plain net, MscaleDNN with A scales, Fourier features of scale σ (习题9: is a larger A better?)
+# ----------------------------------------------------------------------------------------------
+def explore(kind: str, n_scales: int, sigma: float, width: int, steps: int, seed: int | None = None) -> MultiscaleResult:
+    """One explorer run of :func:`run_multiscale` (cached): the MscaleDNN gets the scales 1, 2, …, ``n_scales``."""
+    if n_scales > width:
+        raise ValueError(f"n_scales={n_scales} exceeds width={width}: each scale needs at least one neuron")
+    return run_multiscale(kind, width=width, steps=steps, lr=2e-3, n_train=200, record_every=max(steps // 50, 1),
+                          seed=active_seed() if seed is None else seed,
+                          scales=tuple(float(s) for s in range(1, n_scales + 1)), sigma=sigma)
+
+
+def draw(result: MultiscaleResult, fig: Figure) -> None:
+    ax1, ax2 = fig.subplots(1, 2)
+    plot_delta_f_curves(ax1, result.steps, result.deltas, result.ks, title=f"{result.kind}: Δ_F(k)")
+    ax1.set_ylim(1e-3, 3)
+    ax2.plot(result.x_test, result.f_test, "--", color="0.3", lw=1, label="target")
+    ax2.plot(result.x_test, result.out_test, lw=0.9, label=f"{result.kind}, test MSE {result.test_mse:.2g}")
+    ax2.set(xlim=(0, 0.25), xlabel="x", title="between the training points")
+    ax2.legend(fontsize=7)
+
+
+def make_explorer() -> w.Explorer:
+    """The instructor panel of chapter 5, run at the active seed (an update takes a second or two on one core):
+    the model (plain sReLU net, MscaleDNN, Fourier features), the number A of scales 1…A, the Fourier scale σ, the
+    width and the steps, on the target of §5.2 (k = 1, 10, 25)."""
+    controls = {
+        "kind": w.dropdown("mscale", MULTISCALE_MODELS, "model"),
+        "n_scales": w.int_slider(16, 1, 64, "scales A"),
+        "sigma": w.log_slider(10.0, 1.0, 200.0, "Fourier σ"),
+        "width": w.int_slider(64, 16, 128, "width", step=16),
+        "steps": w.int_slider(500, 100, 1500, "steps", step=100),
+    }
+    return w.Explorer("Multiscale explorer (§5.2, 图5.7)", controls, explore, draw, figsize=(10.0, 3.2))
+
+
+# ----------------------------------------------------------------------------------------------
+# Exercise checks (习题 of chapter 5)
+# ----------------------------------------------------------------------------------------------
+def check_stretch(answer: float | None) -> bool:
+    """(5.1): by which factor a must the input be stretched, z = a·x, for the component sin(2π·25x) to look like
+    sin(2πz), one cycle per unit, to the neurons that see z?"""
+    return feedback("stretch", answer, lambda a: np.isclose(float(a), 25.0),
+                    "sin(2π·25x) = sin(2π·(25/a)·z) when z = a·x: which a makes 25/a equal to 1?")
+
+
+def check_nyquist_fraction(answer: float | None, sigma: float = 100.0, nyquist: float = 100.0) -> bool:
+    """§5.3: with frequencies b ~ N(0, σ²), which fraction of the Fourier features lies above the Nyquist frequency
+    of 200 samples on [0, 1) (|b| > 100 cycles)?  For σ = 100 it is 2(1 − Φ(1)) ≈ 0.317."""
+    truth = math.erfc(nyquist / sigma / math.sqrt(2))                   # P(|Z| > t) = 2(1 − Φ(t)) = erfc(t/√2)
+    return feedback("Fourier features above Nyquist", answer, lambda a: abs(float(a) - truth) < 0.01,
+                    "|b|/σ is the absolute value of a standard normal: P(|Z| > 100/σ) = 2(1 − Φ(100/σ))")

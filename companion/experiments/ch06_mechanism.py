@@ -1,0 +1,149 @@
+"""Why networks learn low frequencies first (频率原则的机制分析), book chapter 6.
+
+Chapter 6 names three factors of the frequency principle and ties them together in (6.11),
+|∂L(k)/∂θ| ≈ |ĥ(k) − f̂(k)| exp(−|πk/2w|) G(θ, k): the **initialisation scale** (the size of w), the
+**activation's spectrum** (tanh decays like exp(−|πk/2w|), (6.5); the Ricker wavelet (6.1) of small width a
+rises before it falls) and the **loss** (a derivative term, (6.3), weights frequency k by 1 + k²).  The
+experiments are fits of sin x + sin 3x + sin 5x by :func:`companion.core.fprinciple.run_fprinciple`:
+
+* 图6.2 — small vs large initialisation (two members of one batched run);
+* 图6.3 — Ricker activation, a = 0.3 vs a = 0.1 (with ASI), and the activation's spectrum
+  (:func:`activation_spectrum`);
+* 图6.4 — L_nongrad (6.2) vs L_grad (6.3).
+
+The claims (``check_*`` beside their :class:`~companion.kit.claims.ClaimSpec`), the instructor's explorer
+(:func:`make_explorer`: the initialisation, the activation and its width a, ASI and the loss, on a target of
+one's choice) and the checks of the chapter's exercises live here too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from companion.kit import widgets as w
+from companion.kit.claims import ClaimSpec, Verdict, compare, threshold
+from companion.kit.exercises import feedback
+from companion.core.fprinciple import FPResult, draw_fit, fit_target, median_step, order_conditions, spread_ratio
+from companion.core.nets import ACTIVATIONS
+
+
+# ----------------------------------------------------------------------------------------------
+# The activation's spectrum: 图6.1, 图6.3 (left panels), (6.5)
+# ----------------------------------------------------------------------------------------------
+ACTIVATION_SPECTRA = ("tanh", "ricker")
+
+
+def activation_spectrum(act: str, xi: np.ndarray, *, w: float = 1.0, a: float = 0.3) -> np.ndarray:
+    """|∫ σ(x) e^{−iξx} dx| at the angular frequencies ``xi`` (> 0): for ``"tanh"`` the neuron tanh(wx), whose
+    transform (6.5) has the modulus π / (|w| sinh(π|ξ| / 2|w|)) — it decays like exp(−|πξ/2w|); for ``"ricker"``
+    the Ricker wavelet (6.1) of width a, by quadrature (it is integrable), which rises like ξ² and peaks near
+    ξ = √2/a before it decays."""
+    xi = np.asarray(xi, dtype=float)
+    if np.any(xi <= 0):
+        raise ValueError("give positive frequencies ξ (the transform of tanh is singular at ξ = 0)")
+    if act == "tanh":
+        return math.pi / (abs(w) * np.sinh(math.pi * xi / (2 * abs(w))))
+    if act == "ricker":
+        if not a > 0:
+            raise ValueError(f"the Ricker width a must be positive, got {a}")
+        x = np.linspace(-12 * a, 12 * a, 4001)
+        z = x / a
+        sigma = math.pi ** 0.25 / (15 * a) * (1 - z * z) * np.exp(-0.5 * z * z)         # (6.1)
+        return np.abs(np.trapezoid(sigma * np.exp(-1j * np.outer(xi, x)), x, axis=1))
+    raise ValueError(f"unknown activation {act!r}; choose one of {', '.join(ACTIVATION_SPECTRA)}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Claims: each a sentence of the book as measured conditions (companion.kit.claims)
+# ----------------------------------------------------------------------------------------------
+SMALL_INIT_ORDER = ClaimSpec("ch06.small-init-order", "图6.2", "small initialisation keeps the order 1, 3, 5")
+LARGE_INIT_NO_ORDER = ClaimSpec("ch06.large-init-no-order", "图6.2",
+                                "large initialisation breaks the order: all three peaks converge within a factor 2 "
+                                "of each other")
+LARGE_INIT_HIGH_FREQ = ClaimSpec("ch06.large-init-high-freq", "图6.2",
+                                 "large initialisation leaves over 10 times more of the output's energy above the "
+                                 "data's Nyquist frequency and a test error over 10 times larger")
+RICKER_ORDER = ClaimSpec("ch06.ricker-order", "图6.3", "with Ricker a=0.3 the frequencies converge in the order 1, 3, 5")
+GRAD_LOSS = ClaimSpec("ch06.grad-loss-speedup", "图6.4",
+                      "with the derivative term the k=5 component converges in less than half the steps "
+                      "(median over members)")
+
+
+def check_small_init_order(init: FPResult) -> Verdict:
+    """图6.2: member 0 (small init std) converges in the order 1, 3, 5."""
+    return SMALL_INIT_ORDER.judge(*order_conditions(init.first[0], "(small)"))
+
+
+def check_large_init_no_order(init: FPResult) -> Verdict:
+    """图6.2: member 1 (large init std) converges with max/min of its first steps ≤ 2 (never converged: fails)."""
+    return LARGE_INIT_NO_ORDER.judge(threshold("max/min t(large)", spread_ratio(init.first[1]), "<=", 2.0),
+                                     t_large=init.first[1], t_small=init.first[0])
+
+
+def check_large_init_high_freq(init: FPResult) -> Verdict:
+    """图6.2: member 1 (large init) has > 10× member 0's energy above the training Nyquist and > 10× its test MSE."""
+    energy, mse = init.high_frequency_energy(), init.test_mse
+    return LARGE_INIT_HIGH_FREQ.judge(
+        compare("energy above Nyquist(large)", energy[1], ">", "10×(small)", 10 * energy[0]),
+        compare("test MSE(large)", mse[1], ">", "10×(small)", 10 * mse[0]))
+
+
+def check_ricker_order(ricker: FPResult) -> Verdict:
+    """图6.3: member 0 (Ricker a = 0.3, ASI) converges in the order 1, 3, 5."""
+    return RICKER_ORDER.judge(*order_conditions(ricker.first[0], "(a=0.3)"))
+
+
+def check_grad_loss(grad: FPResult, plain: FPResult) -> Verdict:
+    """图6.4: median first step of k=5 (last frequency) with L_grad is below half of that with L_nongrad."""
+    t5_grad, t5_plain = median_step(grad.first)[-1], median_step(plain.first)[-1]
+    return GRAD_LOSS.judge(compare("t5(L_grad)", t5_grad, "<", "t5(L_nongrad)/2", t5_plain / 2))
+
+
+# ----------------------------------------------------------------------------------------------
+# The explorer: the three factors of (6.11) on a target of one's choice
+# ----------------------------------------------------------------------------------------------
+def make_explorer() -> w.Explorer:
+    """The instructor panel of chapter 6 (first update in about a second on one core), run at the active seed:
+    the initialisation std, the activation and its parameter a, ASI and the loss, on Σ A_j sin(k_j x)."""
+    controls = {
+        "ks": w.text("1, 3, 5", "frequencies k"),
+        "amps": w.text("1, 1, 1", "amplitudes"),
+        "init_std": w.log_slider(0.1, 0.01, 3.0, "init std"),
+        "act": w.dropdown("tanh", ACTIVATIONS, "activation"),
+        "a": w.float_slider(0.3, 0.05, 3.0, 0.05, "a (ricker / sin)"),
+        "width": w.int_slider(64, 8, 256, "width", step=8),
+        "lr": w.log_slider(2e-3, 1e-4, 3e-2, "learning rate"),
+        "asi": w.checkbox(False, "ASI"),
+        "loss": w.dropdown("mse", ("mse", "mse+grad"), "loss"),
+        "steps": w.int_slider(800, 100, 4000, "steps", step=100),
+    }
+    return w.Explorer("F-principle mechanism explorer (图6.2–6.4)", controls, fit_target, draw_fit)
+
+
+# ----------------------------------------------------------------------------------------------
+# Exercise checks (习题 of chapter 6)
+# ----------------------------------------------------------------------------------------------
+def check_gradient_weight(answer: Callable[[float], float] | None) -> bool:
+    """习题7/8 (and 习题13 of chapter 4): by what factor does L_grad (6.3) weight the error of frequency k,
+    relative to L_nongrad (6.2)?"""
+    return feedback("derivative loss", answer,
+                    lambda fn: all(np.isclose(float(fn(k)), 1 + k * k) for k in (0, 1, 3, 5, 12.5)),
+                    "the derivative of ε·sin(kx) is ε·k·cos(kx): compare the squared errors of both terms")
+
+
+def check_tanh_spectrum(answer: Callable[[float, float], float] | None) -> bool:
+    """习题5/10: a function (ξ, w) ↦ |∫ tanh(wx) e^{−iξx} dx|, checked against a quadrature of the transform of
+    its derivative w·sech²(wx) divided by ξ (tanh itself is not integrable)."""
+    x = np.linspace(-60.0, 60.0, 240_001)
+    cases = [(xi, wv) for wv in (0.5, 1.0, 3.0) for xi in (0.5, 2.0, 6.0)]
+
+    def numeric(xi: float, wv: float) -> float:
+        derivative = wv / np.cosh(np.clip(wv * x, -300, 300)) ** 2
+        return abs(np.trapezoid(derivative * np.exp(-1j * xi * x), x)) / xi
+
+    return feedback("tanh spectrum", answer,
+                    lambda fn: all(np.isclose(float(fn(xi, wv)), numeric(xi, wv), rtol=1e-3) for xi, wv in cases),
+                    "take the modulus of (6.5): |exp(ibξ/w)| = 1, and e^{−y} − e^{y} = −2 sinh y")

@@ -1,0 +1,66 @@
+"""Chapter 5's three-scale elliptic problem (5.7)–(5.9) and the SD²DNN pieces, on sizes small enough for a unit test."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from companion.core.nets import SD2DNN
+from companion.core.pde import divergence_operator, grid_points, manufactured_poisson, ritz_loss
+from companion.experiments.ch05_multiscale import (elliptic_coefficient, elliptic_parts, elliptic_source,
+                                                   multiscale_elliptic, orthogonality_penalty, run_sd2dnn)
+from companion.kit.seeds import generator
+
+
+def test_the_closed_form_source_is_minus_the_flux_derivative_of_the_exact_solution():
+    x = torch.linspace(0.0, 1.0, 513, dtype=torch.float64)[:, None]
+    exact = lambda p: sum(elliptic_parts(p[:, 0]))  # noqa: E731
+    auto = manufactured_poisson(exact, ((0.0, 1.0),), operator=divergence_operator(
+        lambda p: elliptic_coefficient(p[:, 0])))
+    assert torch.allclose(auto.source(x), elliptic_source(x[:, 0]), rtol=1e-9, atol=1e-6)
+    problem = multiscale_elliptic()
+    assert abs(float(problem.exact(torch.tensor([[1.0]], dtype=torch.float64)))) < 1e-12     # u(1) = 0
+    with pytest.raises(ValueError, match="whole numbers"):
+        multiscale_elliptic((0.3, 0.01))
+
+
+def test_the_ritz_energy_uses_the_coefficient_and_is_smallest_at_the_exact_solution():
+    problem = multiscale_elliptic()
+    points = grid_points(problem, 2000)
+
+    class Fixed(torch.nn.Module):
+        def __init__(self, fn):
+            super().__init__()
+            self.fn = fn
+
+        def forward(self, x):
+            return self.fn(x)[:, None]
+
+    exact = Fixed(lambda x: sum(elliptic_parts(x[:, 0])))
+    smooth = Fixed(lambda x: x[:, 0] - x[:, 0] ** 2)                   # only the O(1) scale
+    e_exact = float(ritz_loss(exact, problem, points)["energy"])
+    e_smooth = float(ritz_loss(smooth, problem, points)["energy"])
+    assert e_exact < e_smooth
+    # the energy at the minimiser is −½∫ A u′² (= −½∫ f u): compare with the quadrature of that
+    x = np.linspace(0, 1, 200_001)
+    du = 1 - 2 * x + 0.5 * np.cos(20 * math.pi * x) + 0.5 * np.cos(200 * math.pi * x)
+    assert math.isclose(e_exact, -0.5 * np.trapezoid(elliptic_coefficient(x) * du ** 2, x), rel_tol=1e-2)
+
+
+def test_sd2dnn_sums_its_parts_and_the_penalty_sees_overlap():
+    net = SD2DNN(1, 8, 2, ((1.0,), (10.0, 20.0)), generator=generator(0))
+    x = torch.linspace(0, 1, 50)[:, None]
+    parts = net.parts(x)
+    assert parts.shape == (2, 50, 1) and torch.allclose(net(x), parts.sum(0))
+    w = torch.full((50,), 1 / 50)
+    same = torch.stack([torch.sin(x[:, 0]), torch.sin(x[:, 0])])
+    orth = torch.stack([torch.sin(2 * math.pi * x[:, 0]), torch.cos(2 * math.pi * x[:, 0])])
+    assert orthogonality_penalty(same, w) > 0.01 and orthogonality_penalty(orth, w) < 1e-10
+
+
+def test_a_short_sd2dnn_run_records_every_part():
+    res = run_sd2dnn.__wrapped__(width=16, steps=20, n_grid=200, record_every=10, seed=0)
+    assert res.history_parts.shape == (3, 3, 201) and res.targets.shape == (3, 201)
+    assert np.allclose(res.targets.sum(0), res.exact) and res.part_errors().shape == (3,)
+    assert np.isfinite(res.loss).all()
