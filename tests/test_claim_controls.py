@@ -24,8 +24,8 @@ CHAPTERS = TESTS.parent / "chapters"
 
 def declared_claims() -> dict[str, ClaimSpec]:
     """Every ClaimSpec the package declares (importing each module registers its claims)."""
-    for module in pkgutil.iter_modules(companion.__path__):
-        importlib.import_module(f"companion.{module.name}")
+    for module in pkgutil.walk_packages(companion.__path__, "companion."):
+        importlib.import_module(module.name)
     return {cid: spec for cid, spec in ClaimSpec.registry.items() if not cid.startswith("ch9")}  # ch9x: test fixtures
 
 
