@@ -205,3 +205,74 @@ def test_working_memory_composes_the_two_anchors_across_a_gap():
         assert (second >= p + 3).all() and (second <= 7).all()  # at least one irrelevant token between
         assert torch.equal(data.y, data.x[rows, p] + shifts[a1] + shifts[a2])
         assert (((data.x[rows, p] % 9) == (p % 9)) == test).all()
+
+
+@pytest.mark.parametrize("augment", [True, False])
+def test_synonym_task_pairs_counts_and_splits(augment):
+    task = anchor_tasks.synonym_task(2000, 300, 300, augment=augment, residue_mod=4, seed=0)
+    shift = torch.zeros(10, dtype=torch.long)
+    for a, s in anchor_tasks.SYNONYM_SHIFTS.items():
+        shift[a] = s
+    trained = set(anchor_tasks.SYNONYM_PAIRS) | (set(anchor_tasks.SYNONYM_EXTRA_PAIRS) if augment else set())
+    for name, data in (("train", task.train), ("ID", task.tests["ID"]), ("OOD", task.tests["OOD"])):
+        rows, p = torch.arange(len(data)), data.key_pos
+        x = data.x
+        assert torch.equal(x[rows, p + 1], data.anchors[:, 0]) and torch.equal(x[rows, p + 2], data.anchors[:, 1])
+        assert torch.equal((x[rows, p] + shift[data.anchors[:, 0]] + shift[data.anchors[:, 1]]) % 100, data.y)
+        pairs = set(map(tuple, data.anchors.tolist()))
+        assert pairs == (set(anchor_tasks.SYNONYM_HELD_OUT) if name == "OOD" else trained), name
+        if name != "OOD":  # mod-residue split (m = 4) on the key and its position
+            assert (((x[rows, p] % 4) == (p % 4)) == (name == "ID")).all(), name
+    with_nine = (task.train.anchors == 9).any(1)
+    assert int(with_nine.sum()) == (400 if augment else pytest.approx(800, abs=120))
+    assert ((task.train.anchors == 3).any(1).sum() > 0) == augment
+    assert task.tests["OOD"].y.tolist() == ((task.tests["OOD"].x[torch.arange(300), task.tests["OOD"].key_pos] - 10)
+                                            % 100).tolist()  # (4, 9) and (9, 4) both map x to x − 10
+
+
+def test_multi_anchor_id_ood_keeps_the_training_set_and_adds_fresh_trained_combinations():
+    plain = anchor_tasks.multi_anchor_task(500, 200, seq_len=6, seed=3)
+    task = anchor_tasks.multi_anchor_id_ood_task(500, 150, 200, seq_len=6, seed=3)
+    assert torch.equal(task.train.x, plain.train.x) and torch.equal(task.tests["OOD"].x, plain.tests["test"].x)
+    fresh = task.tests["ID"]
+    rows, a = torch.arange(len(fresh)), fresh.anchors[:, 0]
+    key = fresh.x[rows, fresh.key_pos]
+    assert len(fresh) == 150 and torch.equal(fresh.y, key + a)
+    assert not bool(((key >= 12 + 8 * a) & (key <= 19 + 8 * a)).any())  # trained combinations only
+    assert not torch.equal(fresh.x, task.train.x[:150])
+
+
+@pytest.mark.parametrize("call, word", [
+    (lambda: anchor_tasks.synonym_task(300, 10, 10, n_per_nine_pair=100), "n_per_nine_pair"),
+    (lambda: anchor_tasks.synonym_task(10, 10, 10, modulus=50), "modulus"),
+    (lambda: anchor_tasks.multi_anchor_id_ood_task(10, 0, 10), "n_id"),
+    (lambda: anchors.composite_member_task(("poem", 10), 10, 10, 0), "kind"),
+])
+def test_bad_arguments_of_the_two_anchor_tasks_raise(call, word):
+    with pytest.raises(ValueError, match=word):
+        call()
+
+
+def test_composite_run_members_and_initial_model():
+    members = (("composite", ((4, 4),)), ("synonym", 600), ("synonym_original", 600), ("multi_anchor", 600),
+               ("multi_anchor", 600), ("multi_anchor", 600), ("multi_anchor", 300))
+    run = anchors.run_composite(members, n_train=600, n_test=50, d_model=16, steps=1, lr=1e-9, record_every=1,
+                                seed=4)
+    assert run.member("synonym") == 1 and run.member(("multi_anchor", 600)) == 3 and run.member("composite") == 0
+    assert run.member(5) == 5
+    with pytest.raises(ValueError, match="out of range"):
+        run.member(7)
+    assert set(run.accuracy) == {"train", "ID", "OOD"} and run.accuracy["OOD"].shape == (2, 7)
+    # the median of the three identical largest specs (different initialisations) by final OOD accuracy; the
+    # smaller multi-anchor member does not take part
+    ood = run.accuracy["OOD"][-1]
+    assert run.median_member("multi_anchor") in (3, 4, 5)
+    assert sorted(ood[3:6]).index(ood[run.median_member("multi_anchor")]) == 1 or len(set(ood[3:6])) < 3
+    assert run.median_member("synonym") == 1  # a single net is its own median
+    # the model before training is rebuilt from the seed: one step at lr 1e-9 leaves it where it started
+    assert torch.allclose(run.initial_model().w_em, run.model().w_em, atol=1e-6)
+    with pytest.raises(ValueError, match="no 'synonym' member"):
+        anchors.run_composite((("composite", ((4, 4),)),), n_train=100, n_test=20, d_model=16, steps=1,
+                              record_every=1).member("synonym")
+    with pytest.raises(ValueError, match="gamma"):
+        anchors.run_composite(members, gamma=(0.5, 0.5), steps=1)

@@ -1,7 +1,8 @@
 """Negative controls of chapter 12's claims: each claim's own check on a small real run without the phenomenon.
 
-Two small real runs: all four tasks untrained (1 step: no attention pattern, no fit), and the two identity
-members (mod-residue and key-range split) trained for 400 steps.  Where the phenomenon is present the
+Small real runs: all four tasks untrained (1 step: no attention pattern, no fit), the two identity members
+(mod-residue and key-range split) trained for 400 steps, the two-anchor tasks stopped after 60 steps, and the
+task grid untrained.  Where the phenomenon is present the
 same check passes (positive twins), so the checks discriminate.
 """
 
@@ -80,10 +81,13 @@ def test_control_ch12_transformer_vs_fnn():
     assert not v.passed, v.measured_line()
 
 
+SMALL_MEMBERS = (("composite", ((4, 4),)), ("synonym", 2000), ("synonym_original", 2000), ("multi_anchor", 2000))
+
+
 @pytest.fixture(scope="module")
 def early_composite():
-    # Stopped early (60 steps): the composite task is not learnt yet.
-    return anchors.run_composite(n_train=2000, n_test=200, steps=60, record_every=20, seed=0)
+    # Stopped early (60 steps): no two-anchor task is learnt yet, no embedding has moved far from its start.
+    return anchors.run_composite(SMALL_MEMBERS, n_train=2000, n_test=200, steps=60, record_every=20, seed=0)
 
 
 def test_control_ch12_task_harder(early_composite):
@@ -114,3 +118,23 @@ def anchors_grid_of(run):
     """The identity member of a TaskRun as a TaskGrid (same weights), for the grid checks."""
     return anchors.TaskGrid(run.history, run.cfg, run.state, tuple((t, run.n_train) for t in run.tasks), run.seed,
                             run.n_test)
+
+
+def test_control_ch12_synonym(early_composite):
+    # Not trained long enough to learn anything: the synonym member does not answer (4, 9), (9, 4) either.
+    v = anchors.check_synonym(early_composite)
+    assert not v.passed, v.measured_line()
+
+
+def test_control_ch12_multi_anchor(early_composite):
+    v = anchors.check_multi_anchor(early_composite)
+    assert not v.passed, v.measured_line()
+
+
+def test_control_ch12_embedding_order(early_composite):
+    # 60 steps leave the number embeddings near their random start: no order.
+    v = anchors.check_embedding_order(early_composite)
+    assert not v.passed, v.measured_line()
+    k = early_composite.member("multi_anchor")
+    before = anchors.number_embeddings(early_composite, k, model=early_composite.initial_model())
+    assert anchors.embedding_order(before) < 1.5  # the untrained embeddings themselves are blind to order

@@ -6,6 +6,7 @@ anything — and trained for 250 steps, early in the fit.  The claims' checks mu
 phenomenon is absent and, where cheap, pass on the twin where it is present.
 """
 
+import numpy as np
 import pytest
 import torch
 
@@ -58,6 +59,23 @@ def test_control_ch13_embedding_order(untrained):
     assert not v.passed, v.measured_line()
 
 
+def test_control_ch13_symmetric_merge(untrained):
+    # Untrained models have learned no pair map: with the key masked, (c, d) and (d, c) are no closer to each
+    # other than unrelated pairs are (merge ratio about 1 under either control).
+    v = complexity.check_symmetric_merge(untrained)
+    assert not v.passed, v.measured_line()
+    assert all(c.value > 0.5 for c in v.conditions), v.measured_line()
+
+
+def test_pair_merge_ratio_reads_the_geometry():
+    pairs = np.array(complexity.ALL_PAIRS).repeat(3, axis=0)  # 3 points per ordered pair
+    shift = np.array([complexity.BOOK_SHIFTS[a] + complexity.BOOK_SHIFTS[b] for a, b in pairs], dtype=float)
+    by_shift = np.stack([shift, np.zeros_like(shift)], 1)  # outputs that depend on the composite shift only
+    assert complexity.pair_merge_ratio(by_shift, pairs) == pytest.approx(0.0)
+    by_order = by_shift + np.stack([np.zeros_like(shift), 50.0 * (pairs[:, 0] > pairs[:, 1])], 1)
+    assert complexity.pair_merge_ratio(by_order, pairs) > 1  # (c, d) and (d, c) far apart: no merge
+
+
 def test_control_ch13_first_anchor_blocks(untrained):
     # Untrained models have computed no g(x; a1): no block of equal first steps under either control.
     v = complexity.check_first_anchor_blocks(untrained)
@@ -80,13 +98,15 @@ def test_control_ch13_wq_depth(depth_runs):
 
 
 def test_control_ch13_fit_speed_and_pair_speed():
-    # Two large initialisations in the two roles, on a run too short to fit anything: every model takes "the
-    # budget" whatever the complexity, so neither the slowdown of 图13.17 nor the slow pairs of 图13.19 appear.
+    # Two large initialisations in the two roles, on a run too short to fit anything: every model's training
+    # error stays near 1 whatever the complexity, so neither the slowdown of 图13.17 nor the slow pairs of
+    # 图13.19 appear.
     run = complexity.run_fit_speed(((0.5, 0.01), (0.5, 0.01)), depths=(1,), complexities=(0, 1), replicas=1,
                                    n_train=512, steps=20, record_every=10)
     assert run.pair_accuracy.shape == (3, 4, 16)
+    assert run.mean_error(run.members(0)) == pytest.approx(1 - run.accuracy[:, run.members(0)].mean())
     v = complexity.check_fit_speed(run)
-    assert not v.passed and v.measured["never_fitted"] == 4, v.measured_line()
+    assert not v.passed and min(v.measured["error_small"]) > 0.9, v.measured_line()
     v = complexity.check_pair_speed(run)
     assert not v.passed, v.measured_line()
 

@@ -75,6 +75,14 @@ def test_an_edited_chapter_is_stale_and_recomputed(tiny, tmp_path):
     assert report["claims"]["ch97.small-seed"]["passed"] == 1
 
 
+def test_rewording_the_text_keeps_the_digest_and_a_code_edit_changes_it(tiny):
+    before = robustness.chapter_digest(tiny)
+    tiny.source.write_text(TINY.replace("# %%\n# NBVAL", "# %% [markdown]\n# Held on 19 of 20 seeds.\n\n# %%\n# NBVAL"))
+    assert "Held on 19" in tiny.source.read_text() and robustness.chapter_digest(tiny) == before
+    tiny.source.write_text(TINY.replace("\"<\", 3.5", "\"<=\", 3.5"))
+    assert robustness.chapter_digest(tiny) != before
+
+
 def test_the_digest_follows_the_package_modules_a_chapter_imports():
     ch04 = catalog.find("ch04")
     direct = robustness.imported_modules(ch04.source)

@@ -17,6 +17,9 @@ A sequence is a row of integer tokens.  *Anchors* (锚点) are small tokens 1–
 * :func:`multi_anchor_task` — f_a(x) = x + a for ten anchors with the anchor-based split (§12.6.9, 图12.14).
 * :func:`composite_task` — the two-anchor composite function (12.5) of §12.6.4 and §13.2:
   (…, x, a1, a2, …) ↦ g(g(x; a1); a2) with g(x; a) = x + shift[a] (mod ``modulus``), key first.
+* :func:`synonym_task` — the composite task with a synonym anchor (§12.6.6, 图12.11): 3 does what 9 does;
+  do sequences with 3 teach the never-trained pairs (4, 9) and (9, 4)?
+* :func:`multi_anchor_id_ood_task` — the multi-anchor task with the composite task's test sets "ID"/"OOD".
 
 Splits (§12.5.1):
 
@@ -420,6 +423,71 @@ def composite_task(n_train: int, n_id: int, n_ood: int, *, shifts: dict[int, int
                     {"ID": _composite(rng, n_id, train_pairs, *common, test=True),
                      "OOD": _composite(rng, n_ood, np.asarray(held), *common, test=None)},
                     vocab_size=modulus, seq_len=seq_len)
+
+
+# ------------------------------------------------------------------------------ synonyms (§12.6.6, 图12.11)
+SYNONYM_SHIFTS = {1: 5, 2: 1, 3: -2, 9: -2, 4: -8}  # anchor 3 is a synonym of 9: both map x ↦ x − 2
+SYNONYM_PAIRS = ((1, 9), (2, 9), (9, 1), (9, 2), (1, 2), (1, 4), (2, 1), (4, 1), (2, 4), (4, 2))  # the original data
+SYNONYM_EXTRA_PAIRS = ((1, 3), (3, 1), (2, 3), (3, 2), (4, 3), (3, 4))  # the augmentation with the synonym 3
+SYNONYM_HELD_OUT = ((4, 9), (9, 4))  # never trained: 4 and 9 never meet in a training sequence
+
+
+def _permute(data: AnchorData, order: Tensor) -> AnchorData:
+    return AnchorData(data.x[order], data.y[order], data.key_pos[order], data.anchors[order])
+
+
+def synonym_task(n_train: int, n_id: int, n_ood: int, *, augment: bool = True, n_per_nine_pair: int = 100,
+                 seq_len: int = 6, lo: int = 20, hi: int = 99, modulus: int = 100, residue_mod: int | None = None,
+                 seed: int = 0) -> TaskData:
+    """Synonym task (近义词任务, §12.6.6, 图12.11): the composite task (12.5) with a synonym anchor, key first.
+
+    Anchors 1, 2, 4, 9 with g(x; a) = x + 5, x + 1, x − 8, x − 2 (:data:`SYNONYM_SHIFTS`); the original data use
+    the ten pairs :data:`SYNONYM_PAIRS`, in which 4 and 9 never meet, so the pairs (4, 9) and (9, 4) — both
+    x ↦ x − 10 — are never trained (test set "OOD", any keys).  ``augment=True`` adds the synonym 3, which does
+    what 9 does, in the six pairs :data:`SYNONYM_EXTRA_PAIRS` (among them (4, 3) and (3, 4)); as in the book,
+    the four pairs with 9 then keep ``n_per_nine_pair`` sequences each and the twelve others share the rest of
+    the ``n_train`` sequences.  ``augment=False`` spreads ``n_train`` evenly over the ten original pairs (more
+    data on the same pairs).  Test set "ID": the trained pairs with test-residue keys (mod-residue split with
+    m = ``residue_mod``, default ``seq_len``), i.e. data generalisation; "OOD": task generalisation.
+    """
+    _check_n(n_train=n_train, n_id=n_id, n_ood=n_ood)
+    _check_range(lo, hi, list(SYNONYM_SHIFTS))
+    if seq_len < 3:
+        raise ValueError(f"seq_len must be ≥ 3 (key and two anchors), got {seq_len}")
+    if modulus <= max(hi, *SYNONYM_SHIFTS):
+        raise ValueError(f"modulus={modulus} must exceed every token (hi={hi}, anchors {sorted(SYNONYM_SHIFTS)})")
+    nine = [p for p in SYNONYM_PAIRS if 9 in p]
+    rng, m = numpy_rng(seed), seq_len if residue_mod is None else residue_mod
+    common = (SYNONYM_SHIFTS, seq_len, lo, hi, modulus, m)
+    if augment:
+        if n_per_nine_pair < 1 or n_train - n_per_nine_pair * len(nine) < 1:
+            raise ValueError(f"augment needs n_per_nine_pair ≥ 1 and n_train > {len(nine)}·n_per_nine_pair; "
+                             f"got n_train={n_train}, n_per_nine_pair={n_per_nine_pair}")
+        others = [p for p in SYNONYM_PAIRS if 9 not in p] + list(SYNONYM_EXTRA_PAIRS)
+        parts = [_composite(rng, n_per_nine_pair * len(nine), np.asarray(nine), *common, test=False),
+                 _composite(rng, n_train - n_per_nine_pair * len(nine), np.asarray(others), *common, test=False)]
+        train = AnchorData(*(torch.cat([getattr(p, f) for p in parts]) for f in ("x", "y", "key_pos", "anchors")))
+        train = _permute(train, torch.as_tensor(rng.permutation(len(train))))
+        trained = np.asarray(list(SYNONYM_PAIRS) + list(SYNONYM_EXTRA_PAIRS))
+    else:
+        trained = np.asarray(SYNONYM_PAIRS)
+        train = _composite(rng, n_train, trained, *common, test=False)
+    return TaskData("synonym" if augment else "synonym (original data)", train,
+                    {"ID": _composite(rng, n_id, trained, *common, test=True),
+                     "OOD": _composite(rng, n_ood, np.asarray(SYNONYM_HELD_OUT), *common, test=None)},
+                    vocab_size=modulus, seq_len=seq_len)
+
+
+def multi_anchor_id_ood_task(n_train: int, n_id: int, n_ood: int, *, anchors: Sequence[int] = tuple(range(1, 11)),
+                             seq_len: int = 9, lo: int = 20, hi: int = 99, seed: int = 0) -> TaskData:
+    """:func:`multi_anchor_task` (same training set) with the composite task's test names, so both train in one
+    ensemble: "OOD" holds the held-out (anchor, key) combinations G_a^c (task generalisation), "ID" fresh sequences
+    of trained combinations (data generalisation, drawn from a second random stream)."""
+    base = multi_anchor_task(n_train, n_ood, anchors=anchors, seq_len=seq_len, lo=lo, hi=hi, seed=seed)
+    _check_n(n_id=n_id)
+    pool = np.asarray(sorted(set(int(a) for a in anchors)))
+    fresh = _multi_anchor(numpy_rng(seed, 1), n_id, seq_len, pool, lo, hi, False)
+    return TaskData(base.name, base.train, {"ID": fresh, "OOD": base.tests["test"]}, base.vocab_size, seq_len)
 
 
 def swap_anchors(data: AnchorData) -> AnchorData:

@@ -5,7 +5,7 @@ chapter notebook (quick profile) once per seed, exactly as ``reproduce`` does, a
 claim's verdict and margin (see :mod:`companion.kit.claims`).  The chapters × seeds runs are
 :mod:`joblib` tasks (``--jobs`` local processes; a ``joblib.parallel_config(backend="dask")``
 block spreads the same call over a Dask cluster), each cached on disk under a digest of the
-chapter's source and of the package modules it imports: an interrupted sweep resumes where it
+chapter's code cells and of the package modules it imports: an interrupted sweep resumes where it
 stopped, and a run is never cached unless it finished (a timeout or Ctrl-C leaves nothing behind).
 
 The report (``robustness/report.json``) holds, per chapter, the digest and the commit it was made
@@ -40,7 +40,7 @@ from companion.tools import catalog
 from companion.kit.cache import memory
 from companion.kit.claims import THIN_LINE
 from companion.kit.config import ConfigError
-from companion.tools.runner import run_chapter
+from companion.tools.runner import load_source, run_chapter
 
 REPORT_DIR = catalog.ROOT / "robustness"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]   # companion/
@@ -93,15 +93,22 @@ def imported_modules(path: Path) -> set[str]:
     return {name for name in found if _module_file(name) is not None}
 
 
+def chapter_code(source: Path) -> bytes:
+    """The code cells of a chapter's jupytext source, in order: what a run executes.  Its markdown is left out,
+    so that rewording the text (or stating a measured pass rate) does not make a sweep's results stale."""
+    cells = load_source(source).cells
+    return "\n\0".join(c.source for c in cells if c.cell_type == "code").encode()
+
+
 def chapter_digest(chapter: catalog.Chapter) -> str:
-    """A hash of the chapter's source and of every package module it imports, directly or not."""
+    """A hash of the chapter's code cells and of every package module it imports, directly or not."""
     todo, seen = list(imported_modules(chapter.source)), set()
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
             todo.extend(imported_modules(_module_file(name)))
-    digest = hashlib.sha256(chapter.source.read_bytes())
+    digest = hashlib.sha256(chapter_code(chapter.source))
     for name in sorted(seen):
         digest.update(name.encode() + b"\0" + _module_file(name).read_bytes())
     return digest.hexdigest()[:16]
