@@ -513,6 +513,8 @@ explorer
 #
 # **习题18 (aliasing, 频率混叠).** Sample $\sin(11x)$ at 16 points of $[-\pi, \pi)$. In which DFT bin
 # $k \in [0, 8]$ does it show up? Answer without computing, then check.
+#
+# Worked solution: run `from companion.solutions.ch04 import solution; solution(18)` (on the site: the "Solution" toggle below).
 
 # %%
 from companion.experiments.ch04_frequency import check_alias, check_parity_spectrum, check_asi, check_stopping_step
@@ -523,6 +525,8 @@ check_alias(alias_bin)
 # %% [markdown]
 # **习题6 / (4.4).** Write the DFT of the parity function $f(\mathbf x) = \prod_j x_j$ on $\{-1,1\}^3$,
 # $\hat f(\mathbf k) = \frac{1}{2^d}\sum_{\mathbf x} f(\mathbf x) e^{-2\pi i\,\mathbf k\cdot\mathbf x}$, as a function of the vector $\mathbf k$.
+#
+# Worked solution: run `from companion.solutions.ch04 import solution; solution(6)` (on the site: the "Solution" toggle below).
 
 # %%
 def parity_dft(k):
@@ -533,6 +537,8 @@ check_parity_spectrum(parity_dft if parity_dft(np.zeros(3)) is not None else Non
 # %% [markdown]
 # **习题8 (ASI).** Build an ASI network with `companion.core.nets.ASI(MLP([1, 50, 1], "tanh", init_std=1.0))`,
 # evaluate it on a few inputs before training and pass the output (as a NumPy array) to the check.
+#
+# Worked solution: run `from companion.solutions.ch04 import solution; solution(8)` (on the site: the "Solution" toggle below).
 
 # %%
 asi_output = None  # your code: ...
@@ -541,6 +547,8 @@ check_asi(asi_output)
 # %% [markdown]
 # **习题5.** Using only training-set information from section 5 (the training outputs, their spectrum,
 # the training loss), choose a stopping step. Your choice is good if its test loss is within 1.5× of the best.
+#
+# Worked solution: run `from companion.solutions.ch04 import solution; solution(5)` (on the site: the "Solution" toggle below).
 
 # %%
 my_stopping_step = None  # an integer step between 0 and the last step
@@ -552,6 +560,8 @@ check_stopping_step(my_stopping_step, es.steps, es.test_loss[:, 0])
 # explorer with one and with four hidden layers)? Construct a violation (hint: section 3, and chapter 6). Does
 # the optimiser change it (the explorer's `sgd`)? What does a derivative of the output in the loss do (习题13: chapter
 # 6's notebook, 图6.4, asks you for the weight it puts on frequency k)?
+#
+# Worked solution: run `from companion.solutions.ch04 import solution; solution("Open questions")` (on the site: the "Solution" toggle below).
 #
 # ## Summary
 #

@@ -229,6 +229,8 @@ explorer
 #
 # **(5.1), 习题2.** A neuron group sees the input stretched, $z = a x$. For which $a$ does the component
 # $\sin(2\pi\cdot25x)$ look like $\sin 2\pi z$ — one cycle per unit — to it?
+#
+# Worked solution: run `from companion.solutions.ch05 import solution; solution(2)` (on the site: the "Solution" toggle below).
 
 # %%
 from companion.experiments.ch05_multiscale import check_stretch, check_nyquist_fraction
@@ -240,6 +242,8 @@ check_stretch(stretch)
 # **习题4, 5.** The Fourier features of section 2 draw their frequencies $b_j \sim \mathcal N(0, \sigma^2)$, in cycles
 # per unit. With 200 samples on $[0, 1)$ the highest frequency the samples can pin down is 100 cycles. Which
 # fraction of the features lies above it for σ = 100? (It explains `ch05.fourier-overfit`.)
+#
+# Worked solution: run `from companion.solutions.ch05 import solution; solution(4)` (on the site: the "Solution" toggle below).
 
 # %%
 above_nyquist = None  # your answer: a fraction between 0 and 1
@@ -250,6 +254,8 @@ check_nyquist_fraction(above_nyquist)
 # and what does the orthogonality penalty of SD²DNN do about it (section 3)? Does the activation matter (try the
 # explorer's plain net, and read the note on ReLU in section 1)? Is a larger $A$ always better (the explorer's
 # slider)?
+#
+# Worked solution: run `from companion.solutions.ch05 import solution; solution("Open questions")` (on the site: the "Solution" toggle below).
 #
 # ## Summary
 #

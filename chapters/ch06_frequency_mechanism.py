@@ -254,6 +254,8 @@ explorer
 #
 # **习题7, 8 (and 习题13 of chapter 4).** By which factor does $L_{\rm grad}$ (6.3) weight the squared error of a
 # frequency-$k$ component $\varepsilon\sin kx$, compared with $L_{\rm nongrad}$ (6.2)? Write it as a function of $k$.
+#
+# Worked solution: run `from companion.solutions.ch06 import solution; solution(7)` (on the site: the "Solution" toggle below).
 
 # %%
 from companion.experiments.ch06_mechanism import check_gradient_weight, check_tanh_spectrum
@@ -265,6 +267,8 @@ check_gradient_weight(gradient_weight)
 # **习题5, 10.** How fast does the spectrum of a tanh neuron decay? Write $|\int \tanh(wx)\,e^{-i\xi x}dx|$ as a
 # function of $\xi > 0$ and $w$ (the check compares it with a numerical transform). Then compare with ReLU: its
 # transform decays only like a power of $\xi$ — what does that predict for the frequency principle?
+#
+# Worked solution: run `from companion.solutions.ch06 import solution; solution(5)` (on the site: the "Solution" toggle below).
 
 # %%
 tanh_spectrum = None  # e.g. lambda xi, w: ...
@@ -275,6 +279,8 @@ check_tanh_spectrum(tanh_spectrum)
 # How would you choose an initialisation range that keeps it (try the explorer's init-std slider)? Design a
 # loss that makes the principle *stronger* (hint: weight frequency $k$ by a decreasing function, the opposite of
 # (6.3)).
+#
+# Worked solution: run `from companion.solutions.ch06 import solution; solution("Open questions")` (on the site: the "Solution" toggle below).
 #
 # ## Summary
 #

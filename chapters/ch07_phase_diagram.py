@@ -383,6 +383,8 @@ explorer
 # **习题17.** Compute (γ, γ′) of the two-layer ReLU net for Kaiming He's and Xavier's initialisations
 # (with α = 1, β1 = √(2/m), β2 = √(2/d) for He; β1 = √(2/(m+1)), β2 = √(2/(m+d)) for Xavier). Replace the
 # placeholders and run the cell.
+#
+# Worked solution: run `from companion.solutions.ch07 import solution; solution(17)` (on the site: the "Solution" toggle below).
 
 # %%
 answers17 = {"He": (0.0, 0.0), "Xavier": (0.0, 0.0)}  # ← your (γ, γ′) for each
@@ -392,6 +394,8 @@ phase.check_exercise17(answers17);
 # **习题19.** For f = (1/α) Σ a_k σ(w_kᵀx) with a ~ N(0, β1²), w ~ N(0, β2² I), which regime ('linear',
 # 'critical' or 'condensed') does each setting give as m → ∞? (i) α = β1 = β2 = 1; (ii) α = m², β1 = β2 = 1;
 # (iii) α = β1 = 1, β2 = 1/m. Then check one of them with the explorer.
+#
+# Worked solution: run `from companion.solutions.ch07 import solution; solution(19)` (on the site: the "Solution" toggle below).
 
 # %%
 answers19 = {"i": "linear", "ii": "linear", "iii": "linear"}  # ← your regimes

@@ -583,6 +583,8 @@ explorer
 # **习题19.** In 图8.3 some (grey) neurons never move. Which ones, and why? Write the gradient of R_S with
 # respect to (a_k, w_k, b_k) for a neuron with w_k x_i + b_k ≤ 0 at every training point and enter how far
 # such a neuron moves in the GD run of §1.
+#
+# Worked solution: run `from companion.solutions.ch08 import solution; solution(19)` (on the site: the "Solution" toggle below).
 
 # %%
 answer19 = None  # ← your number: the total distance a dead neuron travels
@@ -593,6 +595,8 @@ feedback("习题19", answer19, lambda v: float(v) == 0.0,
 # **习题13 / 20(c).** Quantify condensation: compare the three measures used here (orientation clusters of
 # the amplitude-carrying neurons, the top eigenvalue of the direction Gram, the cosine heat map) on the
 # explorer's nets for init std 10⁻³ and 1. Which one separates the regimes best at m = 500?
+#
+# Worked solution: run `from companion.solutions.ch08 import solution; solution(13)` (on the site: the "Solution" toggle below).
 #
 # ## Summary
 #

@@ -375,6 +375,8 @@ explorer
 # For f*(x) = tanh(x − 7) + tanh(x) + tanh(x + 7) and widths m = 1, 2, 3, list the critical losses you can
 # find by many-restart L-BFGS (`emb.best_fits(..., m, restarts=...)`, then `emb.distinct_losses`). Which
 # losses of width m reappear at width m + 1 (embedded critical points)? Change the cell below.
+#
+# Worked solution: run `from companion.solutions.ch09 import solution; solution(20)` (on the site: the "Solution" toggle below).
 
 # %%
 x20 = torch.linspace(-10, 10, 80, dtype=torch.float64)

@@ -496,6 +496,8 @@ explorer
 # ## Exercises (习题)
 #
 # **习题2.** For L = ½λθ² with λ = 10, what is the largest learning rate for which GD converges?
+#
+# Worked solution: run `from companion.solutions.ch11 import solution; solution(2)` (on the site: the "Solution" toggle below).
 
 # %%
 eta_max = None  # your answer: a number
@@ -509,6 +511,8 @@ fl.check_stability_limit(eta_max, lam=10.0)
 # **习题11.** Write `rescale(model, c)` returning a *copy* of a two-layer ReLU net with the first layer
 # multiplied by c and the second divided by c. The check verifies that the outputs did not change while
 # λ_max did.
+#
+# Worked solution: run `from companion.solutions.ch11 import solution; solution(11)` (on the site: the "Solution" toggle below).
 
 # %%
 def rescale(model, c):
@@ -521,6 +525,8 @@ fl.check_rescaling(rescale if rescale(relu_net, 2.0) is not None else None, relu
 # **Open questions.** 习题13: why does GD not settle at a minimum much flatter than 2/η? (Hint: watch the
 # explorer at small η — nothing pushes the sharpness *down* until it reaches 2/η.) 习题6: explain with
 # section 4 why small batches prefer flat minima. 习题15: how would batch normalisation change section 3?
+#
+# Worked solution: run `from companion.solutions.ch11 import solution; solution("Open questions")` (on the site: the "Solution" toggle below).
 #
 # ## Summary
 #

@@ -527,6 +527,8 @@ explorer
 # **1.** Given W (H × D), a context vector ΔA and A(x), write the ΔW of least Frobenius norm with
 # (W + ΔW) A(x) = W (A(x) + ΔA). *Hint:* ΔW A(x) must equal the vector W ΔA; which matrix of rank 1 maps
 # A(x) to a given vector and annihilates everything orthogonal to A(x)?
+#
+# Worked solution: run `from companion.solutions.ch14 import solution; solution(1)` (on the site: the "Solution" toggle below).
 
 # %%
 def my_delta_w(W, dA, a_x):
@@ -540,21 +542,31 @@ phenomena.check_min_norm_update(my_delta_w)
 # orthogonal to A(x) and check with `icl.patched_output` that the prediction does not change. Why does the
 # theorem nevertheless single out one update?
 #
+# Worked solution: run `from companion.solutions.ch14 import solution; solution(2)` (on the site: the "Solution" toggle below).
+#
 # **3.** Repeat section 8 for the second block (`phenomena.delta_w_path(model, tasks, block=1)`) and for its
 # untrained control. Is the second block's implicit learning closer to, or further from, the first block's
 # softmax-averaging baseline? What does the result say about where the trained model does its work?
+#
+# Worked solution: run `from companion.solutions.ch14 import solution; solution(3)` (on the site: the "Solution" toggle below).
 #
 # **4.** (习题 7) Rerun section 1 with `weight_decay=(0.1, 0.25, 0.5, 1.0)` (one batched run) and plot the step
 # at which each member's test accuracy reaches 0.9 against λ. How does the grokking delay scale with λ? What
 # happens to the delay when `train_fraction` grows from 0.6 to 0.8?
 #
+# Worked solution: run `from companion.solutions.ch14 import solution; solution(4)` (on the site: the "Solution" toggle below).
+#
 # **5.** (习题 9) Can pruning shrink a network without hurting it? From `lottery.remaining` and
 # `lottery.ticket` (one column per ticket), read off the smallest fraction of weights whose tickets stay
 # within 1 % of the dense network's accuracy. Repeat with `criterion="random"`: what does random pruning keep?
 #
+# Worked solution: run `from companion.solutions.ch14 import solution; solution(5)` (on the site: the "Solution" toggle below).
+#
 # **6.** (习题 10) Rerun section 3 with `label_noise=0.0` and with `ridge=10.0`. The book says that without
 # label noise the peak "can hardly be seen" for ResNets: is that so for the random-features model? Which of
 # the two changes removes the peak?
+#
+# Worked solution: run `from companion.solutions.ch14 import solution; solution(6)` (on the site: the "Solution" toggle below).
 
 # %% [markdown]
 # ## Summary

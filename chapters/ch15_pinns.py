@@ -378,6 +378,8 @@ explorer
 #
 # **习题2.** Write the finite-difference scheme of (15.18) on $n = 6$ intervals and give the matrix $A$ of
 # $A\mathbf u = h^2\mathbf g$ for the five interior unknowns. What structure does it have?
+#
+# Worked solution: run `from companion.solutions.ch15 import solution; solution(2)` (on the site: the "Solution" toggle below).
 
 # %%
 from companion.experiments.ch15_pinns import check_fd_matrix, check_jacobi_eigenvalues
@@ -389,6 +391,8 @@ check_fd_matrix(fd_matrix)
 # **习题3.** Write the Jacobi iteration for this system and find the eigenvalues and eigenvectors of its iteration
 # matrix. Give the eigenvalue of the mode $v_i = \sin(j\pi i/n)$ as a function of $j$ and $n$. Which modes converge
 # slowest? (Section 4 checked your answer numerically.)
+#
+# Worked solution: run `from companion.solutions.ch15 import solution; solution(3)` (on the site: the "Solution" toggle below).
 
 # %%
 jacobi_eigenvalue = None  # e.g. lambda j, n: ...
@@ -399,12 +403,18 @@ check_jacobi_eigenvalues(jacobi_eigenvalue)
 # `beta=10` and `beta=100000`: how does the max error change, and where is it largest? A "hard" constraint builds the
 # boundary data into the ansatz, e.g. $u_\theta(x) = (1 - x^2)\,N_\theta(x)$ — what then remains of $L_{\rm BC}$?
 #
+# Worked solution: run `from companion.solutions.ch15 import solution; solution(4)` (on the site: the "Solution" toggle below).
+#
 # **习题6.** WAN's weak form needs only first derivatives of $u_\theta$ — try `pde.fit_wan` on a source with a kink
 # (e.g. $f = |x|$) and compare with a PINN, whose residual needs $u''$.
+#
+# Worked solution: run `from companion.solutions.ch15 import solution; solution(6)` (on the site: the "Solution" toggle below).
 #
 # **Open questions** (习题1, 8, 9, 17): where would you rather use a network, where a classical solver? Can a single
 # network solve a whole family of equations (operator learning, §15.3: DeepONet, the Fourier neural operator — not
 # reproduced here)?
+#
+# Worked solution: run `from companion.solutions.ch15 import solution; solution("Open questions")` (on the site: the "Solution" toggle below).
 #
 # ## Summary
 #

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html as html_lib
 import importlib.util
+import json
 import re
 import time
 from pathlib import Path
@@ -130,6 +131,36 @@ def test_stage_writes_a_complete_source_folder(tmp_path: Path) -> None:
         assert (source / name).is_file(), name
     assert "[图4.2] a claim" not in (source / "claims.md").read_text(encoding="utf-8")  # reformatted as a table
     assert "| 图4.2 | a claim | ✔ holds |" in (source / "claims.md").read_text(encoding="utf-8")
+
+
+def test_widget_outputs_become_the_kernel_free_explorer_or_a_note(tmp_path: Path) -> None:
+    grids = tmp_path / "explorers"
+    (grids / "ch96_demo").mkdir(parents=True)
+    points = [{"key": f"{i},{j}", "file": f"{2 * i + j:03d}.png", "values": {}} for i in range(3) for j in range(2)]
+    for p in points:
+        (grids / "ch96_demo" / p["file"]).write_bytes(b"\x89PNG")
+    grid = {"title": "Demo </script> explorer", "start": "1,0", "defaults": {"a": 2.0, "kind": "sin", "n": 5},
+            "controls": {"a": {"label": "rate a", "values": [1.0, 2.0, 4.0]},
+                         "kind": {"label": "kind", "values": ["sin", "cos"]}}, "points": points}
+    (grids / "ch96_demo" / "grid.json").write_text(json.dumps(grid))
+    nb = nbformat.v4.new_notebook()
+    for _ in range(2):
+        cell = nbformat.v4.new_code_cell("explorer")
+        cell.outputs = [nbformat.v4.new_output("display_data", data={
+            site.WIDGET_VIEW: {"model_id": "abc", "version_major": 2, "version_minor": 0}, "text/plain": "VBox()"})]
+        nb.cells.append(cell)
+    source = tmp_path / "src"
+    assert site.add_static_explorers(nb, "ch96_demo", source, grids) == 1
+    first, second = (c.outputs[0]["data"]["text/html"] for c in nb.cells)
+    assert all(site.WIDGET_VIEW not in c.outputs[0]["data"] for c in nb.cells)
+    assert 'type="range" data-control="a"' in first and 'value="1"' in first  # starts at the grid's "start"
+    assert '<option value="0" selected>sin</option>' in first and "rate a ∈ {1, 2, 4}" in first
+    assert "the other controls at n = 5" in first and "JupyterLab" in first
+    assert "</script> explorer" not in first.split("application/json")[1]  # the JSON cannot close its script
+    assert sorted(p.name for p in (source / "_static" / "explorers" / "ch96_demo").iterdir()) == \
+        sorted(p["file"] for p in points)
+    assert second == site.LIVE_ONLY  # a second panel of the chapter: live only, said so
+    assert site.add_static_explorers(nb, "ch95_none", source, grids) == 0  # no grid: nothing placed
 
 
 def test_local_extension_drops_duplicate_inline_scripts() -> None:

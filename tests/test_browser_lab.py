@@ -1,18 +1,17 @@
-"""The chapters' explorers in a real JupyterLab, driven by headless Chromium like a student would.
+"""Every chapter's explorer in a real JupyterLab, driven by headless Chromium like a student would.
 
-A ``jupyter lab`` server runs on 127.0.0.1 with a token, in a temporary root holding copies of
-the explorer notebooks (so nothing it autosaves touches ``chapters/``) and with its home, config
-and data folders under pytest's tmp dir. For each notebook of :data:`EXPLORER_NOTEBOOKS` that
-exists, the test opens it, runs its setup cell and its explorer cell, moves a slider with the
-keyboard and checks that the explorer's plot is redrawn, that no "Error displaying widget"
-appears and that the browser console shows no error. A screenshot of each notebook is kept.
+A ``jupyter lab`` server runs on 127.0.0.1 with a token, in a temporary root, with its home, config and
+data folders under pytest's tmp dir. For each chapter with an explorer (:data:`companion.tools.precompute.
+EXPLORERS`, which builds each explorer as its notebook does), the test writes a two-cell notebook — the
+import and the explorer — opens it, runs both cells, moves a slider with the keyboard and checks that the
+explorer's plot is redrawn, that no "Error displaying widget" appears and that the browser console shows no
+error. A screenshot of each is kept.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -25,12 +24,9 @@ import nbformat
 import pytest
 from browser_support import PageLog, free_port, isolated_env, launch, require_chromium
 
-from companion.tools import catalog
+from companion.tools import precompute
 
-# The notebooks whose explorer is driven in the browser: the model chapter and the first other
-# chapters with an explorer.  A notebook not written yet is skipped (its chapter is planned).
-EXPLORER_NOTEBOOKS = ("ch04_frequency_principle", "ch07_phase_diagram")
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+EXPLORER_NOTEBOOKS = tuple(sorted(precompute.EXPLORERS))
 TOKEN = "companion-browser-test"
 KERNEL_IDLE = re.compile(r"ipykernel\) \| Idle")
 LAB_SETTINGS = {  # no network look-ups, and every cell kept in the page (no virtual scrolling)
@@ -39,14 +35,15 @@ LAB_SETTINGS = {  # no network look-ups, and every cell kept in the page (no vir
 }
 
 
-def explorer_cells(notebook: Path) -> tuple[int, int]:
-    """Indices of the setup cell (the first code cell) and the explorer cell (the first that showed a widget)."""
-    cells = nbformat.read(notebook, as_version=4).cells
-    code = [i for i, cell in enumerate(cells) if cell.cell_type == "code"]
-    shown = [i for i in code if any(WIDGET_VIEW in out.get("data", {}) for out in cells[i].get("outputs", []))]
-    if not code or not shown:
-        raise ValueError(f"{notebook.name} has no cell whose committed output is a widget: no explorer to test")
-    return code[0], shown[0]
+def explorer_notebook(slug: str, folder: Path) -> Path:
+    """A notebook that builds ``slug``'s explorer exactly as :data:`precompute.EXPLORERS` does, and shows it."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("from companion.tools.precompute import EXPLORERS"),
+                nbformat.v4.new_code_cell(f"explorer = EXPLORERS[{slug!r}].build()\nexplorer")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = folder / f"{slug}.ipynb"
+    nbformat.write(nb, path)
+    return path
 
 
 def _wait_for_server(url: str, process: subprocess.Popen, timeout: float = 120) -> None:
@@ -65,17 +62,13 @@ def _wait_for_server(url: str, process: subprocess.Popen, timeout: float = 120) 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """A running JupyterLab (base URL) and its root folder, holding copies of the explorer notebooks."""
+    """A running JupyterLab (base URL) and its root folder, holding one explorer notebook per chapter."""
     require_chromium()
-    notebooks = [catalog.CHAPTERS_DIR / f"{slug}.ipynb" for slug in EXPLORER_NOTEBOOKS]
-    if not any(path.exists() for path in notebooks):
-        pytest.skip("none of the explorer notebooks is written yet")
     base = tmp_path_factory.mktemp("jupyterlab")
     root = base / "root"
     root.mkdir()
-    for path in notebooks:
-        if path.exists():
-            shutil.copy2(path, root / path.name)
+    for slug in EXPLORER_NOTEBOOKS:
+        explorer_notebook(slug, root)
     env = isolated_env(base / "home")
     env.pop("MPLBACKEND", None)  # conftest's Agg would leave the kernel without the inline backend: no plots
     for name, values in LAB_SETTINGS.items():
@@ -132,21 +125,13 @@ def test_explorer_slider_redraws_its_plot(slug: str, lab: tuple[str, Path], brow
                                           tmp_path_factory: pytest.TempPathFactory) -> None:
     url, root = lab
     notebook = root / f"{slug}.ipynb"
-    if not notebook.exists():
-        pytest.skip(f"{slug}.ipynb is not written yet")
-    setup_cell, explorer_cell = explorer_cells(notebook)
+    setup_cell, explorer_cell = 0, 1
     tab = browser.new_page(viewport={"width": 1400, "height": 1000})
     log = PageLog(tab)
     # A workspace of its own, so that no notebook opened by an earlier test shares the page.
     tab.goto(f"{url}/lab/workspaces/{slug}/tree/{notebook.name}?reset&token={TOKEN}")
     # The execution indicator reads "idle" while the kernel is still starting; the status bar does not.
     tab.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE).wait_for(timeout=120_000)
-    # Clear the committed outputs first: the prompts then read "[ ]" until a cell has run here.
-    tab.locator(".lm-MenuBar-itemLabel", has_text="Edit").click()
-    tab.locator(".lm-Menu-itemLabel", has_text="Clear Outputs of All Cells").click()
-    tab.locator(".jp-Notebook .jp-InputPrompt", has_text=re.compile(r"\[\d+\]")).first.wait_for(
-        state="detached", timeout=30_000)
-
     _run_cell(tab, setup_cell, timeout_ms=180_000)
     cell = _run_cell(tab, explorer_cell, timeout_ms=180_000)
     slider = cell.locator(".jp-OutputArea-output .widget-slider").first

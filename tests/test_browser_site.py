@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from browser_support import PageLog, built_site, launch, require_chromium, serve
 
-from companion.tools import site
+from companion.tools import precompute, site
 
 NOTEBOOKS = site.chapter_notebooks()
 INLINE_MATH = re.compile(r"\$[^$\n]+\$")  # $…$ or $$…$$ in a markdown cell: MyST renders it as math
@@ -50,6 +50,7 @@ def _expected(page: str) -> tuple[str, int, bool]:
     outputs = [out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", [])]
     # PNG figures, plus the <img> of an HTML animation player (ch11) when no PNG stands in for it
     figures = sum(1 if "image/png" in data else str(data.get("text/html", "")).count("<img") for data in outputs)
+    figures += precompute.read_grid(page) is not None  # the kernel-free explorer's picture
     has_math = any(cell.cell_type == "markdown" and INLINE_MATH.search(cell.source) for cell in nb.cells)
     return site.notebook_title(path), figures, has_math
 
@@ -89,4 +90,30 @@ def test_page_renders_title_figures_and_math(page: str, site_url: str, browser: 
         shots.mkdir(parents=True, exist_ok=True)
         tab.screenshot(path=str(shots / f"{page}.png"), full_page=True)
         tab.close()
+    assert not log.errors, f"{page}: " + "\n".join(log.errors)
+
+
+@pytest.mark.parametrize("page", sorted(precompute.EXPLORERS))
+def test_the_kernel_free_explorer_changes_its_figure_when_a_control_moves(page: str, site_url: str,
+                                                                          browser: Any) -> None:
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    log = PageLog(tab)
+    tab.goto(f"{site_url}/{page}.html", wait_until="load")
+    explorer = tab.locator(".companion-explorer")
+    assert explorer.count() == 1, f"{page}: {explorer.count()} kernel-free explorers"
+    assert tab.locator("script[type='application/vnd.jupyter.widget-view+json']").count() == 0  # no empty widget
+    image = explorer.locator("img.companion-explorer-figure")
+    image.scroll_into_view_if_needed()
+    before = image.get_attribute("src")
+    assert before.endswith(".png") and image.evaluate("img => img.complete && img.naturalWidth > 0")
+    for control in explorer.locator("[data-control]").all():  # move each control to another value in turn
+        n = control.evaluate("c => c.tagName === 'SELECT' ? c.options.length : Number(c.max) + 1")
+        current = int(control.input_value())
+        control.evaluate("(c, v) => { c.value = String(v); c.dispatchEvent(new Event('input')); }", (current + 1) % n)
+        after = image.get_attribute("src")
+        assert after != before, f"{page}: moving {control.get_attribute('data-control')} left the figure as it was"
+        tab.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+        before = after
+    assert "JupyterLab" in explorer.inner_text()  # says how to get the live version
+    tab.close()
     assert not log.errors, f"{page}: " + "\n".join(log.errors)

@@ -1,7 +1,7 @@
-"""The package's four layers point only down, and no module imports itself back (docs/architecture.md).
+"""The package's five layers point only down, and no module imports itself back (docs/architecture.md).
 
 kit → (nothing of the package);  core → kit;  experiments → core, kit (never another chapter's module);
-tools → anything.  Every ``import`` counts, including those inside functions.
+solutions → experiments, core, kit;  tools → anything.  Every ``import`` counts, including those inside functions.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "companion"
 ALLOWED = {"kit": {"kit"}, "core": {"kit", "core"}, "experiments": {"kit", "core"},
-           "tools": {"kit", "core", "experiments", "tools"}}
+           "solutions": {"kit", "core", "experiments", "solutions"},
+           "tools": {"kit", "core", "experiments", "solutions", "tools"}}
 
 
 def module_name(path: Path) -> str:
@@ -46,9 +47,9 @@ def layer(module: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else None
 
 
-def test_every_module_lives_in_one_of_the_four_layers() -> None:
+def test_every_module_lives_in_one_of_the_five_layers() -> None:
     loose = [m for m in MODULES if layer(m) is None and m not in ("companion", "companion.__main__")]
-    assert not loose, f"modules outside kit/core/experiments/tools: {loose}"
+    assert not loose, f"modules outside kit/core/experiments/solutions/tools: {loose}"
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if layer(m)))

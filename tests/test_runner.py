@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from companion.tools import runner
+from companion.tools import reproduction, runner
 from companion.__main__ import main
 
 TINY = '''# %%
@@ -21,13 +21,15 @@ print("the notebook went on")
 '''
 
 
-def test_run_chapter_collects_claims_figures_and_times(tmp_path):
+def test_run_chapter_collects_claims_figures_and_times(tmp_path, capfd):
     source = tmp_path / "ch99_tiny.py"
     source.write_text(TINY)
     run = runner.run_chapter(source, tmp_path / "out", seed=3)
+    # the kernel talks over IPC sockets: no "running over TCP without encryption" warning per chapter
+    assert "without encryption" not in capfd.readouterr().err
     assert run.ok and run.error is None
     assert [(c.id, c.figure, c.passed, c.chapter) for c in run.claims] == [("ch99.one-two", "图0.1", True, "ch99_tiny")]
-    assert len(run.figures) == 1 and run.figures[0].stat().st_size > 0
+    assert len(run.figures) == 1 and run.figures[0].path.stat().st_size > 0
     assert (tmp_path / "out" / "ch99_tiny.ipynb").exists()
     report = runner.format_report([run])
     assert "PASS" in report and "1/1 claims hold" in report and "margin +0.5 rel" in report
@@ -55,3 +57,56 @@ def test_cli_list_and_errors(capsys):
 def test_module_entry_point():
     out = subprocess.run([sys.executable, "-m", "companion", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "reproduce" in out.stdout and "robustness" in out.stdout
+
+
+SECTIONS = '''# %% [markdown]
+# ## 1. A line (图3.2, 图3.3)
+# The heading names the figures.
+
+# %%
+import matplotlib.pyplot as plt
+from companion.kit.claims import ClaimSpec, compare, show
+plt.plot([0, 1], [0, 1]); plt.show()
+plt.plot([1, 0], [0, 1]); plt.show()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(ClaimSpec("ch96.line", "图3.3", "a line is a line").judge(compare("one", 1, "<", "two", 2)))
+
+# %% [markdown]
+# ## 2. A table
+# The text says which: 表3.1.
+
+# %%
+plt.bar([0, 1], [1, 2]); plt.show()
+
+# %% [markdown]
+# ## 3. Nothing from the book
+
+# %%
+plt.plot([0, 1], [1, 1]); plt.show()
+'''
+
+
+def test_reproduce_names_figures_after_the_book_and_writes_a_report_page(tmp_path):
+    source = tmp_path / "ch96_sections.py"
+    source.write_text(SECTIONS)
+    run = runner.run_chapter(source, tmp_path / "out", seed=0)
+    names = sorted(f.path.name for f in run.figures)
+    assert names == ["ch96_sections-cell06.png", "fig3.2_3.3-2.png", "fig3.2_3.3.png", "tab3.1.png"]
+    assert all(f.path.parent == tmp_path / "out" / "ch96_sections" for f in run.figures)
+    index = reproduction.write_index([run], tmp_path / "out", "quick", 0)
+    page = index.read_text()
+    assert "1 of 1 claims hold" in page and "ch96.line" in page and "one = 1 &lt; two = 2" in page
+    # the claim shows the figures of its section inline, the others are listed after the claims
+    claim_block = page.split("data-claim='ch96.line'")[1].split("</div>")[0]
+    assert claim_block.count("<img") == 2 and "ch96_sections/fig3.2_3.3.png" in claim_block
+    assert page.count("<img") == 4 and "torch" in page and "profile" in page
+
+
+def test_reproduce_refuses_an_unwritable_output_folder_before_running(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert main(["reproduce", "--out", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write to the output folder" in err and "sub" in err

@@ -1,14 +1,17 @@
-"""Command line: ``python -m companion {list, coverage, run, reproduce, robustness, sync, bench, book}``.
+"""Command line: ``python -m companion {list, coverage, run, reproduce, robustness, precompute, sync, bench, book}``.
 
 * ``list`` — the chapter map and which notebooks exist;
 * ``coverage [--missing] [--write-readme]`` — the book's figures checked by a claim, per chapter (from the
   catalog); ``--write-readme`` regenerates the README's chapter map;
 * ``run ch04`` — execute one chapter headless and print its claims;
-* ``reproduce`` — execute every chapter (quick profile by default), write the executed notebooks
-  and their figures to ``--out`` and print the claims report; exit status 1 if any claim failed
+* ``reproduce`` — execute every chapter (quick profile by default), write the executed notebooks,
+  their figures (named after the book's, e.g. ``reproduced/ch04_frequency_principle/fig4.7.png``) and the
+  report page ``reproduced/index.html`` to ``--out`` and print the claims report; exit status 1 if any claim failed
   or any notebook raised;
 * ``robustness --seeds 0-19 [--chapters ch04,ch07] [--jobs N]`` — every chapter × seed, the claims'
   pass counts and margins, written to ``robustness/report.json``; exit status 1 below the standard;
+* ``precompute [ch04 …]`` — sample each chapter's explorer on its grid for the site's kernel-free explorers
+  (pictures and ``grid.json`` under ``explorers/``; an interrupted run resumes);
 * ``sync ch04`` — rebuild a chapter's committed .ipynb from its .py and execute it (seed 0);
 * ``bench`` — run the timing scripts of ``benchmarks/``;
 * ``book`` — build the book site from the committed notebooks into ``book/_build/html``.
@@ -23,6 +26,7 @@ from pathlib import Path
 
 from companion.tools import catalog
 from companion.kit.config import ConfigError, read_profile, read_seed
+from companion.tools.reproduction import write_index
 from companion.tools.runner import format_report, run_chapter, sync_notebook
 
 
@@ -55,6 +59,13 @@ def _coverage(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> int:
     out = Path(args.out)
+    try:  # before any notebook runs: an output folder that cannot be written would lose every result
+        out.mkdir(parents=True, exist_ok=True)
+        (out / ".write-test").touch()
+        (out / ".write-test").unlink()
+    except OSError as exc:
+        raise ConfigError(f"cannot write to the output folder --out {str(out)!r} ({exc.strerror}); "
+                          "give a folder you can write to") from None
     runs = []
     for ch in chapters:
         if not ch.available:
@@ -67,6 +78,8 @@ def _run(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> int:
         runs.append(run)
     print()
     print(format_report(runs))
+    if runs:
+        print(f"\nreport with figures: {write_index(runs, out, args.profile, args.seed)}")
     return 0 if runs and all(r.ok for r in runs) else 1
 
 
@@ -119,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="run nothing: merge these report folders (e.g. one per machine) into --out")
     p.add_argument("--cached-only", action="store_true",
                    help="run nothing: report the runs the cache holds for the current code (a stopped sweep)")
+    p = sub.add_parser("precompute", help="sample the chapters' explorers on their grids for the book site")
+    p.add_argument("chapter", nargs="*", help="chapter slug(s) or prefix(es) (default: every chapter with a grid)")
     p = sub.add_parser("sync", help="rebuild and execute a chapter's committed .ipynb from its .py")
     p.add_argument("chapter", nargs="+", help="chapter slug(s) or prefix(es)")
     sub.add_parser("bench", help="run the benchmarks in benchmarks/")
@@ -146,6 +161,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "robustness":
             return _robustness(args)
+        if args.command == "precompute":
+            from companion.tools import precompute
+
+            for name in args.chapter or list(precompute.EXPLORERS):
+                print(f"wrote {precompute.precompute(name)}", flush=True)
+            return 0
         if args.command == "sync":
             for name in args.chapter:
                 print(f"synced {sync_notebook(catalog.find(name).source)}", flush=True)

@@ -1,14 +1,13 @@
 """Headless execution of chapter notebooks and the claims report.
 
 :func:`run_chapter` reads a chapter's jupytext source, executes it in a fresh kernel with the
-requested profile and seed, writes the executed notebook and every figure it drew (PNG) to an
-output folder, and collects the claims the notebook checked.  :func:`format_report` prints the
+requested profile and seed, writes the executed notebook and every figure it drew (PNG, named after the
+book figure it reproduces) to an output folder, and collects the claims the notebook checked.  :func:`format_report` prints the
 table the ``reproduce`` command ends with: chapter, claim, verdict, measured numbers, seconds.
 """
 
 from __future__ import annotations
 
-import base64
 import os
 import tempfile
 import time
@@ -19,9 +18,11 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from traitlets.config import Config
 
 from companion.kit.claims import LoggedClaim, read_log
 from companion.kit.config import read_profile, read_seed
+from companion.tools.reproduction import SavedFigure, save_figures
 
 
 @dataclass
@@ -29,7 +30,7 @@ class ChapterRun:
     slug: str
     seconds: float
     claims: list[LoggedClaim] = field(default_factory=list)
-    figures: list[Path] = field(default_factory=list)
+    figures: list[SavedFigure] = field(default_factory=list)
     error: str | None = None
     notebook: Path | None = None
 
@@ -45,12 +46,19 @@ def load_source(path: Path) -> nbformat.NotebookNode:
 
 
 def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: int = 600) -> None:
-    """Execute ``nb`` in place in a fresh python3 kernel whose environment includes ``env``."""
+    """Execute ``nb`` in place in a fresh python3 kernel whose environment includes ``env``.
+
+    The kernel talks to us over local IPC sockets in a private temporary folder, not over TCP on the loopback
+    interface (which ipykernel warns about, unencrypted, for every chapter).
+    """
     env = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", **env}   # figures as PNG outputs
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+        with tempfile.TemporaryDirectory(prefix="companion-kernel-") as sockets:
+            ipc = Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "kernel")}})
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}},
+                           config=ipc).execute()
     finally:
         for key, value in saved.items():
             if value is None:
@@ -59,25 +67,12 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: 
                 os.environ[key] = value
 
 
-def extract_figures(nb: nbformat.NotebookNode, folder: Path) -> list[Path]:
-    """Write every PNG output of ``nb`` to ``folder`` as fig-CC-II.png (cell, index) and list them."""
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for c, cell in enumerate(nb.cells):
-        for i, output in enumerate(cell.get("outputs", [])):
-            png = output.get("data", {}).get("image/png")
-            if png:
-                path = folder / f"fig-{c:02d}-{i}.png"
-                path.write_bytes(base64.b64decode(png))
-                paths.append(path)
-    return paths
-
-
 def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed: int = 0, timeout: int = 600,
                 extra_env: dict[str, str] | None = None) -> ChapterRun:
     """Execute one chapter source headless and collect its claims.
 
-    With an ``out_dir``, the executed notebook goes to ``out_dir/<slug>.ipynb`` and its figures beside it;
+    With an ``out_dir``, the executed notebook goes to ``out_dir/<slug>.ipynb`` and its figures to ``out_dir/<slug>/``,
+    named after the book figures they reproduce (:func:`~companion.tools.reproduction.save_figures`);
     with ``None`` nothing is written (the robustness sweep keeps only the claims).
     """
     profile, seed = read_profile(profile), read_seed(seed)
@@ -100,7 +95,7 @@ def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed
     out_dir.mkdir(parents=True, exist_ok=True)
     notebook = out_dir / f"{slug}.ipynb"
     nbformat.write(nb, notebook)
-    figures = extract_figures(nb, out_dir / "figures" / slug)
+    figures = save_figures(nb, out_dir / slug, slug)
     return ChapterRun(slug, seconds, claims, figures, error, notebook)
 
 

@@ -12,6 +12,9 @@ these generated files:
 * ``coverage.md`` — every figure and table of chapters 4–15 with its status (from the catalog);
 * ``claims.md`` — every claim the committed notebooks checked, read from their outputs
   (the ``✔ CLAIM HOLDS [figure] text`` lines that :func:`companion.kit.claims.show` prints);
+* in each chapter page, the explorer's widget output (empty without a kernel) replaced by its kernel-free
+  version, sliders over the pictures that ``python -m companion precompute`` committed under ``explorers/``;
+* after each exercise of a chapter page, its worked solution (:mod:`companion.solutions`) in a toggle;
 * ``robustness.md`` — the committed robustness report (``robustness/report.json``): every claim's
   pass count over seeds and its margins, each chapter's pass count, and a mark on the chapters whose
   code changed since the report was made (stale).
@@ -23,6 +26,8 @@ The notebooks are shown with their committed outputs; nothing is executed at bui
 
 from __future__ import annotations
 
+import ast
+import html
 import importlib.util
 import json
 import re
@@ -212,6 +217,100 @@ def read_robustness(path: Path | None = None) -> tuple[dict | None, list[str]]:
     return report, robustness.stale_chapters(report)
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _value_text(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def explorer_html(grid: dict, base: str) -> str:
+    """The kernel-free explorer of a precomputed grid (:mod:`companion.tools.precompute`): a menu (words) or a
+    slider (numbers) per gridded control, the picture of the chosen point, and what was precomputed."""
+    start = [int(i) for i in grid["start"].split(",")]
+    rows = []
+    for (name, control), index in zip(grid["controls"].items(), start):
+        values, label = control["values"], html.escape(control["label"])
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            widget = (f'<input type="range" data-control="{name}" min="0" max="{len(values) - 1}" step="1" '
+                      f'value="{index}" aria-label="{label}"> <output data-for="{name}"></output>')
+        else:
+            options = "".join(f'<option value="{i}"{" selected" if i == index else ""}>{html.escape(str(v))}</option>'
+                              for i, v in enumerate(values))
+            widget = f'<select data-control="{name}" aria-label="{label}">{options}</select>'
+        rows.append(f'<label style="display:inline-block;margin:0 1.5em 0.3em 0">{label} {widget}</label>')
+    fixed = [f"{html.escape(n)} = {html.escape(_value_text(v))}" for n, v in grid["defaults"].items()
+             if n not in grid["controls"]]
+    listed = "; ".join(f"{html.escape(c['label'])} ∈ {{{', '.join(html.escape(_value_text(v)) for v in c['values'])}}}"
+                       for c in grid["controls"].values())
+    note = (f"<p class='companion-explorer-note'>Precomputed without a kernel ({len(grid['points'])} runs, seed 0, "
+            f"quick profile): {listed}" + (f"; the other controls at {', '.join(fixed)}" if fixed else "") +
+            ". For any other value, open this notebook in JupyterLab: its live explorer retrains as you move a "
+            "control (<code>python -m companion precompute</code> remakes these pictures).</p>")
+    data = json.dumps({"title": grid["title"], "controls": grid["controls"],
+                       "points": [{"key": p["key"], "file": p["file"]} for p in grid["points"]]},
+                      ensure_ascii=False).replace("</", "<\\/")  # no "</script>" inside the script
+    return (f'<div class="companion-explorer" data-base="{html.escape(base)}"><p><b>{html.escape(grid["title"])}'
+            f'</b></p><div class="companion-explorer-controls">{"".join(rows)}</div>'
+            f'<img class="companion-explorer-figure" src="" alt="" style="max-width:100%">{note}'
+            f'<script type="application/json">{data}</script></div>')
+
+
+LIVE_ONLY = ("<p class='companion-explorer-note'>This panel runs in a live kernel only: open the notebook in "
+             "JupyterLab and run it to move its controls.</p>")
+
+
+def add_static_explorers(nb: nbformat.NotebookNode, slug: str, source: Path, grids: Path | None = None) -> int:
+    """Replace the widget outputs of ``nb`` (empty without a kernel) by the chapter's kernel-free explorer — the
+    first such output, with its pictures copied under ``source/_static/explorers/<slug>`` — or, for further
+    panels or a chapter without a grid, by a note that the panel needs a kernel.  Returns how many explorers
+    were placed."""
+    from companion.tools import precompute
+
+    grid = precompute.read_grid(slug, grids)
+    placed = 0
+    for cell in nb.cells:
+        outputs = cell.get("outputs", [])
+        if not any(WIDGET_VIEW in out.get("data", {}) for out in outputs):
+            continue
+        if grid is not None and not placed:
+            target = source / "_static" / "explorers" / slug
+            target.mkdir(parents=True, exist_ok=True)
+            for point in grid["points"]:
+                shutil.copy2((precompute.GRID_DIR if grids is None else grids) / slug / point["file"], target)
+            content = explorer_html(grid, f"_static/explorers/{slug}")
+            placed += 1
+        else:
+            content = LIVE_ONLY
+        cell["outputs"] = [nbformat.v4.new_output("display_data", data={"text/html": content})]
+    return placed
+
+
+_WORKED_LINE = re.compile(r"^(?P<indent>\s*)Worked solution: run `from companion\.solutions\.(?P<module>ch\d\d) import "
+                          r"solution; solution\((?P<arg>[^)]+)\)`.*$", re.MULTILINE)
+
+
+def add_solution_toggles(nb: nbformat.NotebookNode, slug: str) -> int:
+    """After each exercise's "Worked solution: run … solution(N)" line, fold in the worked solution itself
+    (:mod:`companion.solutions`) as a "Solution" toggle; returns how many were added.  A line naming an
+    exercise that has no solution is an error (the site would promise a toggle it does not have)."""
+    from companion import solutions
+
+    added = 0
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+
+        def toggle(match: re.Match) -> str:
+            nonlocal added
+            worked = solutions.find(solutions.for_chapter(match["module"]), ast.literal_eval(match["arg"]))
+            added += 1
+            return (f"{match[0]}\n\n:::{{dropdown}} Solution ({worked.label})\n{worked.markdown()}\n:::\n")
+
+        cell.source = _WORKED_LINE.sub(toggle, cell.source)
+    return added
+
+
 def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = None) -> list[Path]:
     """Write the book's source folder ``source`` (emptied first); return the chapter notebooks it holds."""
     if source.exists():
@@ -220,7 +319,10 @@ def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = N
     notebooks = chapter_notebooks(chapters_dir)
     for notebook in notebooks:
         notebook_title(notebook)  # fail early, with the notebook's name, if a page would have no title
-        shutil.copy2(notebook, source / notebook.name)
+        nb = nbformat.read(notebook, as_version=4)
+        add_static_explorers(nb, notebook.stem, source)
+        add_solution_toggles(nb, notebook.stem)
+        nbformat.write(nb, source / notebook.name)
     pages = [p.stem for p in notebooks]
     (source / "_toc.yml").write_text(toc_yaml(pages), encoding="utf-8")
     (source / "_chapter_map.md").write_text(chapter_map_markdown(pages), encoding="utf-8")

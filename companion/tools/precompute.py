@@ -1,0 +1,275 @@
+"""Kernel-free explorers: each chapter's explorer sampled on a grid, for the book site.
+
+A chapter's explorer (:class:`companion.kit.widgets.Explorer`) needs a running kernel.  For readers of the
+site without one, ``python -m companion precompute [ch04 …]`` builds the explorer as its notebook does
+(quick profile, seed 0, one torch thread: :func:`pinned_settings`, whatever the environment says), sets it to every point of the grid in :data:`EXPLORERS`, and
+writes into ``explorers/<notebook>/``:
+
+* one PNG per grid point, drawn by the explorer's own ``draw`` function (nothing is drawn twice), and
+* ``grid.json``: the controls and their grid values, the defaults, and per point its values, its file and a
+  *fingerprint* of the computed result (:func:`fingerprint`: a few summary numbers of every array in it).
+
+The site build (:mod:`companion.tools.site`) replaces the empty widget output of the explorer's cell by
+sliders and menus over the grid that swap the pictures in the browser (``book/_static/explorer.js``): no
+kernel, no network, nothing trained at build time.  The grid files are committed; a test recomputes points
+chosen at random and compares their fingerprints, so a grid that no longer matches the code is caught.
+An interrupted ``precompute`` resumes: finished points are kept (each is written whole, picture first), and
+``grid.json`` is rewritten after every point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import io
+import itertools
+import json
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from companion.tools import catalog
+
+GRID_DIR = catalog.ROOT / "explorers"
+DPI = 80
+FINGERPRINT_SIZE = 64  # summary numbers kept per result
+
+
+@dataclass(frozen=True)
+class ExplorerSpec:
+    """How a chapter's notebook builds its explorer, and the grid of values the site offers.
+
+    ``factory`` is "module:function"; ``kwargs`` are the arguments the notebook passes in the quick profile
+    (seed 0); ``grid`` maps control names to the values precomputed (the other controls keep their defaults).
+    """
+
+    factory: str
+    grid: Mapping[str, Sequence[Any]]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def build(self) -> Any:
+        module, name = self.factory.split(":")
+        return getattr(importlib.import_module(module), name)(**self.kwargs)
+
+    def points(self) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
+        """Every combination of the grid values with its indices, in a fixed order (the first control varies
+        slowest)."""
+        names = list(self.grid)
+        return [(index, {n: self.grid[n][i] for n, i in zip(names, index)})
+                for index in itertools.product(*(range(len(self.grid[n])) for n in names))]
+
+
+E = "companion.experiments."
+EXPLORERS: dict[str, ExplorerSpec] = {
+    "ch04_frequency_principle": ExplorerSpec(
+        E + "ch04_frequency:make_explorer",
+        {"ks": ["1, 3, 5", "1, 5, 9", "2, 8, 14"], "depth": [1, 2, 4], "lr": [1e-3, 5e-3, 2e-2]}),
+    "ch05_multiscale_networks": ExplorerSpec(
+        E + "ch05_multiscale:make_explorer",
+        {"kind": ["plain", "mscale", "fourier"], "sigma": [1.0, 10.0, 100.0], "steps": [200, 500, 1500]}),
+    "ch06_frequency_mechanism": ExplorerSpec(
+        E + "ch06_mechanism:make_explorer",
+        {"init_std": [0.03, 0.1, 0.3, 1.0, 3.0], "act": ["tanh", "relu", "ricker"], "loss": ["mse", "mse+grad"]}),
+    "ch07_phase_diagram": ExplorerSpec(
+        E + "ch07_phase:make_explorer",
+        {"gamma": [0.5, 1.0, 1.5, 2.0, 2.5], "gamma_prime": [-0.5, 0.0, 0.5, 1.0]}, {"seed": 0}),
+    "ch08_condensation": ExplorerSpec(
+        E + "ch08_condensation:make_explorer",
+        {"init_std": [1e-4, 1e-3, 1e-2, 1e-1, 1.0], "act": ["relu", "tanh", "xtanh"], "snapshot": [0, 10, 20, 40]},
+        {"seed": 0, "steps": 12_000}),
+    "ch09_embedding_principle": ExplorerSpec(
+        E + "ch09_embedding:make_explorer",
+        {"init_std": [1e-4, 1e-3, 1e-2, 1e-1], "width": [2, 10, 50], "alpha": [-0.5, 0.5, 1.5]}, {"seed": 0}),
+    "ch10_optimistic_estimate": ExplorerSpec(
+        E + "ch10_estimate:make_explorer",
+        {"init_std": [1e-6, 1e-3, 1e-1, 1.0], "rank": [1, 2, 3]}, {"seed": 0}),
+    "ch11_flatness": ExplorerSpec(
+        E + "ch11_flatness:make_explorer",
+        {"eta": [0.05, 0.1, 0.25, 0.5], "batch_size": [8, 32, 128], "keep": [1.0, 0.7]}, {"seed": 0}),
+    "ch12_anchor_functions": ExplorerSpec(
+        E + "ch12_anchors:make_explorer",
+        {"task": ["identity", "reading", "statistical"], "depth": [1, 2, 4], "steps": [200, 500, 1000]},
+        {"seed": 0}),
+    "ch13_complexity_control": ExplorerSpec(
+        E + "ch13_complexity:make_explorer",
+        {"gamma": [0.2, 0.5, 0.8, 1.1, 1.4], "lam": [0.001, 0.01, 0.1]}, {"seed": 0}),
+    "ch14_more_phenomena": ExplorerSpec(
+        E + "ch14_phenomena:make_explorer",
+        {"k": [1, 2, 4, 8, 16], "noise": [0.0, 0.5, 1.0], "depth": [1, 2]}, {"steps": 600, "seed": 0}),
+    "ch15_pinns": ExplorerSpec(
+        E + "ch15_pinns:make_explorer",
+        {"method": ["pinn", "ritz", "jacobi", "hybrid"], "k_high": [8.0, 24.0, 48.0], "width": [20, 50, 200]}),
+}
+
+
+def spec_for(name: str) -> tuple[str, ExplorerSpec]:
+    """The notebook slug and explorer spec of a chapter name or prefix ("ch04")."""
+    slug = catalog.find(name).slug
+    if slug not in EXPLORERS:
+        raise ValueError(f"{slug} has no kernel-free explorer; these do: {', '.join(EXPLORERS)}")
+    return slug, EXPLORERS[slug]
+
+
+# ------------------------------------------------------------------------------------------ fingerprints
+def _leaves(value: Any, depth: int = 0) -> Iterator[np.ndarray]:
+    """The numeric arrays inside a result, in a fixed order (mappings by key, dataclasses by field)."""
+    if depth > 6 or value is None or isinstance(value, (str, bytes, bool)):
+        return
+    if isinstance(value, (int, float, np.number)):
+        yield np.asarray([float(value)])
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
+        yield value.astype(np.float64).ravel()
+    elif type(value).__module__.startswith("torch") and hasattr(value, "detach") and hasattr(value, "numpy"):
+        if not value.dtype.is_complex and str(value.dtype) != "torch.bool":
+            yield value.detach().double().cpu().numpy().ravel()
+    elif isinstance(value, Mapping):
+        for key in sorted(value, key=str):
+            yield from _leaves(value[key], depth + 1)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _leaves(getattr(value, f.name), depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _leaves(item, depth + 1)
+
+
+def fingerprint(result: Any) -> list[float]:
+    """Summary numbers of an explorer's result: per numeric array (in a fixed order) its mean and mean absolute
+    value over the finite entries and its count of non-finite ones; the first :data:`FINGERPRINT_SIZE`."""
+    numbers: list[float] = []
+    for leaf in _leaves(result):
+        finite = leaf[np.isfinite(leaf)]
+        numbers += [float(finite.mean()) if finite.size else 0.0, float(np.abs(finite).mean()) if finite.size else 0.0,
+                    float(leaf.size - finite.size)]
+        if len(numbers) >= FINGERPRINT_SIZE:
+            break
+    return [round(v, 10) for v in numbers[:FINGERPRINT_SIZE]]
+
+
+def same_fingerprint(a: Sequence[float], b: Sequence[float], rtol: float = 1e-3) -> bool:
+    """Whether two fingerprints agree (each number within ``rtol`` of the larger magnitude, or 1e-9)."""
+    return len(a) == len(b) and all(math.isclose(x, y, rel_tol=rtol, abs_tol=1e-9) for x, y in zip(a, b))
+
+
+# ------------------------------------------------------------------------------------------ precompute
+def _png(draw: Callable[[Any, Any], None], result: Any, figsize: tuple[float, float]) -> bytes:
+    """The explorer's figure for ``result`` as an optimised 256-colour PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    fig = plt.figure(figsize=figsize, layout="constrained")
+    try:
+        draw(result, fig)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=DPI)
+    finally:
+        plt.close(fig)
+    image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB").quantize(colors=256)
+    out = io.BytesIO()
+    image.save(out, format="png", optimize=True)
+    return out.getvalue()
+
+
+def _jsonable(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def point_key(index: Sequence[int]) -> str:
+    """The key of a grid point: its value indices, "2,0,1" (the page's script builds the same)."""
+    return ",".join(str(i) for i in index)
+
+
+def nearest_index(values: Sequence[Any], default: Any) -> int:
+    """The grid value closest to a control's default (the page's starting point)."""
+    if default in values:
+        return list(values).index(default)
+    if isinstance(default, (int, float)) and all(isinstance(v, (int, float)) for v in values):
+        return min(range(len(values)), key=lambda i: abs(values[i] - default))
+    return 0
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(tmp, path)  # never a half-written grid.json
+
+
+PINNED = {"COMPANION_PROFILE": "quick", "COMPANION_SEED": "0", "COMPANION_THREADS": "1"}
+
+
+@contextmanager
+def pinned_settings() -> Iterator[None]:
+    """The settings every grid point is computed and checked with: quick profile, seed 0, one torch thread —
+    also inside the batched computations, which otherwise take a second core and round differently
+    (:func:`companion.kit.config.batched_threads`).  The environment and settings are restored afterwards."""
+    import torch
+
+    from companion.kit import config
+
+    saved, threads = {k: os.environ.get(k) for k in PINNED}, torch.get_num_threads()
+    os.environ.update(PINNED)
+    config.reset_settings()
+    try:
+        config.settings()
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        config.reset_settings()
+        torch.set_num_threads(threads)
+
+
+def precompute(name: str, out: Path | None = None, progress: bool = True) -> Path:
+    """Sample one chapter's explorer on its grid (see the module docstring); return its ``grid.json``."""
+    import torch
+    from tqdm.auto import tqdm
+
+    slug, spec = spec_for(name)
+    folder = (GRID_DIR if out is None else Path(out)) / slug
+    folder.mkdir(parents=True, exist_ok=True)
+    with pinned_settings():
+        explorer = spec.build()
+        unknown = set(spec.grid) - set(explorer.controls)
+        if unknown:
+            raise ValueError(f"the grid of {slug} names no control {sorted(unknown)}; it has {sorted(explorer.controls)}")
+        controls = {n: {"label": explorer.controls[n].description,
+                        "values": [_jsonable(v) for v in values]} for n, values in spec.grid.items()}
+        index_path = folder / "grid.json"
+        old = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else {}
+        done = {p["key"]: p for p in old.get("points", []) if (folder / p["file"]).exists()}
+        defaults = {n: _jsonable(v) for n, v in explorer.values().items()}
+        data = {"chapter": slug, "title": explorer.title, "seed": 0, "profile": "quick", "torch": torch.__version__,
+                "controls": controls, "defaults": defaults,
+                "start": point_key([nearest_index(spec.grid[n], defaults[n]) for n in spec.grid]),
+                "points": []}
+        for i, (index, values) in enumerate(tqdm(spec.points(), desc=f"precompute {slug}", disable=not progress)):
+            key = point_key(index)
+            if key in done and done[key]["fingerprint"]:
+                data["points"].append(done[key])
+                continue
+            result = explorer.set(**values)  # validated against the controls' ranges
+            file = f"{i:03d}.png"
+            (folder / file).write_bytes(_png(explorer.draw, result, explorer.figsize))
+            data["points"].append({"key": key, "values": {n: _jsonable(v) for n, v in values.items()},
+                                   "file": file, "fingerprint": fingerprint(result)})
+            _write_json(index_path, {**data, "complete": False})
+        _write_json(index_path, {**data, "complete": True})
+        return index_path
+
+
+def read_grid(slug: str, folder: Path | None = None) -> dict | None:
+    """The committed ``grid.json`` of a chapter's explorer, or None."""
+    path = (GRID_DIR if folder is None else folder) / slug / "grid.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None

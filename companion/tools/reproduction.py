@@ -1,0 +1,201 @@
+"""What ``reproduce`` leaves behind: figures named after the book, and a report page that shows them.
+
+:func:`save_figures` writes every figure an executed chapter drew under the name of the book figure it
+reproduces — the 图/表 numbers in the heading of the section that drew it (``图12.14`` → ``fig12.14.png``,
+``表11.1`` → ``tab11.1.png``, ASCII so that any file system and URL takes them), with ``-2``, ``-3`` … for
+further figures of the same section.  :func:`write_index` writes ``index.html``: per chapter, each claim with
+its verdict, measured values and margin beside the figure it checks, then the chapter's other figures, and
+the run's profile, seed, versions and times.  The page is self-contained (no script, no network).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import platform
+import re
+import subprocess
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+import nbformat
+
+from companion.tools import catalog
+
+BOOK_ITEM = re.compile(r"([图表])\s?(\d+\.\d+)")
+ASCII_KIND = {"图": "fig", "表": "tab"}
+
+
+class ChapterResult(Protocol):
+    """What the report needs of a chapter run (:class:`companion.tools.runner.ChapterRun`, which imports this
+    module)."""
+
+    slug: str
+    seconds: float
+    claims: list[Any]
+    figures: list[SavedFigure]
+    error: str | None
+    notebook: Path | None
+
+    @property
+    def ok(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class SavedFigure:
+    """One PNG output of an executed chapter: where it was written and the book figures it reproduces."""
+
+    path: Path
+    book_items: tuple[str, ...]  # e.g. ("图13.7", "图13.8"); empty where the section names none
+    cell: int
+
+
+def book_items(text: str) -> tuple[str, ...]:
+    """The 图/表 numbers in ``text``, in order, each once: "…(图13.7, 图13.8)" → ("图13.7", "图13.8")."""
+    found = [kind + number for kind, number in BOOK_ITEM.findall(text)]
+    return tuple(dict.fromkeys(found))
+
+
+def file_stem(items: tuple[str, ...], slug: str, cell: int) -> str:
+    """ASCII file name for a figure of the book items ``items`` ("fig13.7_13.8"), else "<slug>-cell07"."""
+    if not items:
+        return f"{slug}-cell{cell:02d}"
+    first_kind = ASCII_KIND[items[0][0]]
+    return first_kind + "_".join(item[1:] if ASCII_KIND[item[0]] == first_kind else ASCII_KIND[item[0]] + item[1:]
+                                 for item in items)
+
+
+def section_items(nb: nbformat.NotebookNode) -> list[tuple[str, ...]]:
+    """For each cell, the book items of the section it belongs to: those named in the latest heading, or —
+    where that heading names none — those the section's text mentions first."""
+    current: tuple[str, ...] = ()
+    from_heading = False
+    per_cell = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            headings = [line for line in cell.source.splitlines() if line.lstrip().startswith("#")]
+            if headings:
+                current = book_items("\n".join(headings))
+                from_heading = bool(current)
+            if not from_heading:
+                current = tuple(dict.fromkeys(current + book_items(cell.source)))
+        per_cell.append(current)
+    return per_cell
+
+
+def save_figures(nb: nbformat.NotebookNode, folder: Path, slug: str) -> list[SavedFigure]:
+    """Write every PNG output of the executed ``nb`` into ``folder``, named by :func:`file_stem`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    saved: list[SavedFigure] = []
+    used: dict[str, int] = {}
+    for c, (cell, items) in enumerate(zip(nb.cells, section_items(nb))):
+        for output in cell.get("outputs", []):
+            png = output.get("data", {}).get("image/png")
+            if not png:
+                continue
+            stem = file_stem(items, slug, c)
+            used[stem] = used.get(stem, 0) + 1
+            path = folder / (f"{stem}.png" if used[stem] == 1 else f"{stem}-{used[stem]}.png")
+            path.write_bytes(base64.b64decode(png))
+            saved.append(SavedFigure(path, items, c))
+    return saved
+
+
+def _versions() -> dict[str, str]:
+    import numpy
+    import torch
+
+    try:
+        commit = subprocess.run(["git", "-C", str(catalog.ROOT), "rev-parse", "--short=12", "HEAD"],
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
+            "machine": f"{platform.machine()}, {platform.system()}", "commit": commit or "unknown"}
+
+
+def _claim_items(figure: str) -> tuple[str, ...]:
+    """The book items a claim names: "图13.5/13.6" → ("图13.5", "图13.6"); "§12.5.1" → ()."""
+    kind = figure[:1] if figure[:1] in ASCII_KIND else ""
+    return tuple(kind + n for n in re.findall(r"\d+\.\d+", figure)) if kind else ()
+
+
+def _verdict(claim) -> tuple[str, str]:
+    if claim.exploration:
+        return "explored", "explore"
+    if not claim.passed:
+        return "FAILS", "fail"
+    return ("holds (thin margin)" if claim.thin else "holds"), "pass"
+
+
+def _condition(c: dict) -> str:
+    """One logged condition as "lhs = value op [rhs =] bound"."""
+    value, bound = c.get("value"), c.get("bound")
+    if not (isinstance(value, (int, float)) and isinstance(bound, (int, float))):
+        return f"{c.get('lhs', '?')}: {value}"
+    rhs = f"{c['rhs']} = " if c.get("rhs") else ""
+    return f"{c['lhs']} = {value:.4g} {c['op']} {rhs}{bound:.4g}"
+
+
+def _img(figure: SavedFigure, out: Path) -> str:
+    rel = figure.path.relative_to(out).as_posix()
+    label = ", ".join(figure.book_items) or f"cell {figure.cell}"
+    return f'<figure><img src="{html.escape(rel)}" alt="{html.escape(label)}"><figcaption>{html.escape(label)} ' \
+           f'— <a href="{html.escape(rel)}">{html.escape(figure.path.name)}</a></figcaption></figure>'
+
+
+STYLE = """body{font-family:system-ui,"Noto Sans CJK SC",sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
+.pass{color:#17612a}.fail{color:#b00020;font-weight:bold}.explore{color:#7a5b00}
+.claim{border-top:1px solid #ddd;padding:.6em 0}figure{display:inline-block;margin:.4em 1em .4em 0}
+img{max-width:520px;max-height:360px;border:1px solid #eee}code{font-size:90%}"""
+
+
+def write_index(runs: list[ChapterResult], out: Path, profile: str, seed: int) -> Path:
+    """Write ``out/index.html``: the reproduction report of ``runs`` (see the module docstring)."""
+    meta = {"profile": profile, "seed": str(seed), **_versions(),
+            "made": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "notebook time": f"{sum(r.seconds for r in runs):.0f} s"}
+    n_claims = sum(not c.exploration for r in runs for c in r.claims)
+    n_pass = sum(c.passed and not c.exploration for r in runs for c in r.claims)
+    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Reproduction report</title>"
+             f"<style>{STYLE}</style></head><body><h1>Reproduction report</h1>",
+             f"<p id='summary'>{n_pass} of {n_claims} claims hold; {sum(r.ok for r in runs)} of {len(runs)} "
+             "chapters ran clean.</p><table id='run'>",
+             *(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in meta.items()),
+             "</table><h2>Chapters</h2><table id='chapters'><tr><th>chapter</th><th>status</th><th>claims</th>"
+             "<th>figures</th><th>seconds</th></tr>"]
+    for run in runs:
+        status = "ok" if run.ok else f"error: {run.error}" if run.error else "a claim failed"
+        parts.append(f"<tr><td><a href='#{run.slug}'>{run.slug}</a></td><td class='{'pass' if run.ok else 'fail'}'>"
+                     f"{html.escape(status)}</td><td>{len(run.claims)}</td><td>{len(run.figures)}</td>"
+                     f"<td>{run.seconds:.1f}</td></tr>")
+    parts.append("</table>")
+    for run in runs:
+        shown: set[Path] = set()
+        notebook = f" — <a href='{html.escape(run.notebook.relative_to(out).as_posix())}'>executed notebook</a>" \
+            if run.notebook else ""
+        parts.append(f"<h2 id='{run.slug}'>{html.escape(run.slug)}</h2><p>{run.seconds:.1f} s{notebook}</p>")
+        if run.error:
+            parts.append(f"<p class='fail'>The notebook raised: {html.escape(run.error)}</p>")
+        for claim in run.claims:
+            word, css = _verdict(claim)
+            margin = "never" if claim.margin is None else f"{claim.margin:+.3g} {claim.unit}"
+            measured = "; ".join(map(_condition, claim.conditions))
+            extra = "; ".join(f"{k} = {v}" for k, v in claim.measured.items())
+            items = _claim_items(claim.figure)
+            figures = [f for f in run.figures if set(items) & set(f.book_items)]
+            shown.update(f.path for f in figures)
+            parts.append(f"<div class='claim' data-claim='{html.escape(claim.id)}'><p><b class='{css}'>{word}</b> "
+                         f"<code>{html.escape(claim.id)}</code> [{html.escape(claim.figure)}] {html.escape(claim.text)}"
+                         f"</p><p>measured: {html.escape(measured)}{'; ' + html.escape(extra) if extra else ''}; "
+                         f"margin {html.escape(margin)}</p>{''.join(_img(f, out) for f in figures)}</div>")
+        rest = [f for f in run.figures if f.path not in shown]
+        if rest:
+            parts.append("<h3>Other figures</h3>" + "".join(_img(f, out) for f in rest))
+    parts.append("</body></html>")
+    index = out / "index.html"
+    index.write_text("\n".join(parts), encoding="utf-8")
+    return index

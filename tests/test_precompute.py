@@ -1,0 +1,125 @@
+"""Kernel-free explorers: the grid sampler, its resumption, the committed grids and their freshness."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import torch
+
+from companion.kit import config
+from companion.kit import widgets as w
+from companion.tools import precompute
+
+CALLS: list[dict] = []
+
+
+@dataclass
+class Curve:
+    x: np.ndarray
+    y: torch.Tensor
+    label: str
+
+
+def make_tiny(scale: float = 1.0) -> w.Explorer:
+    """A two-control explorer whose compute counts its calls (cheap: no training)."""
+    def compute(a: float, kind: str) -> dict:
+        CALLS.append({"a": a, "kind": kind})
+        x = np.linspace(0, 1, 50)
+        y = torch.tensor(np.sin(a * x) if kind == "sin" else np.cos(a * x)) * scale
+        return {"curve": Curve(x, y, kind), "peak": float(y.abs().max()), "nan": np.array([np.nan, 1.0])}
+
+    def draw(result: dict, fig) -> None:
+        ax = fig.add_subplot()
+        ax.plot(result["curve"].x, result["curve"].y.numpy())
+
+    return w.Explorer("tiny", {"a": w.float_slider(1.0, 0.5, 8.0, 0.5, "frequency a"),
+                               "kind": w.dropdown("sin", ("sin", "cos"), "kind")}, compute, draw, figsize=(3, 2))
+
+
+TINY = precompute.ExplorerSpec("test_precompute:make_tiny", {"a": [1.0, 2.0, 4.0], "kind": ["sin", "cos"]})
+
+
+@pytest.fixture
+def tiny_spec(monkeypatch):
+    monkeypatch.setitem(precompute.EXPLORERS, "ch04_frequency_principle", TINY)
+    CALLS.clear()
+
+
+def test_fingerprint_reads_every_array_in_a_fixed_order():
+    result = make_tiny().set(a=2.0, kind="cos")
+    fp = precompute.fingerprint(result)
+    # curve.x (mean, mean |.|, non-finite), curve.y, nan-array, peak
+    assert len(fp) == 12 and fp[2] == 0.0 and fp[8] == 1.0  # one NaN counted
+    assert fp[0] == pytest.approx(0.5) and fp[-3] == pytest.approx(1.0)
+    assert precompute.same_fingerprint(fp, precompute.fingerprint(make_tiny().set(a=2.0, kind="cos")))
+    other = precompute.fingerprint(make_tiny(scale=1.01).set(a=2.0, kind="cos"))
+    assert not precompute.same_fingerprint(fp, other)  # a 1 % change in the result is caught
+
+
+def test_precompute_writes_every_point_and_resumes(tiny_spec, tmp_path):
+    index = precompute.precompute("ch04", out=tmp_path, progress=False)
+    grid = json.loads(index.read_text())
+    assert grid["complete"] and len(grid["points"]) == 6 and grid["start"] == "0,0"
+    assert [p["key"] for p in grid["points"]] == ["0,0", "0,1", "1,0", "1,1", "2,0", "2,1"]
+    assert grid["points"][3]["values"] == {"a": 2.0, "kind": "cos"}
+    folder = tmp_path / "ch04_frequency_principle"
+    assert all((folder / p["file"]).read_bytes()[:4] == b"\x89PNG" for p in grid["points"])
+    assert len(CALLS) == 1 + 6  # the explorer's default, then each point once
+    (folder / grid["points"][4]["file"]).unlink()  # as if interrupted while writing that point
+    CALLS.clear()
+    precompute.precompute("ch04", out=tmp_path, progress=False)
+    assert CALLS == [{"a": 1.0, "kind": "sin"}, {"a": 4.0, "kind": "sin"}]  # default + the missing point only
+    assert json.loads(index.read_text())["points"] == grid["points"]
+
+
+def test_precompute_refuses_unknown_names_and_controls(tiny_spec, monkeypatch, tmp_path):
+    with pytest.raises(ValueError, match="unknown chapter"):
+        precompute.spec_for("ch99")
+    monkeypatch.setitem(precompute.EXPLORERS, "ch04_frequency_principle",
+                        precompute.ExplorerSpec("test_precompute:make_tiny", {"b": [1, 2]}))
+    with pytest.raises(ValueError, match=r"names no control \['b'\]"):
+        precompute.precompute("ch04", out=tmp_path, progress=False)
+    monkeypatch.setitem(precompute.EXPLORERS, "ch04_frequency_principle",
+                        precompute.ExplorerSpec("test_precompute:make_tiny", {"a": [1.0, 99.0]}))
+    with pytest.raises(ValueError, match="out of range"):
+        precompute.precompute("ch04", out=tmp_path, progress=False)
+
+
+@pytest.mark.parametrize("slug", sorted(precompute.EXPLORERS))
+def test_the_committed_grid_is_complete_small_and_fine_enough(slug):
+    grid = precompute.read_grid(slug)
+    assert grid is not None, f"no explorers/{slug}/grid.json: run `python -m companion precompute {slug}`"
+    spec = precompute.EXPLORERS[slug]
+    assert grid["complete"] and [p["key"] for p in grid["points"]] == [precompute.point_key(i) for i, _ in spec.points()]
+    assert {n: c["values"] for n, c in grid["controls"].items()} == {n: list(v) for n, v in spec.grid.items()}
+    sizes = [(precompute.GRID_DIR / slug / p["file"]).stat().st_size for p in grid["points"]]
+    assert sum(sizes) < 5e6, f"{slug}: {sum(sizes) / 1e6:.1f} MB of pictures"
+    # several values for at least two controls: the phenomenon can be seen to change
+    assert sum(len(c["values"]) >= 3 for c in grid["controls"].values()) >= 2
+
+
+@pytest.mark.parametrize("slug", sorted(precompute.EXPLORERS))
+def test_a_random_grid_point_recomputes_to_its_committed_fingerprint(slug):
+    grid = precompute.read_grid(slug)
+    if grid is None:
+        pytest.fail(f"no committed grid for {slug}")
+    point = random.Random().choice(grid["points"])  # a different point each run: any stale point can be caught
+    with precompute.pinned_settings():  # the settings precompute used, whatever this process's environment
+        result = precompute.EXPLORERS[slug].build().set(**point["values"])
+    assert precompute.same_fingerprint(precompute.fingerprint(result), point["fingerprint"]), \
+        f"{slug} at {point['values']}: the committed picture no longer matches the code; run " \
+        f"`python -m companion precompute {slug}`"
+
+
+def test_pinned_settings_fix_one_thread_and_restore_the_environment(monkeypatch):
+    monkeypatch.delenv("COMPANION_THREADS", raising=False)
+    monkeypatch.setenv("COMPANION_SEED", "7")
+    with precompute.pinned_settings():
+        assert config.settings().threads == 1 and torch.get_num_threads() == 1 and config.settings().seed == 0
+        with config.batched_threads() as threads:
+            assert threads == 1  # not a second core: it would round differently from the committed grid
+    assert "COMPANION_THREADS" not in __import__("os").environ and config.settings().seed == 7
