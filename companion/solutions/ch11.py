@@ -79,13 +79,13 @@ for eta in (0.9 * eta_max, 1.1 * eta_max):        # just below / just above the 
 fl.check_stability_limit(eta_max, lam=10.0)
 
 # the second half: Adam on the same quadratic, a learning rate far above 2/lambda, two values of lambda
+from companion.core.train import descend  # the package's one training step: backward, then the optimiser
+
 for lam_adam in (10.0, 1000.0):
     theta = torch.tensor([1.0], requires_grad=True)
-    adam = torch.optim.Adam([theta], lr=0.5)
-    for _ in range(2000):
-        adam.zero_grad()
-        (0.5 * lam_adam * theta ** 2).sum().backward()
-        adam.step()
+    update = descend(torch.optim.Adam([theta], lr=0.5), lambda: 0.5 * lam_adam * theta ** 2)
+    for step in range(2000):
+        update(step)
     print(f"Adam, lambda = {lam_adam:g}, eta = 0.5: |theta_2000| = {abs(theta.item()):.1e}")""",
     answer=stability_limit,
 )
