@@ -43,8 +43,8 @@
 # (d_model 32, learned positions, causal mask, `companion.core.transformer`), each member on its own task,
 # with AdamW and the book's warm-up + cosine learning rate, cross-entropy on the last token (§12.8.2).
 #
-# Run time: quick profile ≈ 130 CPU-seconds (one thread; about 1.5 minutes on two cores; results are cached
-# on disk); full profile (d_model 64, 4 layers, more steps) several minutes on a CPU.
+# Run time: quick profile ≈ 140 CPU-seconds (one thread; 101 s on an idle two-core machine with an empty cache;
+# results are cached on disk); full profile (d_model 64, 4 layers, more steps) several minutes on a CPU.
 
 # %%
 import matplotlib.pyplot as plt

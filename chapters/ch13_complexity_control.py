@@ -48,9 +48,9 @@
 # cosine learning rate, cross-entropy on the last token. Every (γ, λ, seed) of a run is one member of
 # **one batched ensemble** (cached on disk).
 #
-# Run time: quick profile about 155 CPU-seconds on one thread (measured with `COMPANION_THREADS=1` and an empty
-# cache, kernel start included, on a shared 2-core machine); the batched runs borrow a second core where there
-# is one, so an idle 2-core machine needs less wall time. The two runs of section 2 are about three quarters of
+# Run time: quick profile about 150 CPU-seconds on one thread (measured with `COMPANION_THREADS=1` and an empty
+# cache, kernel start included); the batched runs borrow a second core where there is one: 104 s on an idle
+# 2-core machine with an empty cache. The two runs of section 2 are about three quarters of
 # it. A rerun reads the cache. Full profile (finer grid, 5 seeds, d_model 64, 3000 steps) about an hour on a CPU.
 
 # %%
