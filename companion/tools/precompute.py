@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from unittest.mock import patch
 from typing import Any
 
 import numpy as np
@@ -215,20 +216,15 @@ def pinned_settings() -> Iterator[None]:
 
     from companion.kit import config
 
-    saved, threads = {k: os.environ.get(k) for k in PINNED}, torch.get_num_threads()
-    os.environ.update(PINNED)
-    config.reset_settings()
-    try:
-        config.settings()
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    threads = torch.get_num_threads()
+    with patch.dict(os.environ, PINNED):
         config.reset_settings()
-        torch.set_num_threads(threads)
+        try:
+            config.settings()
+            yield
+        finally:
+            config.reset_settings()
+            torch.set_num_threads(threads)
 
 
 def precompute(name: str, out: Path | None = None, progress: bool = True) -> Path:
