@@ -14,6 +14,7 @@ import nbformat
 import pytest
 from browser_support import PageLog, built_site, launch, require_chromium, serve
 
+from companion.kit import grids
 from companion.tools import precompute, site
 
 NOTEBOOKS = site.chapter_notebooks()
@@ -50,7 +51,7 @@ def _expected(page: str) -> tuple[str, int, bool]:
     outputs = [out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", [])]
     # PNG figures, plus the <img> of an HTML animation player (ch11) when no PNG stands in for it
     figures = sum(1 if "image/png" in data else str(data.get("text/html", "")).count("<img") for data in outputs)
-    figures += precompute.read_grid(page) is not None  # the kernel-free explorer's picture
+    figures += grids.read_grid(page) is not None  # the kernel-free explorer's picture
     has_math = any(cell.cell_type == "markdown" and INLINE_MATH.search(cell.source) for cell in nb.cells)
     return site.notebook_title(path), figures, has_math
 

@@ -73,3 +73,54 @@ def test_an_interrupted_training_run_is_not_cached_and_the_rerun_completes_it(fr
     done = cache.sweep(fit_line, [{"seed": 1}, {"seed": 2}, {"seed": 3}], progress=False)
     assert all(r["steps"][-1] == STEPS for r in done)                # every run complete
     assert all(cache.is_cached(fit_line, seed=s) for s in (1, 2, 3))
+
+
+def test_results_live_under_torch_version_and_the_digest_of_the_code_they_reach(fresh_cache, tmp_path, monkeypatch):
+    import torch
+
+    from companion.core import fprinciple
+
+    space = cache.namespace(fprinciple.run_fprinciple.__wrapped__)
+    assert space == f"torch-{torch.__version__}/companion.core.fprinciple-{cache.code_digest('companion.core.fprinciple')}"
+    # the digest covers the module and every companion module it reaches, not the others
+    package = tmp_path / "pkg"
+    (package / "companion" / "core").mkdir(parents=True)
+    for name in ("__init__.py", "core/__init__.py"):
+        (package / "companion" / name).write_text("")
+    (package / "companion" / "core" / "deep.py").write_text("K = 1\n")
+    (package / "companion" / "core" / "other.py").write_text("J = 1\n")
+    (package / "companion" / "core" / "top.py").write_text("from companion.core import deep\n")
+    monkeypatch.setattr(cache, "PACKAGE_ROOT", package)
+    monkeypatch.setattr(cache.importlib.util, "find_spec",
+                        lambda name: type("Spec", (), {"origin": str(package / (name.replace(".", "/") + ".py"))}))
+    digest = lambda: (cache.code_digest.cache_clear(), cache.code_digest("companion.core.top"))[1]  # noqa: E731
+    before = digest()
+    (package / "companion" / "core" / "other.py").write_text("J = 2\n")  # not reached: same folder
+    assert digest() == before
+    (package / "companion" / "core" / "deep.py").write_text("K = 2\n")  # reached through top's import
+    assert digest() != before
+    cache.code_digest.cache_clear()
+
+
+def test_a_failed_run_is_not_stored_and_cache_info_and_clear(fresh_cache, capsys, monkeypatch):
+    from companion.__main__ import main
+
+    def fails(x: int) -> int:
+        CALLS.append(x)
+        raise RuntimeError("diverged")
+
+    bad = cache.cached(fails)
+    with pytest.raises(RuntimeError):
+        bad(1)
+    assert not cache.is_cached(bad, x=1)
+    square = cache.cached(slow_square)
+    square(2), square(4)
+    assert main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert "2 results" in out and f"{__name__}-" in out
+    (folder,) = [f for f in cache.folders() if f.entries]
+    monkeypatch.setattr(cache, "code_digest", lambda module: "0" * 12)  # as if the code had changed since
+    assert cache.folders()[0].current is False
+    assert main(["cache", "clear", "--outdated"]) == 0 and "deleted 2 results" in capsys.readouterr().out
+    assert cache.folders() == [] or all(f.entries == 0 for f in cache.folders())
+    assert main(["cache", "clear"]) == 0

@@ -12,6 +12,7 @@ import torch
 
 from companion.kit import config
 from companion.kit import widgets as w
+from companion.kit import grids
 from companion.tools import precompute
 
 CALLS: list[dict] = []
@@ -51,13 +52,13 @@ def tiny_spec(monkeypatch):
 
 def test_fingerprint_reads_every_array_in_a_fixed_order():
     result = make_tiny().set(a=2.0, kind="cos")
-    fp = precompute.fingerprint(result)
+    fp = grids.fingerprint(result)
     # curve.x (mean, mean |.|, non-finite), curve.y, nan-array, peak
     assert len(fp) == 12 and fp[2] == 0.0 and fp[8] == 1.0  # one NaN counted
     assert fp[0] == pytest.approx(0.5) and fp[-3] == pytest.approx(1.0)
-    assert precompute.same_fingerprint(fp, precompute.fingerprint(make_tiny().set(a=2.0, kind="cos")))
-    other = precompute.fingerprint(make_tiny(scale=1.01).set(a=2.0, kind="cos"))
-    assert not precompute.same_fingerprint(fp, other)  # a 1 % change in the result is caught
+    assert grids.same_fingerprint(fp, grids.fingerprint(make_tiny().set(a=2.0, kind="cos")))
+    other = grids.fingerprint(make_tiny(scale=1.01).set(a=2.0, kind="cos"))
+    assert not grids.same_fingerprint(fp, other)  # a 1 % change in the result is caught
 
 
 def test_precompute_writes_every_point_and_resumes(tiny_spec, tmp_path):
@@ -68,12 +69,33 @@ def test_precompute_writes_every_point_and_resumes(tiny_spec, tmp_path):
     assert grid["points"][3]["values"] == {"a": 2.0, "kind": "cos"}
     folder = tmp_path / "ch04_frequency_principle"
     assert all((folder / p["file"]).read_bytes()[:4] == b"\x89PNG" for p in grid["points"])
-    assert len(CALLS) == 1 + 6  # the explorer's default, then each point once
+    assert len(CALLS) == 2 + 6  # the explorer's default (one thread, a notebook's threads), then each point once
+    assert len(grid["default_fingerprints"]) == 1  # no batched computation here: both thread counts agree
     (folder / grid["points"][4]["file"]).unlink()  # as if interrupted while writing that point
     CALLS.clear()
     precompute.precompute("ch04", out=tmp_path, progress=False)
-    assert CALLS == [{"a": 1.0, "kind": "sin"}, {"a": 4.0, "kind": "sin"}]  # default + the missing point only
+    assert CALLS == [{"a": 1.0, "kind": "sin"}] * 2 + [{"a": 4.0, "kind": "sin"}]  # defaults + the missing point
     assert json.loads(index.read_text())["points"] == grid["points"]
+
+
+def test_a_live_explorer_shows_the_committed_picture_on_the_grid_and_computes_off_it(tiny_spec, tmp_path,
+                                                                                     monkeypatch):
+    precompute.precompute("ch04", out=tmp_path, progress=False)
+    monkeypatch.setattr(grids, "GRID_DIR", tmp_path)
+    explorer = make_tiny()
+    assert explorer.pictures is not None
+    CALLS.clear()
+    explorer.move(a=4.0, kind="cos")  # on the grid: the committed picture, nothing computed
+    assert CALLS == [] and explorer.result is None and "precomputed picture (seed 0" in explorer.status.value
+    assert explorer.pictures.picture(explorer.values()).name == "005.png"
+    explorer.move(a=3.0)  # off the grid: computed
+    assert CALLS == [{"a": 3.0, "kind": "cos"}] and explorer.result["peak"] > 0
+    assert explorer.set(a=4.0)["curve"].label == "cos" and len(CALLS) == 2  # set() always computes
+    with pytest.raises(ValueError, match="out of range"):
+        explorer.move(a=99.0)
+    assert make_tiny(scale=1.01).pictures is None  # a grid made by other code (another first result) is not used
+    monkeypatch.setattr(grids, "GRID_DIR", tmp_path / "elsewhere")
+    assert make_tiny().pictures is None
 
 
 def test_precompute_refuses_unknown_names_and_controls(tiny_spec, monkeypatch, tmp_path):
@@ -91,12 +113,12 @@ def test_precompute_refuses_unknown_names_and_controls(tiny_spec, monkeypatch, t
 
 @pytest.mark.parametrize("slug", sorted(precompute.EXPLORERS))
 def test_the_committed_grid_is_complete_small_and_fine_enough(slug):
-    grid = precompute.read_grid(slug)
+    grid = grids.read_grid(slug)
     assert grid is not None, f"no explorers/{slug}/grid.json: run `python -m companion precompute {slug}`"
     spec = precompute.EXPLORERS[slug]
-    assert grid["complete"] and [p["key"] for p in grid["points"]] == [precompute.point_key(i) for i, _ in spec.points()]
+    assert grid["complete"] and [p["key"] for p in grid["points"]] == [grids.point_key(i) for i, _ in spec.points()]
     assert {n: c["values"] for n, c in grid["controls"].items()} == {n: list(v) for n, v in spec.grid.items()}
-    sizes = [(precompute.GRID_DIR / slug / p["file"]).stat().st_size for p in grid["points"]]
+    sizes = [(grids.GRID_DIR / slug / p["file"]).stat().st_size for p in grid["points"]]
     assert sum(sizes) < 5e6, f"{slug}: {sum(sizes) / 1e6:.1f} MB of pictures"
     # several values for at least two controls: the phenomenon can be seen to change
     assert sum(len(c["values"]) >= 3 for c in grid["controls"].values()) >= 2
@@ -104,13 +126,13 @@ def test_the_committed_grid_is_complete_small_and_fine_enough(slug):
 
 @pytest.mark.parametrize("slug", sorted(precompute.EXPLORERS))
 def test_a_random_grid_point_recomputes_to_its_committed_fingerprint(slug):
-    grid = precompute.read_grid(slug)
+    grid = grids.read_grid(slug)
     if grid is None:
         pytest.fail(f"no committed grid for {slug}")
     point = random.Random().choice(grid["points"])  # a different point each run: any stale point can be caught
     with precompute.pinned_settings():  # the settings precompute used, whatever this process's environment
         result = precompute.EXPLORERS[slug].build().set(**point["values"])
-    assert precompute.same_fingerprint(precompute.fingerprint(result), point["fingerprint"]), \
+    assert grids.same_fingerprint(grids.fingerprint(result), point["fingerprint"]), \
         f"{slug} at {point['values']}: the committed picture no longer matches the code; run " \
         f"`python -m companion precompute {slug}`"
 

@@ -9,6 +9,7 @@ import pytest
 from companion.tools import catalog
 from companion.tools import robustness
 from companion.__main__ import main
+from companion.kit.cache import imported_modules
 from companion.kit.config import ConfigError
 
 TINY = '''# %%
@@ -85,7 +86,7 @@ def test_rewording_the_text_keeps_the_digest_and_a_code_edit_changes_it(tiny):
 
 def test_the_digest_follows_the_package_modules_a_chapter_imports():
     ch04 = catalog.find("ch04")
-    direct = robustness.imported_modules(ch04.source)
+    direct = imported_modules(ch04.source)
     assert {"companion.experiments.ch04_frequency", "companion.kit.config"} <= direct
     assert "companion.core.pde" not in direct
 
@@ -94,7 +95,7 @@ def test_an_interrupted_run_is_never_cached(tiny, tmp_path):
     tiny.source.write_text(TINY + "\n# %%\nraise KeyboardInterrupt\n")
     with pytest.raises(KeyboardInterrupt):
         robustness.run_sweep([tiny], [1], progress=False)
-    cached = robustness.memory().cache(robustness._run_one)
+    cached = robustness.memory(robustness.SWEEPS).cache(robustness._run_one)
     args = (str(tiny.source), 1, "quick", robustness.chapter_digest(tiny), 900, "")
     assert not cached.check_call_in_cache(*args)
 
@@ -123,3 +124,21 @@ def test_a_stopped_sweep_is_reported_from_the_cache_as_incomplete(tiny, tmp_path
     claim = report["claims"]["ch97.small-seed"]
     assert (claim["passed"], claim["runs"], claim["meets_standard"]) == (2, 2, False)
     assert "incomplete" in robustness.format_summary(report)
+
+
+def test_restamp_carries_the_report_over_a_claim_neutral_change_only(tiny, tmp_path, monkeypatch):
+    monkeypatch.setattr(robustness.catalog, "find", lambda name: tiny)
+    robustness.robustness([tiny], [2, 4], jobs=1, out=tmp_path / "rep", progress=False)
+    assert robustness.restamp([tiny], [2, 4], out=tmp_path / "rep", progress=False) == {}  # nothing stale
+    tiny.source.write_text(TINY + "# %%\nunused = SEED * 2\n")  # new code that no claim reads
+    assert robustness.stale_chapters(json.loads((tmp_path / "rep" / "report.json").read_text())) == ["ch97_tiny"]
+    assert robustness.restamp([tiny], [2, 4], out=tmp_path / "rep", progress=False) == {"ch97_tiny": []}
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert robustness.stale_chapters(report) == [] and report["chapters"]["ch97_tiny"]["restamped"]["seeds"] == [2, 4]
+    assert report["claims"]["ch97.small-seed"]["passed"] == 1  # the numbers are the report's, untouched
+    tiny.source.write_text(TINY.replace("3.5", "4.5"))  # the claim's margin moves on every seed
+    found = robustness.restamp([tiny], [2, 4], out=tmp_path / "rep", progress=False)["ch97_tiny"]
+    assert len(found) == 2 and "seed 2 ch97.small-seed: report passed, margin" in found[0]
+    assert robustness.stale_chapters(json.loads((tmp_path / "rep" / "report.json").read_text())) == ["ch97_tiny"]
+    with pytest.raises(ConfigError, match="not in the report"):
+        robustness.restamp([tiny], [7], out=tmp_path / "rep", progress=False)

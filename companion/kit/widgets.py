@@ -8,7 +8,10 @@ the last result stays in ``explorer.result`` so tests can drive a panel without 
     ex.set(init_std=1.0)          # validated: an out-of-range value raises a ValueError
     ex.result["deltas"]           # the recomputed data
 
-Sliders use ``continuous_update=False`` so a drag triggers one run, not dozens.
+Sliders use ``continuous_update=False`` so a drag triggers one run, not dozens.  Where the chapter's grid
+of precomputed pictures was made by this very explorer (:class:`companion.kit.grids.GridPictures`: same
+defaults, same first result), moving a control onto a grid value shows the committed picture at once instead
+of training again; ``set`` always computes.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from typing import Any
 
 import ipywidgets as W
 import matplotlib.pyplot as plt
-from IPython.display import display
+from IPython.display import Image, display
 from matplotlib.figure import Figure
+
+from companion.kit.grids import GridPictures
 
 
 def float_slider(value: float, lo: float, hi: float, step: float, description: str) -> W.FloatSlider:
@@ -79,7 +84,11 @@ def validate_control(name: str, control: W.Widget, value: Any) -> None:
 
 
 class Explorer:
-    """Controls → ``compute(**values)`` → ``draw(result, figure)``, shown live in a notebook."""
+    """Controls → ``compute(**values)`` → ``draw(result, figure)``, shown live in a notebook.
+
+    ``result`` is the last computed result; it is None while a precomputed picture is shown (``pictures``: the
+    grid this explorer may serve, or None).
+    """
 
     def __init__(self, title: str, controls: Mapping[str, W.Widget], compute: Callable[..., Any],
                  draw: Callable[[Any, Figure], None], figsize: tuple[float, float] = (11.0, 3.3)) -> None:
@@ -91,19 +100,31 @@ class Explorer:
         self.status = W.HTML()
         self.output = W.Output()
         self._holding = False
+        self.pictures: GridPictures | None = None
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.update()
+        self.pictures = None if self.error else GridPictures.matching(title, self.values(), self.result)
 
     def _on_change(self, _change: Any) -> None:
         if not self._holding:
-            self.update()
+            self.update(precomputed=True)
 
     def values(self) -> dict[str, Any]:
         return {name: control.value for name, control in self.controls.items()}
 
     def set(self, **values: Any) -> Any:
         """Set several controls at once (validated), recompute once, and return the new result."""
+        self._apply(values, precomputed=False)
+        return self.result
+
+    def move(self, **values: Any) -> float:
+        """Set several controls at once as a reader does (validated, one update, a precomputed picture where there
+        is one) and return the seconds the update took."""
+        self._apply(values, precomputed=True)
+        return self.seconds
+
+    def _apply(self, values: dict[str, Any], precomputed: bool) -> None:
         unknown = set(values) - set(self.controls)
         if unknown:
             raise ValueError(f"unknown control(s) {sorted(unknown)}; this explorer has {sorted(self.controls)}")
@@ -115,14 +136,24 @@ class Explorer:
                 self.controls[name].value = value
         finally:
             self._holding = False
-        self.update()
+        self.update(precomputed=precomputed)
         if self.error:
             raise ValueError(self.error)
-        return self.result
 
-    def update(self) -> None:
-        """Recompute with the current control values and redraw; errors are shown, not raised."""
+    def update(self, precomputed: bool = False) -> None:
+        """Recompute with the current control values and redraw; errors are shown, not raised.  With
+        ``precomputed``, values on the explorer's grid show the committed picture instead."""
         start = time.perf_counter()
+        picture = self.pictures.picture(self.values()) if precomputed and self.pictures else None
+        if picture is not None:
+            self.result, self.error = None, None
+            with self.output:
+                self.output.clear_output(wait=True)
+                display(Image(data=picture.read_bytes()))
+            self.seconds = time.perf_counter() - start
+            self.status.value = (f"<span style='color:#555'>precomputed picture (seed {self.pictures.grid['seed']}, "
+                                 f"{self.pictures.grid['profile']} profile) in {self.seconds:.2f} s</span>")
+            return
         try:
             self.result = self.compute(**self.values())
             self.error = None

@@ -1,4 +1,4 @@
-"""Command line: ``python -m companion {list, coverage, run, reproduce, robustness, precompute, sync, bench, book}``.
+"""Command line: ``python -m companion {list, coverage, run, reproduce, robustness, precompute, sync, cache, bench, book}``.
 
 * ``list`` — the chapter map and which notebooks exist;
 * ``coverage [--missing] [--write-readme]`` — the book's figures checked by a claim, per chapter (from the
@@ -10,9 +10,12 @@
   or any notebook raised;
 * ``robustness --seeds 0-19 [--chapters ch04,ch07] [--jobs N]`` — every chapter × seed, the claims'
   pass counts and margins, written to ``robustness/report.json``; exit status 1 below the standard;
+  ``--restamp --seeds 0,1`` carries the report over a claim-neutral change after checking a sample of seeds;
 * ``precompute [ch04 …]`` — sample each chapter's explorer on its grid for the site's kernel-free explorers
   (pictures and ``grid.json`` under ``explorers/``; an interrupted run resumes);
 * ``sync ch04`` — rebuild a chapter's committed .ipynb from its .py and execute it (seed 0);
+* ``cache info`` — what the results cache holds, per function module: results made by the current code
+  and torch, and outdated ones; ``cache clear [--outdated]`` deletes it (or only the outdated folders);
 * ``bench`` — run the timing scripts of ``benchmarks/``;
 * ``book`` — build the book site from the committed notebooks into ``book/_build/html``.
 """
@@ -98,12 +101,45 @@ def _robustness(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else robustness.REPORT_DIR
     if args.merge:
         report = robustness.merge_reports([Path(p) for p in args.merge], out)
+    elif args.restamp:
+        differences = robustness.restamp(chapters, seeds, out=out, jobs=jobs, timeout=args.timeout)
+        for slug, found in differences.items():
+            print(f"{slug}: " + ("restamped: every claim as in the report" if not found else
+                                 "still stale, the claims changed:\n  " + "\n  ".join(found[:20])))
+        if not differences:
+            print("nothing to restamp: no chapter's code changed since the report")
+        return 0 if not any(differences.values()) else 1
     else:
         report = robustness.robustness(chapters, seeds, jobs=jobs, out=out, timeout=args.timeout,
                                        cached_only=args.cached_only)
     print(robustness.format_summary(report))
     print(f"\nreport: {out / 'report.json'}")
     return 0 if robustness.meets_standard(report) else 1
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from companion.kit import cache
+
+    location = cache.cache_location()
+    if location is None:
+        print("the results cache is off (COMPANION_CACHE=off)")
+        return 0
+    if args.action == "clear":
+        gone = cache.clear(outdated_only=args.outdated)
+        print(f"deleted {sum(f.entries for f in gone)} results ({sum(f.bytes for f in gone) / 1e6:.1f} MB) "
+              f"in {len(gone)} folders of {location}")
+        return 0
+    found = cache.folders()
+    print(f"results cache: {location}" + ("" if found else " (empty)"))
+    status = {True: "current", False: "outdated", None: "unknown"}
+    for f in found:
+        print(f"  {f.entries:6} results {f.bytes / 1e6:8.1f} MB  {status[f.current]:8}  {f.name}")
+    for state in (True, False, None):
+        part = [f for f in found if f.current is state]
+        if part:
+            print(f"{status[state]:>10}: {sum(f.entries for f in part)} results, "
+                  f"{sum(f.bytes for f in part) / 1e6:.1f} MB")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,10 +168,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="run nothing: merge these report folders (e.g. one per machine) into --out")
     p.add_argument("--cached-only", action="store_true",
                    help="run nothing: report the runs the cache holds for the current code (a stopped sweep)")
+    p.add_argument("--restamp", action="store_true",
+                   help="after a change meant not to touch any claim: rerun the stale chapters on --seeds (a sample, "
+                        "e.g. 0,1) and, where every verdict and margin equal the report's, move their digests")
     p = sub.add_parser("precompute", help="sample the chapters' explorers on their grids for the book site")
     p.add_argument("chapter", nargs="*", help="chapter slug(s) or prefix(es) (default: every chapter with a grid)")
     p = sub.add_parser("sync", help="rebuild and execute a chapter's committed .ipynb from its .py")
     p.add_argument("chapter", nargs="+", help="chapter slug(s) or prefix(es)")
+    p = sub.add_parser("cache", help="show or clear the results cache")
+    p.add_argument("action", choices=("info", "clear"), help="info: what it holds; clear: delete it")
+    p.add_argument("--outdated", action="store_true", help="with clear: only results of other code or torch")
     sub.add_parser("bench", help="run the benchmarks in benchmarks/")
     p = sub.add_parser("book", help="build the book site (Jupyter Book) from the committed notebooks")
     p.add_argument("--out", default=str(catalog.ROOT / "book"), help="the site goes to OUT/_build/html")
@@ -161,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "robustness":
             return _robustness(args)
+        if args.command == "cache":
+            return _cache(args)
         if args.command == "precompute":
             from companion.tools import precompute
 

@@ -19,13 +19,12 @@ An interrupted ``precompute`` resumes: finished points are kept (each is written
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import io
 import itertools
 import json
-import math
 import os
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,11 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from companion.kit.grids import GRID_DIR, fingerprint, point_key, same_fingerprint
 from companion.tools import catalog
 
-GRID_DIR = catalog.ROOT / "explorers"
 DPI = 80
-FINGERPRINT_SIZE = 64  # summary numbers kept per result
 
 
 @dataclass(frozen=True)
@@ -117,47 +115,6 @@ def spec_for(name: str) -> tuple[str, ExplorerSpec]:
     return slug, EXPLORERS[slug]
 
 
-# ------------------------------------------------------------------------------------------ fingerprints
-def _leaves(value: Any, depth: int = 0) -> Iterator[np.ndarray]:
-    """The numeric arrays inside a result, in a fixed order (mappings by key, dataclasses by field)."""
-    if depth > 6 or value is None or isinstance(value, (str, bytes, bool)):
-        return
-    if isinstance(value, (int, float, np.number)):
-        yield np.asarray([float(value)])
-    elif isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
-        yield value.astype(np.float64).ravel()
-    elif type(value).__module__.startswith("torch") and hasattr(value, "detach") and hasattr(value, "numpy"):
-        if not value.dtype.is_complex and str(value.dtype) != "torch.bool":
-            yield value.detach().double().cpu().numpy().ravel()
-    elif isinstance(value, Mapping):
-        for key in sorted(value, key=str):
-            yield from _leaves(value[key], depth + 1)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            yield from _leaves(getattr(value, f.name), depth + 1)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _leaves(item, depth + 1)
-
-
-def fingerprint(result: Any) -> list[float]:
-    """Summary numbers of an explorer's result: per numeric array (in a fixed order) its mean and mean absolute
-    value over the finite entries and its count of non-finite ones; the first :data:`FINGERPRINT_SIZE`."""
-    numbers: list[float] = []
-    for leaf in _leaves(result):
-        finite = leaf[np.isfinite(leaf)]
-        numbers += [float(finite.mean()) if finite.size else 0.0, float(np.abs(finite).mean()) if finite.size else 0.0,
-                    float(leaf.size - finite.size)]
-        if len(numbers) >= FINGERPRINT_SIZE:
-            break
-    return [round(v, 10) for v in numbers[:FINGERPRINT_SIZE]]
-
-
-def same_fingerprint(a: Sequence[float], b: Sequence[float], rtol: float = 1e-3) -> bool:
-    """Whether two fingerprints agree (each number within ``rtol`` of the larger magnitude, or 1e-9)."""
-    return len(a) == len(b) and all(math.isclose(x, y, rel_tol=rtol, abs_tol=1e-9) for x, y in zip(a, b))
-
-
 # ------------------------------------------------------------------------------------------ precompute
 def _png(draw: Callable[[Any, Any], None], result: Any, figsize: tuple[float, float]) -> bytes:
     """The explorer's figure for ``result`` as an optimised 256-colour PNG."""
@@ -184,11 +141,6 @@ def _jsonable(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def point_key(index: Sequence[int]) -> str:
-    """The key of a grid point: its value indices, "2,0,1" (the page's script builds the same)."""
-    return ",".join(str(i) for i in index)
-
-
 def nearest_index(values: Sequence[Any], default: Any) -> int:
     """The grid value closest to a control's default (the page's starting point)."""
     if default in values:
@@ -208,16 +160,20 @@ PINNED = {"COMPANION_PROFILE": "quick", "COMPANION_SEED": "0", "COMPANION_THREAD
 
 
 @contextmanager
-def pinned_settings() -> Iterator[None]:
+def pinned_settings(one_thread: bool = True) -> Iterator[None]:
     """The settings every grid point is computed and checked with: quick profile, seed 0, one torch thread —
     also inside the batched computations, which otherwise take a second core and round differently
-    (:func:`companion.kit.config.batched_threads`).  The environment and settings are restored afterwards."""
+    (:func:`companion.kit.config.batched_threads`).  With ``one_thread=False``, the thread policy a notebook
+    gets by default instead.  Results are cached in a private temporary folder only: the user's cache may hold
+    results computed with other threads.  The environment and settings are restored afterwards."""
     import torch
 
     from companion.kit import config
 
     threads = torch.get_num_threads()
-    with patch.dict(os.environ, PINNED):
+    with tempfile.TemporaryDirectory() as cache, patch.dict(os.environ, {**PINNED, "COMPANION_CACHE": cache}):
+        if not one_thread:
+            del os.environ["COMPANION_THREADS"]
         config.reset_settings()
         try:
             config.settings()
@@ -225,6 +181,16 @@ def pinned_settings() -> Iterator[None]:
         finally:
             config.reset_settings()
             torch.set_num_threads(threads)
+
+
+def default_fingerprints(spec: ExplorerSpec, first: Any) -> list[list[float]]:
+    """Fingerprints of the explorer's first result (at its defaults): ``first``, computed with one thread, and,
+    if it differs, the one a notebook computes with its default threads — either identifies the code, seed
+    and profile that made the grid (:class:`companion.kit.grids.GridPictures`)."""
+    found = [fingerprint(first)]
+    with pinned_settings(one_thread=False):
+        other = fingerprint(spec.build().result)
+    return found if same_fingerprint(found[0], other) else found + [other]
 
 
 def precompute(name: str, out: Path | None = None, progress: bool = True) -> Path:
@@ -247,7 +213,7 @@ def precompute(name: str, out: Path | None = None, progress: bool = True) -> Pat
         done = {p["key"]: p for p in old.get("points", []) if (folder / p["file"]).exists()}
         defaults = {n: _jsonable(v) for n, v in explorer.values().items()}
         data = {"chapter": slug, "title": explorer.title, "seed": 0, "profile": "quick", "torch": torch.__version__,
-                "controls": controls, "defaults": defaults,
+                "controls": controls, "defaults": defaults, "default_fingerprints": default_fingerprints(spec, explorer.result),
                 "start": point_key([nearest_index(spec.grid[n], defaults[n]) for n in spec.grid]),
                 "points": []}
         for i, (index, values) in enumerate(tqdm(spec.points(), desc=f"precompute {slug}", disable=not progress)):
@@ -263,9 +229,3 @@ def precompute(name: str, out: Path | None = None, progress: bool = True) -> Pat
             _write_json(index_path, {**data, "complete": False})
         _write_json(index_path, {**data, "complete": True})
         return index_path
-
-
-def read_grid(slug: str, folder: Path | None = None) -> dict | None:
-    """The committed ``grid.json`` of a chapter's explorer, or None."""
-    path = (GRID_DIR if folder is None else folder) / slug / "grid.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None

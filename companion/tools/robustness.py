@@ -18,7 +18,6 @@ the chapters whose digest changed since it was made.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import math
@@ -32,18 +31,18 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import joblib
 from tqdm.auto import tqdm
 
 from companion.tools import catalog
-from companion.kit.cache import memory
+from companion.kit.cache import SWEEPS, memory, module_file, reachable_modules
 from companion.kit.claims import THIN_LINE
 from companion.kit.config import ConfigError
 from companion.tools.runner import load_source, run_chapter
 
 REPORT_DIR = catalog.ROOT / "robustness"
-PACKAGE_DIR = Path(__file__).resolve().parents[1]   # companion/
 CLAIM_SHARE, CHAPTER_SHARE = 19 / 20, 18 / 20
 
 
@@ -67,32 +66,6 @@ def parse_seeds(text: str) -> list[int]:
     return sorted(seeds)
 
 
-def _module_file(name: str) -> Path | None:
-    """The source file of the dotted module ``companion.…`` (a module or a package), if it exists."""
-    base = PACKAGE_DIR.parent.joinpath(*name.split("."))
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.exists():
-            return candidate
-    return None
-
-
-def imported_modules(path: Path) -> set[str]:
-    """The dotted ``companion`` modules that the Python file at ``path`` imports directly.
-
-    ``from companion.core import nets`` names the module ``companion.core.nets``; the package's own
-    ``__init__`` files are followed too, so a change anywhere a chapter's code reaches changes its digest.
-    """
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "companion" \
-                and not node.level:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.split(".")[0] == "companion")
-    return {name for name in found if _module_file(name) is not None}
-
-
 def chapter_code(source: Path) -> bytes:
     """The code cells of a chapter's jupytext source, in order: what a run executes.  Its markdown is left out,
     so that rewording the text (or stating a measured pass rate) does not make a sweep's results stale."""
@@ -102,15 +75,9 @@ def chapter_code(source: Path) -> bytes:
 
 def chapter_digest(chapter: catalog.Chapter) -> str:
     """A hash of the chapter's code cells and of every package module it imports, directly or not."""
-    todo, seen = list(imported_modules(chapter.source)), set()
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(imported_modules(_module_file(name)))
     digest = hashlib.sha256(chapter_code(chapter.source))
-    for name in sorted(seen):
-        digest.update(name.encode() + b"\0" + _module_file(name).read_bytes())
+    for name in reachable_modules(chapter.source):
+        digest.update(name.encode() + b"\0" + module_file(name).read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -141,7 +108,7 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
     (e.g. to report on a sweep that was stopped before its end).
     """
     threads = os.environ.get("COMPANION_THREADS", "").strip() or ("1" if jobs > 1 else "")
-    cached = memory().cache(_run_one)
+    cached = memory(SWEEPS).cache(_run_one)
     tasks = [(str(ch.source), seed, profile, chapter_digest(ch), timeout, threads) for ch in chapters for seed in seeds]
     if cached_only:
         tasks = [task for task in tasks if cached.check_call_in_cache(*task)]
@@ -258,6 +225,62 @@ def stale_chapters(report: dict[str, Any]) -> list[str]:
         if current != ch["digest"]:
             stale.append(slug)
     return stale
+
+
+def restamp(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, out: Path = REPORT_DIR, jobs: int = 1,
+            timeout: int = 900, progress: bool = True) -> dict[str, list[str]]:
+    """Carry the report over a change meant not to touch any claim (a refactor, a presentation module).
+
+    Each chapter of ``chapters`` whose digest changed since the report was made runs again on ``seeds`` (a sample
+    of the report's seeds, with one torch thread like the sweep).  If every claim's verdict and margin equal the
+    report's on every one of them (``math.isclose`` at 1e-9: the same code gives the same floating-point numbers
+    on the same machine), the report's numbers still describe the code, and its digest moves to the current one,
+    with a ``restamped`` record (when, which seeds, which commit).  Otherwise the chapter stays stale and needs its
+    full sweep.  Returns the differences per chapter (an empty list: restamped).
+    """
+    target = Path(out) / "report.json"
+    if not target.exists():
+        raise ConfigError(f"no robustness report at {str(target)!r} to restamp")
+    report = json.loads(target.read_text(encoding="utf-8"))
+    missing = [s for s in seeds if s not in report["seeds"]]
+    if missing:
+        raise ConfigError(f"seeds {missing} are not in the report (it has {report['seeds'][0]}–{report['seeds'][-1]})")
+    stale = set(stale_chapters(report))
+    todo = [ch for ch in chapters if ch.slug in stale]
+    with patch.dict(os.environ, {"COMPANION_THREADS": os.environ.get("COMPANION_THREADS", "").strip() or "1"}):
+        items = run_sweep(todo, seeds, jobs=jobs, profile=report["profile"], timeout=timeout, progress=progress)
+    differences: dict[str, list[str]] = {ch.slug: [] for ch in todo}
+    for item in items:
+        old = {cid: c["seeds"].get(str(item["seed"])) for cid, c in report["claims"].items()
+               if c["chapter"] == item["chapter"]}
+        new = {c["id"]: c for c in item["claims"]}
+        for cid in sorted(set(old) | set(new)):
+            was, now = old.get(cid), new.get(cid)
+            if was is None or now is None or was["passed"] != now["passed"] or not _same_margin(was["margin"],
+                                                                                                now["margin"]):
+                differences[item["chapter"]].append(
+                    f"seed {item['seed']} {cid}: report {_describe(was)}, now {_describe(now)}")
+        if item["error"] != report["chapters"][item["chapter"]]["seeds"][str(item["seed"])]["error"]:
+            differences[item["chapter"]].append(f"seed {item['seed']}: error {item['error']!r}")
+    made_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    for slug, found in differences.items():
+        if not found:
+            chapter = report["chapters"][slug]
+            chapter["digest"] = items[[i["chapter"] for i in items].index(slug)]["digest"]
+            chapter["restamped"] = {"at": made_at, "seeds": list(seeds), "commit": _git_commit()}
+    target.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return differences
+
+
+def _same_margin(a: float | None, b: float | None) -> bool:
+    return (a is None) == (b is None) and (a is None or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12))
+
+
+def _describe(claim: dict[str, Any] | None) -> str:
+    if claim is None:
+        return "no verdict"
+    margin = "no margin" if claim["margin"] is None else f"margin {claim['margin']!r}"
+    return f"{'passed' if claim['passed'] else 'failed'}, {margin}"
 
 
 def merge_reports(paths: Sequence[Path], out: Path = REPORT_DIR) -> dict[str, Any]:

@@ -260,14 +260,14 @@ LIVE_ONLY = ("<p class='companion-explorer-note'>This panel runs in a live kerne
              "JupyterLab and run it to move its controls.</p>")
 
 
-def add_static_explorers(nb: nbformat.NotebookNode, slug: str, source: Path, grids: Path | None = None) -> int:
+def add_static_explorers(nb: nbformat.NotebookNode, slug: str, source: Path, grid_root: Path | None = None) -> int:
     """Replace the widget outputs of ``nb`` (empty without a kernel) by the chapter's kernel-free explorer — the
     first such output, with its pictures copied under ``source/_static/explorers/<slug>`` — or, for further
     panels or a chapter without a grid, by a note that the panel needs a kernel.  Returns how many explorers
     were placed."""
-    from companion.tools import precompute
+    from companion.kit import grids
 
-    grid = precompute.read_grid(slug, grids)
+    grid = grids.read_grid(slug, grid_root)
     placed = 0
     for cell in nb.cells:
         outputs = cell.get("outputs", [])
@@ -277,7 +277,7 @@ def add_static_explorers(nb: nbformat.NotebookNode, slug: str, source: Path, gri
             target = source / "_static" / "explorers" / slug
             target.mkdir(parents=True, exist_ok=True)
             for point in grid["points"]:
-                shutil.copy2((precompute.GRID_DIR if grids is None else grids) / slug / point["file"], target)
+                shutil.copy2((grids.GRID_DIR if grid_root is None else grid_root) / slug / point["file"], target)
             content = explorer_html(grid, f"_static/explorers/{slug}")
             placed += 1
         else:
