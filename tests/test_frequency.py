@@ -39,10 +39,23 @@ def test_median_step_counts_never_as_latest():
     (dict(act="gelu"), "unknown activation"),
     (dict(loss="huber"), "unknown loss"),
     (dict(init_std=(0.1, 0.2), members=3), "3 members"),
+    (dict(half_width=-1.0), "half_width must be positive"),
+    (dict(half_width=10.0, periods=2), "replaces periods"),
 ])
 def test_bad_configs(changes, message):
     with pytest.raises(ValueError, match=message):
         run_fprinciple.__wrapped__(FPConfig(**changes), seed=0)
+
+
+def test_the_authors_domain_puts_the_peaks_in_their_dft_bins():
+    """[−10, 10) with 600 points: sin x, sin 3x, sin 5x peak in bins 3, 10 and 16 (the authors' demo)."""
+    from companion.core.spectral import dft, uniform_grid
+
+    config = FPConfig(n_train=600, half_width=10.0)
+    assert config.bins == (3, 10, 16) and FPConfig().bins == (1, 3, 5)
+    x = uniform_grid(600, -config.half, config.half)
+    power = np.abs(dft(config.target_values(x)))
+    assert sorted(np.argsort(power)[-3:].tolist()) == [3, 10, 16]
 
 
 def test_parity_data_and_bad_dimension():

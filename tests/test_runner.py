@@ -110,3 +110,29 @@ def test_reproduce_refuses_an_unwritable_output_folder_before_running(tmp_path, 
     assert main(["reproduce", "--out", str(blocker / "sub")]) == 2
     err = capsys.readouterr().err
     assert "cannot write to the output folder" in err and "sub" in err
+
+
+def test_chapters_run_in_parallel_each_kernel_with_its_own_environment(tmp_path, monkeypatch, capsys):
+    import os
+    from dataclasses import dataclass
+    from pathlib import Path
+
+    @dataclass(frozen=True)
+    class Chapter:
+        slug: str
+        source: Path
+
+    monkeypatch.delenv("COMPANION_THREADS", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    chapters = []
+    for slug, sign in (("ch91_a", "<"), ("ch92_b", ">")):
+        (tmp_path / f"{slug}.py").write_text(TINY.replace('"<", "two"', f'"{sign}", "two"').replace(
+            "ch99.one-two", f"{slug[:4]}.one-two") + "\n# %%\nimport os; print('threads', os.environ['COMPANION_THREADS'])\n")
+        chapters.append(Chapter(slug, tmp_path / f"{slug}.py"))
+    before = dict(os.environ)
+    runs = runner.run_chapters(chapters, tmp_path / "out", profile="quick", seed=0, jobs=2, progress=False)
+    assert dict(os.environ) == before  # nothing leaked into this process
+    assert [r.slug for r in runs] == ["ch91_a", "ch92_b"] and [r.ok for r in runs] == [True, False]
+    assert [[c.id for c in r.claims] for r in runs] == [["ch91.one-two"], ["ch92.one-two"]]  # each its own log
+    assert all("threads 2" in (tmp_path / "out" / f"{c.slug}.ipynb").read_text() for c in chapters)
+    assert main(["reproduce", "--jobs", "two"]) == 2 and "--jobs must be a positive integer" in capsys.readouterr().err

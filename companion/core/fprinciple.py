@@ -89,6 +89,8 @@ class FPConfig:
     ``target="step"`` fits :func:`three_level_step` instead (图4.3); then ``ks`` names the harmonics whose
     peaks are tracked and ``amps`` is not used.  ``periods`` widens the domain to [−periods·π, periods·π),
     whole periods of the target, so harmonic k lands exactly in DFT bin periods·k (:attr:`bins`).
+    ``half_width`` sets any other domain [−half_width, half_width) instead — the authors' demo samples
+    [−10, 10) — and frequency k is then tracked in the nearest DFT bin, round(k·half_width/π).
     """
 
     ks: tuple[int, ...] = (1, 3, 5)
@@ -108,11 +110,20 @@ class FPConfig:
     members: int = 1
     target: str = "sines"
     periods: int = 1
+    half_width: float | None = None
+
+    @property
+    def half(self) -> float:
+        """Half the length of the sampling domain [−half, half)."""
+        return self.periods * math.pi if self.half_width is None else float(self.half_width)
 
     @property
     def bins(self) -> tuple[int, ...]:
-        """The DFT bins of the tracked frequencies on the sampling grid: periods·k for each k in ``ks``."""
-        return tuple(self.periods * k for k in self.ks)
+        """The DFT bins of the tracked frequencies on the sampling grid: periods·k for each k in ``ks`` (or the
+        nearest bin, round(k·half_width/π), on a domain of another length)."""
+        if self.half_width is None:
+            return tuple(self.periods * k for k in self.ks)
+        return tuple(round(k * self.half_width / math.pi) for k in self.ks)
 
     def target_values(self, x: np.ndarray) -> np.ndarray:
         """The target function at ``x``."""
@@ -125,6 +136,9 @@ class FPConfig:
             raise ValueError(f"ks {self.ks} and amps {self.amps} must be non-empty and of equal length")
         if self.periods < 1:
             raise ValueError(f"periods must be a whole number ≥ 1, got {self.periods}")
+        if self.half_width is not None and (not self.half_width > 0 or self.periods != 1):
+            raise ValueError(f"half_width must be positive and replaces periods (leave periods=1); got "
+                             f"half_width={self.half_width}, periods={self.periods}")
         if self.target == "step" and self.loss != "mse":
             raise ValueError("the step target has no derivative at its jumps: use loss='mse'")
         if any(k < 1 for k in self.ks) or max(self.bins) >= self.n_train // 2:
@@ -175,7 +189,7 @@ class FPResult:
 def run_fprinciple(config: FPConfig, seed: int) -> FPResult:
     """Train ``config.members`` networks at once on the config's target and record Δ_F(k) (图4.3, 4.6, 4.7)."""
     config.validate()
-    half = config.periods * math.pi
+    half = config.half
     x = uniform_grid(config.n_train, -half, half)
     x_test = uniform_grid(config.n_test, -half, half)
     f, f_test = config.target_values(x), config.target_values(x_test)

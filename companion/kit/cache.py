@@ -24,7 +24,8 @@ import hashlib
 import importlib.util
 import os
 import shutil
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,6 +34,7 @@ import joblib
 import torch
 from tqdm.auto import tqdm
 
+from companion.kit.config import ConfigError
 from companion.kit.progress import progress_enabled
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -160,6 +162,46 @@ def sweep(func: Callable[..., Any], configs: Iterable[Mapping[str, Any]], *, n_j
     finally:
         bar.close()
     return results
+
+
+BACKENDS = ("local", "dask")
+
+
+@contextmanager
+def parallel_backend(name: str = "local", scheduler: str | None = None, workers: int = 2) -> Iterator[Any]:
+    """Where the joblib tasks of a sweep run (:func:`sweep`, the robustness report): ``"local"`` (this machine's
+    processes, the default) or ``"dask"`` — a dask.distributed cluster at ``scheduler`` (e.g.
+    ``tcp://10.0.0.5:8786``, started by hand or by dask-jobqueue on Slurm), or without one a ``LocalCluster`` of
+    ``workers`` single-threaded processes.  Yields the dask client (None locally).  Workers must see the same
+    results cache folder (``COMPANION_CACHE`` on a shared file system) for their results to be kept.
+    """
+    if name not in BACKENDS:
+        raise ConfigError(f"unknown backend {name!r}: choose one of {', '.join(BACKENDS)}")
+    if name == "local":
+        if scheduler:
+            raise ConfigError("--scheduler needs --backend dask")
+        yield None
+        return
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ConfigError("--backend dask needs dask.distributed: pip install -e '.[cluster]'") from None
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except OSError as exc:
+            raise ConfigError(f"cannot reach the dask scheduler at {scheduler!r}: {exc}") from None
+        cluster = None
+    else:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
+    try:
+        with joblib.parallel_config(backend="dask"):
+            yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,15 @@
 * ``coverage [--missing] [--write-readme]`` — the book's figures checked by a claim, per chapter (from the
   catalog); ``--write-readme`` regenerates the README's chapter map;
 * ``run ch04`` — execute one chapter headless and print its claims;
-* ``reproduce`` — execute every chapter (quick profile by default), write the executed notebooks,
+* ``reproduce [--jobs N]`` — execute every chapter (quick profile by default; N chapters at once), write the
+  executed notebooks,
   their figures (named after the book's, e.g. ``reproduced/ch04_frequency_principle/fig4.7.png``) and the
   report page ``reproduced/index.html`` to ``--out`` and print the claims report; exit status 1 if any claim failed
   or any notebook raised;
 * ``robustness --seeds 0-19 [--chapters ch04,ch07] [--jobs N]`` — every chapter × seed, the claims'
   pass counts and margins, written to ``robustness/report.json``; exit status 1 below the standard;
   ``--restamp --seeds 0,1`` carries the report over a claim-neutral change after checking a sample of seeds;
+  ``--backend dask [--scheduler ADDRESS]`` runs them on a Dask cluster (see docs/cluster.md);
 * ``precompute [ch04 …]`` — sample each chapter's explorer on its grid for the site's kernel-free explorers
   (pictures and ``grid.json`` under ``explorers/``; an interrupted run resumes);
 * ``sync ch04`` — rebuild a chapter's committed .ipynb from its .py and execute it (seed 0);
@@ -30,7 +32,7 @@ from pathlib import Path
 from companion.tools import catalog
 from companion.kit.config import ConfigError, read_profile, read_seed
 from companion.tools.reproduction import write_index
-from companion.tools.runner import format_report, run_chapter, sync_notebook
+from companion.tools.runner import format_report, read_jobs, run_chapters, sync_notebook
 
 
 def _list(_args: argparse.Namespace) -> int:
@@ -69,16 +71,12 @@ def _run(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> int:
     except OSError as exc:
         raise ConfigError(f"cannot write to the output folder --out {str(out)!r} ({exc.strerror}); "
                           "give a folder you can write to") from None
-    runs = []
+    ready = [ch for ch in chapters if ch.available]
     for ch in chapters:
         if not ch.available:
             print(f"skipping {ch.slug}: its notebook is not written yet", file=sys.stderr)
-            continue
-        print(f"running {ch.slug} (profile={args.profile}, seed={args.seed}) …", flush=True)
-        run = run_chapter(ch.source, out, profile=args.profile, seed=args.seed, timeout=args.timeout)
-        print(f"  {'ok' if run.ok else 'FAILED'} in {run.seconds:.1f} s, {len(run.claims)} claims, "
-              f"{len(run.figures)} figures → {run.notebook}", flush=True)
-        runs.append(run)
+    runs = run_chapters(ready, out, profile=args.profile, seed=args.seed, timeout=args.timeout,
+                        jobs=read_jobs(getattr(args, "jobs", "1")))
     print()
     print(format_report(runs))
     if runs:
@@ -90,12 +88,7 @@ def _robustness(args: argparse.Namespace) -> int:
     from companion.tools import robustness
 
     seeds = robustness.parse_seeds(args.seeds)
-    try:
-        jobs = int(args.jobs)
-    except ValueError:
-        raise ConfigError(f"--jobs must be a positive integer, got {args.jobs!r}") from None
-    if jobs < 1:
-        raise ConfigError(f"--jobs must be a positive integer, got {jobs}")
+    jobs = read_jobs(args.jobs)
     names = [n for n in (args.chapters or "").split(",") if n.strip()]
     chapters = [catalog.find(n.strip()) for n in names] if names else catalog.available()
     out = Path(args.out) if args.out else robustness.REPORT_DIR
@@ -110,8 +103,14 @@ def _robustness(args: argparse.Namespace) -> int:
             print("nothing to restamp: no chapter's code changed since the report")
         return 0 if not any(differences.values()) else 1
     else:
-        report = robustness.robustness(chapters, seeds, jobs=jobs, out=out, timeout=args.timeout,
-                                       cached_only=args.cached_only)
+        from companion.kit.cache import parallel_backend
+
+        with parallel_backend(args.backend, args.scheduler) as client:
+            if client is not None:
+                print(f"sweeping on the dask cluster {client.scheduler.address} "
+                      f"({len(client.scheduler_info()['workers'])} workers)", flush=True)
+            report = robustness.robustness(chapters, seeds, jobs=-1 if client is not None else jobs, out=out,
+                                           timeout=args.timeout, cached_only=args.cached_only)
     print(robustness.format_summary(report))
     print(f"\nreport: {out / 'report.json'}")
     return 0 if robustness.meets_standard(report) else 1
@@ -158,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--seed", default=None, help="default from COMPANION_SEED, else 0")
         p.add_argument("--out", default="reproduced", help="output folder (default: ./reproduced)")
         p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
+        if name == "reproduce":
+            p.add_argument("--jobs", default="1", help="chapters run at once, each with cores/jobs torch threads "
+                                                       "(default 1)")
     p = sub.add_parser("robustness", help="run chapters × seeds and report every claim's pass count and margin")
     p.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,5-7 (default 0-19)")
     p.add_argument("--chapters", default=None, help="comma-separated slugs or prefixes (default: every chapter)")
@@ -168,6 +170,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="run nothing: merge these report folders (e.g. one per machine) into --out")
     p.add_argument("--cached-only", action="store_true",
                    help="run nothing: report the runs the cache holds for the current code (a stopped sweep)")
+    p.add_argument("--backend", default="local", help="local (default) or dask: run the chapters × seeds on a "
+                                                      "dask.distributed cluster")
+    p.add_argument("--scheduler", default=None, help="with --backend dask: the scheduler's address, e.g. "
+                                                     "tcp://10.0.0.5:8786 (default: a local cluster of 2 processes)")
     p.add_argument("--restamp", action="store_true",
                    help="after a change meant not to touch any claim: rerun the stale chapters on --seeds (a sample, "
                         "e.g. 0,1) and, where every verdict and margin equal the report's, move their digests")

@@ -102,12 +102,13 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
 
     The thread count is part of each run's cache key on purpose: another count can change floating-point
     sums, so a run at another count is another measurement (``--jobs`` > 1 runs one thread each unless
-    ``COMPANION_THREADS`` says otherwise).
+    ``COMPANION_THREADS`` says otherwise).  ``jobs=-1``: as many at once as the joblib backend has workers
+    (a Dask cluster: :func:`companion.kit.cache.parallel_backend`).
 
     With ``cached_only`` nothing runs: the result holds the runs the cache has for the current code
     (e.g. to report on a sweep that was stopped before its end).
     """
-    threads = os.environ.get("COMPANION_THREADS", "").strip() or ("1" if jobs > 1 else "")
+    threads = os.environ.get("COMPANION_THREADS", "").strip() or ("1" if jobs != 1 else "")
     cached = memory(SWEEPS).cache(_run_one)
     tasks = [(str(ch.source), seed, profile, chapter_digest(ch), timeout, threads) for ch in chapters for seed in seeds]
     if cached_only:

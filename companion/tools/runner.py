@@ -11,18 +11,21 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from unittest.mock import patch
+from typing import Any
 
 import jupytext
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from tqdm.auto import tqdm
 from traitlets.config import Config
 
 from companion.kit.claims import LoggedClaim, read_log
-from companion.kit.config import read_profile, read_seed
+from companion.kit.config import ConfigError, read_profile, read_seed
 from companion.tools.reproduction import SavedFigure, save_figures
 
 
@@ -52,11 +55,12 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: 
     The kernel talks to us over local IPC sockets in a private temporary folder, not over TCP on the loopback
     interface (which ipykernel warns about, unencrypted, for every chapter).
     """
-    env = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", **env}   # figures as PNG outputs
-    with patch.dict(os.environ, env), tempfile.TemporaryDirectory(prefix="companion-kernel-") as sockets:
+    # The kernel gets its own environment (this process's is left alone, so several chapters can start at once).
+    env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline", **env}  # figures as PNG outputs
+    with tempfile.TemporaryDirectory(prefix="companion-kernel-") as sockets:
         ipc = Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "kernel")}})
         NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}},
-                       config=ipc).execute()
+                       config=ipc).execute(env=env)
 
 
 def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed: int = 0, timeout: int = 600,
@@ -89,6 +93,47 @@ def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed
     nbformat.write(nb, notebook)
     figures = save_figures(nb, out_dir / slug, slug)
     return ChapterRun(slug, seconds, claims, figures, error, notebook)
+
+
+def read_jobs(value: str | int) -> int:
+    """``--jobs``: a positive integer, or a ConfigError naming the bad value."""
+    try:
+        jobs = int(str(value).strip())
+    except ValueError:
+        raise ConfigError(f"--jobs must be a positive integer, got {value!r}") from None
+    if jobs < 1:
+        raise ConfigError(f"--jobs must be a positive integer, got {jobs}")
+    return jobs
+
+
+def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: int, timeout: int = 600,
+                 jobs: int = 1, progress: bool = True) -> list[ChapterRun]:
+    """Execute ``chapters`` (catalog entries), ``jobs`` at a time, each kernel with cores // jobs torch threads
+    (``COMPANION_THREADS``, unless the environment sets it), behind one progress bar; results in catalog order.
+
+    Each chapter runs in its own kernel process, so the parallel runs share nothing but the results cache
+    (whose writes are atomic).  One line per finished chapter says how it went.
+    """
+    env = {} if jobs == 1 or os.environ.get("COMPANION_THREADS", "").strip() else \
+        {"COMPANION_THREADS": str(max(1, (os.cpu_count() or 1) // jobs))}
+    bar = tqdm(total=len(chapters), desc=f"chapters ({jobs} at a time)", disable=not progress or not chapters)
+    done: dict[str, ChapterRun] = {}
+
+    def one(ch: Any) -> ChapterRun:
+        return run_chapter(ch.source, out_dir, profile=profile, seed=seed, timeout=timeout, extra_env=env)
+
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait: the work is in the kernels
+            futures = {pool.submit(one, ch): ch for ch in chapters}
+            for future in as_completed(futures):
+                run = future.result()
+                done[futures[future].slug] = run
+                bar.write(f"  {futures[future].slug}: {'ok' if run.ok else 'FAILED'} in {run.seconds:.1f} s, "
+                          f"{len(run.claims)} claims, {len(run.figures)} figures → {run.notebook}")
+                bar.update(1)
+    finally:
+        bar.close()
+    return [done[ch.slug] for ch in chapters]
 
 
 def sync_notebook(source: Path, seed: int = 0, timeout: int = 600) -> Path:

@@ -1,0 +1,51 @@
+"""Wall time of ``reproduce``: cold, warm (second run, same seed) and ``--jobs 2`` (cold), measured in one run.
+
+Each run executes every chapter (quick profile, seed 0) into its own temporary output folder through
+:func:`companion.tools.runner.run_chapters`, as ``python -m companion reproduce [--jobs N]`` does:
+
+1. cold, one chapter at a time, with an empty results cache;
+2. warm: the same again, reading that cache (the target: ≤ 20 % of the cold time);
+3. cold with ``--jobs 2`` (each kernel one torch thread) and another empty cache (target on 2 cores: ≤ 0.6×
+   the cold sequential time).
+
+It takes about three times a ``reproduce`` (15–20 minutes on 2 cores); nothing else should run meanwhile.
+Run: ``python benchmarks/reproduce_timing.py [ch04 ch07 …]`` (default: every chapter).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from unittest.mock import patch
+
+from companion.tools import catalog
+from companion.tools.runner import run_chapters
+
+
+def timed(chapters: list, cache: Path, jobs: int) -> tuple[float, bool]:
+    """Seconds of one reproduction of ``chapters`` with results cache ``cache``, and whether every chapter ran."""
+    with tempfile.TemporaryDirectory() as out, patch.dict(os.environ, {"COMPANION_CACHE": str(cache)}):
+        start = time.perf_counter()
+        runs = run_chapters(chapters, Path(out), profile="quick", seed=0, jobs=jobs, progress=False)
+        return time.perf_counter() - start, all(r.error is None for r in runs)
+
+
+def main(names: list[str]) -> None:
+    chapters = [catalog.find(n) for n in names] if names else catalog.available()
+    print(f"{len(chapters)} chapters, quick profile, seed 0, {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
+        cold, ok1 = timed(chapters, Path(first), jobs=1)
+        print(f"cold, one at a time : {cold:7.1f} s", flush=True)
+        warm, ok2 = timed(chapters, Path(first), jobs=1)
+        print(f"warm, one at a time : {warm:7.1f} s  = {warm / cold:.0%} of cold (target ≤ 20 %)", flush=True)
+        parallel, ok3 = timed(chapters, Path(second), jobs=2)
+        print(f"cold, --jobs 2      : {parallel:7.1f} s  = {parallel / cold:.2f}× cold (target ≤ 0.6×)")
+    if not (ok1 and ok2 and ok3):
+        print("note: a notebook raised in at least one run")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
