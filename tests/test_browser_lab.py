@@ -120,39 +120,69 @@ def _run_cell(tab: Any, index: int, timeout_ms: float) -> Any:
     return cell
 
 
-@pytest.mark.parametrize("slug", EXPLORER_NOTEBOOKS)
-def test_explorer_slider_redraws_its_plot(slug: str, lab: tuple[str, Path], browser: Any,
-                                          tmp_path_factory: pytest.TempPathFactory) -> None:
+def _open_explorer(browser: Any, lab: tuple[str, Path], slug: str) -> tuple[Any, PageLog, Any, Any]:
+    """Open ``slug``'s explorer notebook in a workspace of its own, run both cells; the tab, its log, the explorer
+    cell and its first slider (the plot is drawn)."""
     url, root = lab
     notebook = root / f"{slug}.ipynb"
-    setup_cell, explorer_cell = 0, 1
     tab = browser.new_page(viewport={"width": 1400, "height": 1000})
     log = PageLog(tab)
     # A workspace of its own, so that no notebook opened by an earlier test shares the page.
     tab.goto(f"{url}/lab/workspaces/{slug}/tree/{notebook.name}?reset&token={TOKEN}")
     # The execution indicator reads "idle" while the kernel is still starting; the status bar does not.
     tab.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE).wait_for(timeout=120_000)
-    _run_cell(tab, setup_cell, timeout_ms=180_000)
-    cell = _run_cell(tab, explorer_cell, timeout_ms=180_000)
+    _run_cell(tab, 0, timeout_ms=180_000)
+    cell = _run_cell(tab, 1, timeout_ms=180_000)
     slider = cell.locator(".jp-OutputArea-output .widget-slider").first
     slider.wait_for(timeout=60_000)
-    plot = cell.locator(".jp-OutputArea-output img").first
-    plot.wait_for(timeout=120_000)
-    before = plot.get_attribute("src")
+    cell.locator(".jp-OutputArea-output img").first.wait_for(timeout=120_000)
+    return tab, log, cell, slider
 
-    handle = slider.locator(".noUi-handle").first
-    at_max = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
-    handle.focus()
-    tab.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+
+def _wait_for_new_plot(tab: Any, cell: Any, before: str | None) -> None:
     tab.wait_for_function(
         "([el, old]) => { const img = el.querySelector('.jp-OutputArea-output img');"
         " return img !== null && img.getAttribute('src') !== old; }",
         arg=[cell.element_handle(), before], timeout=120_000)
 
+
+def _screenshot(tab: Any, cell: Any, tmp_path_factory: pytest.TempPathFactory, name: str) -> None:
     shots = tmp_path_factory.getbasetemp() / "screenshots" / "lab"
     shots.mkdir(parents=True, exist_ok=True)
     cell.scroll_into_view_if_needed()
-    tab.screenshot(path=str(shots / f"{slug}.png"))
+    tab.screenshot(path=str(shots / f"{name}.png"))
+
+
+@pytest.mark.parametrize("slug", EXPLORER_NOTEBOOKS)
+def test_explorer_slider_redraws_its_plot(slug: str, lab: tuple[str, Path], browser: Any,
+                                          tmp_path_factory: pytest.TempPathFactory) -> None:
+    tab, log, cell, slider = _open_explorer(browser, lab, slug)
+    before = cell.locator(".jp-OutputArea-output img").first.get_attribute("src")
+    handle = slider.locator(".noUi-handle").first
+    at_max = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
+    handle.focus()
+    tab.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+    _wait_for_new_plot(tab, cell, before)
+    _screenshot(tab, cell, tmp_path_factory, slug)
     assert "Error displaying widget" not in tab.locator(".jp-Notebook").inner_text()
     tab.close()
     assert not log.errors, f"{slug}: " + "\n".join(log.errors)
+
+
+def test_on_a_grid_value_the_live_explorer_shows_the_precomputed_picture(
+        lab: tuple[str, Path], browser: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """ch07's γ slider from its default 1.75 to 2.0, a value of the committed grid, in five key presses of 0.05:
+    the last shows the committed picture at once, and the status line says so."""
+    tab, log, cell, slider = _open_explorer(browser, lab, "ch07_phase_diagram")
+    handle = slider.locator(".noUi-handle").first
+    handle.focus()
+    for _ in range(5):
+        before = cell.locator(".jp-OutputArea-output img").first.get_attribute("src")
+        tab.keyboard.press("ArrowRight")
+        _wait_for_new_plot(tab, cell, before)
+    assert "updated in" not in cell.locator(".jp-OutputArea-output").first.inner_text()  # nothing was computed
+    status = cell.locator(".jp-OutputArea-output", has_text="precomputed picture (seed 0, quick profile)")
+    status.first.wait_for(timeout=60_000)
+    _screenshot(tab, cell, tmp_path_factory, "ch07_phase_diagram-precomputed")
+    tab.close()
+    assert not log.errors, "\n".join(log.errors)

@@ -168,7 +168,9 @@ def robustness_markdown(report: dict | None, stale: list[str]) -> str:
              "slack as a fraction of the threshold (or of the larger of two compared values), `sd` the slack in "
              "units of the quantity's measured spread, `count` the distance in counts. A margin below 0.05 rel, "
              "0.5 sd or 1 count is *thin*. Made with "
-             "`python -m companion robustness --seeds 0-19`.", ""]
+             "`python -m companion robustness --seeds 0-19`; after a change meant not to move any claim, "
+             "`--restamp --seeds 0,1` reruns the changed chapters on those seeds and carries a chapter's rows over "
+             "only where every verdict and margin came out exactly as in the report.", ""]
     if not report:
         return "\n".join(parts + ["No robustness report has been committed yet (`robustness/report.json`).", ""])
     wall = report.get("wall_seconds")
@@ -188,6 +190,10 @@ def robustness_markdown(report: dict | None, stale: list[str]) -> str:
             status = f"incomplete: {ch['runs']} of {len(report['seeds'])} seeds run"
         else:
             status = "✔ meets the standard" if ch["meets_standard"] else "✘ below"
+            if ch.get("restamped"):
+                seeds = ", ".join(str(s) for s in ch["restamped"]["seeds"])
+                status += (f" (carried over to `{ch['restamped']['commit']}`: seeds {seeds} rerun, every verdict "
+                           "and margin unchanged)")
         parts.append(f"| [{slug}]({slug}.ipynb) | {ch['passed']}/{ch['runs']} | {secs[len(secs) // 2]:.0f} | "
                      f"`{ch['commit']}` | {status} |")
     parts += ["", "## Claims", "", "| Claim | Figure | Passes | Min margin | Median margin | Status |",
