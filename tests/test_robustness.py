@@ -1,6 +1,7 @@
 """The robustness sweep on a tiny chapter whose claim holds for some seeds only."""
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,10 +155,12 @@ def test_sweeps_on_a_dask_local_cluster_equal_the_serial_ones(tiny, tmp_path, mo
     serial_fits = sweep(run_fprinciple, configs, progress=False)
     serial = robustness.run_sweep([tiny], [5], progress=False)
     monkeypatch.setenv("COMPANION_CACHE", str(tmp_path / "cluster-cache"))  # nothing to read back: all recomputed
+    environment = dict(os.environ)
     with parallel_backend("dask", workers=2) as client:
         assert len(client.scheduler_info()["workers"]) == 2
         fits = sweep(run_fprinciple, configs, n_jobs=-1, progress=False)
         on_cluster = robustness.run_sweep([tiny], [5], jobs=-1, progress=False)
+    assert dict(os.environ) == environment  # dask's OMP_NUM_THREADS=1, MALLOC_TRIM_THRESHOLD_ … do not stay behind
     assert all(np.array_equal(a.out_train, b.out_train) for a, b in zip(fits, serial_fits))
     assert not np.array_equal(fits[0].out_train, fits[1].out_train)  # two seeds, two runs
     strip = lambda items: [{k: v for k, v in item.items() if k != "seconds"} for item in items]  # noqa: E731
