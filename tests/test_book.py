@@ -119,7 +119,7 @@ def test_robustness_page_lists_pass_counts_margins_and_marks_stale_chapters() ->
     import copy
     restamped = copy.deepcopy(REPORT)
     restamped["chapters"]["ch04_frequency_principle"]["restamped"] = {"at": "now", "seeds": [0, 1], "commit": "def"}
-    assert "carried over to `def`: seeds 0, 1 rerun" in site.robustness_markdown(restamped, stale=[])
+    assert "✔ meets the standard · carried over, seeds 0, 1 rerun" in site.robustness_markdown(restamped, stale=[])
 
 
 def test_stage_writes_a_complete_source_folder(tmp_path: Path) -> None:

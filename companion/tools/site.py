@@ -192,8 +192,7 @@ def robustness_markdown(report: dict | None, stale: list[str]) -> str:
             status = "✔ meets the standard" if ch["meets_standard"] else "✘ below"
             if ch.get("restamped"):
                 seeds = ", ".join(str(s) for s in ch["restamped"]["seeds"])
-                status += (f" (carried over to `{ch['restamped']['commit']}`: seeds {seeds} rerun, every verdict "
-                           "and margin unchanged)")
+                status += f" · carried over, seeds {seeds} rerun"
         parts.append(f"| [{slug}]({slug}.ipynb) | {ch['passed']}/{ch['runs']} | {secs[len(secs) // 2]:.0f} | "
                      f"`{ch['commit']}` | {status} |")
     parts += ["", "## Claims", "", "| Claim | Figure | Passes | Min margin | Median margin | Status |",
