@@ -7,12 +7,16 @@ The package has four layers, each importing only those below it (see docs/archit
 * :mod:`companion.experiments` — one module per chapter notebook;
 * :mod:`companion.tools` — catalog, runner, robustness sweep, site, command line.
 
-Importing the package reads the profile, seed and thread count once (:mod:`companion.kit.config`),
-so torch never runs small matrix products on oversubscribed threads.
+Importing the package reads the profile, seed, thread count and language once (:mod:`companion.kit.config`),
+so torch never runs small matrix products on oversubscribed threads.  A bad ``COMPANION_*`` value does not stop the
+import: the first use of the settings names it (a notebook's setup cell, or the command line, which exits with it).
 """
 
-from companion.kit.config import settings
+from companion.kit.config import ConfigError, settings
 
 __version__ = "0.1.0"
 
-settings()
+try:
+    settings()
+except ConfigError:
+    pass

@@ -13,6 +13,7 @@ import nbformat
 import pytest
 from browser_support import built_site, require_jupyter_book
 
+from companion.kit import i18n
 from companion.tools import catalog
 from companion.tools import site
 from companion.kit.claims import EXPLORATION_MARK, FAIL_MARK, PASS_MARK
@@ -163,7 +164,7 @@ def test_widget_outputs_become_the_kernel_free_explorer_or_a_note(tmp_path: Path
     assert "</script> explorer" not in first.split("application/json")[1]  # the JSON cannot close its script
     assert sorted(p.name for p in (source / "_static" / "explorers" / "ch96_demo").iterdir()) == \
         sorted(p["file"] for p in points)
-    assert second == site.LIVE_ONLY  # a second panel of the chapter: live only, said so
+    assert second == site.live_only_note()  # a second panel of the chapter: live only, said so
     assert site.add_static_explorers(nb, "ch95_none", source, grids) == 0  # no grid: nothing placed
 
 
@@ -216,3 +217,28 @@ def test_book_builds_without_warnings_and_holds_every_page(tmp_path_factory: pyt
     for page in html.glob("*.html"):
         remote = re.findall(r'<(?:script|link)[^>]+(?:src|href)="(https?://[^"]+)"', page.read_text(encoding="utf-8"))
         assert not remote, f"{page.name} loads {remote}: the site must work offline"
+
+
+def test_the_chinese_edition_holds_every_page_in_chinese_with_a_switch(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Both editions are built by the one command: every English page has its Chinese counterpart under zh/, in
+    Chinese, with the verdicts of the same run, and each page links to the same page of the other edition."""
+    html = built_site(tmp_path_factory)
+    zh = html / "zh"
+    notebooks = site.chapter_notebooks()
+    for page in ["index", "intro", "coverage", "claims", "robustness", "glossary", *(p.stem for p in notebooks)]:
+        english, chinese = html / f"{page}.html", zh / f"{page}.html"
+        assert chinese.is_file(), f"zh/{page}.html was not built"
+        text = chinese.read_text(encoding="utf-8")
+        if page != "index":  # index.html only redirects to intro.html
+            assert 'lang="zh-CN"' in text or "lang=\"zh_CN\"" in text or 'lang="zh"' in text, f"zh/{page}.html: lang"
+            assert f'href="../{page}.html"' in text, f"zh/{page}.html has no switch to the English page"
+            assert f'href="zh/{page}.html"' in english.read_text(encoding="utf-8"), f"{page}.html has no switch"
+            body = re.sub(r"<[^>]+>", " ", text.split('id="main-content"', 1)[-1])
+            cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in body)
+            assert cjk > 100, f"zh/{page}.html holds only {cjk} Chinese characters"
+    for notebook in notebooks:  # the same run's verdicts, in Chinese words
+        text = (zh / f"{notebook.stem}.html").read_text(encoding="utf-8")
+        for record in site.read_claims(notebook):
+            assert html_lib.escape(i18n.tr(record.text, "zh"), quote=False) in text or \
+                i18n.tr(record.text, "zh") in html_lib.unescape(text), f"zh/{notebook.stem}: {record.text}"
+        assert "CLAIM HOLDS" not in text and "Worked solution: run" not in text, notebook.stem

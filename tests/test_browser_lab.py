@@ -1,12 +1,12 @@
 """Every chapter's explorer in a real JupyterLab, driven by headless Chromium like a student would.
 
 A ``jupyter lab`` server runs on 127.0.0.1 with a token, in a temporary root, with its home, config and
-data folders under pytest's tmp dir. For each chapter with an explorer (:data:`companion.tools.precompute.
-EXPLORERS`, which builds each explorer as its notebook does), the test writes a two-cell notebook — the
-import and the explorer — opens it, runs both cells, moves a slider with the keyboard and checks that the
-explorer's plot is redrawn, that no "Error displaying widget" appears and that the browser console shows no
-error; for ch07 it also moves onto a value of the committed grid and checks that the precomputed picture is
-shown. A screenshot of each is kept.
+data folders under pytest's tmp dir.  One notebook holds an import cell and one cell per chapter with an
+explorer (:data:`companion.tools.precompute.EXPLORERS`, which builds each explorer as its notebook does); it is
+opened once, in one kernel, as a student would open a notebook with several panels.  Each chapter's test runs
+its cell, moves a slider with the keyboard and checks that the explorer's plot is redrawn, that no "Error
+displaying widget" appears and that the browser console shows no new error; for ch07 it also moves onto a
+value of the committed grid and checks that the precomputed picture is shown.  A screenshot of each is kept.
 """
 
 from __future__ import annotations
@@ -36,13 +36,15 @@ LAB_SETTINGS = {  # no network look-ups, and every cell kept in the page (no vir
 }
 
 
-def explorer_notebook(slug: str, folder: Path) -> Path:
-    """A notebook that builds ``slug``'s explorer exactly as :data:`precompute.EXPLORERS` does, and shows it."""
+def explorers_notebook(folder: Path) -> Path:
+    """A notebook whose cell 0 imports the explorers and whose cell i + 1 builds and shows the i-th of
+    :data:`EXPLORER_NOTEBOOKS` exactly as :data:`precompute.EXPLORERS` does."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("from companion.tools.precompute import EXPLORERS"),
-                nbformat.v4.new_code_cell(f"explorer = EXPLORERS[{slug!r}].build()\nexplorer")]
+    nb.cells = [nbformat.v4.new_code_cell("from companion.tools.precompute import EXPLORERS")]
+    nb.cells += [nbformat.v4.new_code_cell(f"explorer = EXPLORERS[{slug!r}].build()\nexplorer")
+                 for slug in EXPLORER_NOTEBOOKS]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = folder / f"{slug}.ipynb"
+    path = folder / "explorers.ipynb"
     nbformat.write(nb, path)
     return path
 
@@ -63,13 +65,12 @@ def _wait_for_server(url: str, process: subprocess.Popen, timeout: float = 120) 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """A running JupyterLab (base URL) and its root folder, holding one explorer notebook per chapter."""
+    """A running JupyterLab (base URL) and its root folder, holding the explorers' notebook."""
     require_chromium()
     base = tmp_path_factory.mktemp("jupyterlab")
     root = base / "root"
     root.mkdir()
-    for slug in EXPLORER_NOTEBOOKS:
-        explorer_notebook(slug, root)
+    explorers_notebook(root)
     env = isolated_env(base / "home")
     env.pop("MPLBACKEND", None)  # conftest's Agg would leave the kernel without the inline backend: no plots
     for name, values in LAB_SETTINGS.items():
@@ -121,23 +122,27 @@ def _run_cell(tab: Any, index: int, timeout_ms: float) -> Any:
     return cell
 
 
-def _open_explorer(browser: Any, lab: tuple[str, Path], slug: str) -> tuple[Any, PageLog, Any, Any]:
-    """Open ``slug``'s explorer notebook in a workspace of its own, run both cells; the tab, its log, the explorer
-    cell and its first slider (the plot is drawn)."""
+@pytest.fixture(scope="module")
+def notebook_tab(browser: Any, lab: tuple[str, Path]) -> Iterator[tuple[Any, PageLog]]:
+    """The explorers' notebook, open in its own workspace with its kernel started and the import cell run."""
     url, root = lab
-    notebook = root / f"{slug}.ipynb"
     tab = browser.new_page(viewport={"width": 1400, "height": 1000})
     log = PageLog(tab)
-    # A workspace of its own, so that no notebook opened by an earlier test shares the page.
-    tab.goto(f"{url}/lab/workspaces/{slug}/tree/{notebook.name}?reset&token={TOKEN}")
+    tab.goto(f"{url}/lab/workspaces/explorers/tree/explorers.ipynb?reset&token={TOKEN}")
     # The execution indicator reads "idle" while the kernel is still starting; the status bar does not.
     tab.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE).wait_for(timeout=120_000)
     _run_cell(tab, 0, timeout_ms=180_000)
-    cell = _run_cell(tab, 1, timeout_ms=180_000)
+    yield tab, log
+    tab.close()
+
+
+def _show_explorer(tab: Any, slug: str) -> tuple[Any, Any]:
+    """Run ``slug``'s cell of the explorers' notebook; its cell and its first slider (the plot is drawn)."""
+    cell = _run_cell(tab, 1 + EXPLORER_NOTEBOOKS.index(slug), timeout_ms=180_000)
     slider = cell.locator(".jp-OutputArea-output .widget-slider").first
     slider.wait_for(timeout=60_000)
     cell.locator(".jp-OutputArea-output img").first.wait_for(timeout=120_000)
-    return tab, log, cell, slider
+    return cell, slider
 
 
 def _wait_for_new_plot(tab: Any, cell: Any, before: str | None) -> None:
@@ -155,11 +160,13 @@ def _screenshot(tab: Any, cell: Any, tmp_path_factory: pytest.TempPathFactory, n
 
 
 @pytest.mark.parametrize("slug", EXPLORER_NOTEBOOKS)
-def test_explorer_slider_redraws_its_plot(slug: str, lab: tuple[str, Path], browser: Any,
+def test_explorer_slider_redraws_its_plot(slug: str, notebook_tab: tuple[Any, PageLog],
                                           tmp_path_factory: pytest.TempPathFactory) -> None:
     """One key press on the first slider redraws the plot.  For ch07, four more take γ from its default 1.75
     to 2.0, a value of the committed grid: the last shows the committed picture at once, and says so."""
-    tab, log, cell, slider = _open_explorer(browser, lab, slug)
+    tab, log = notebook_tab
+    errors_before = len(log.errors)
+    cell, slider = _show_explorer(tab, slug)
     handle = slider.locator(".noUi-handle").first
     at_max = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
     handle.focus()
@@ -171,6 +178,5 @@ def test_explorer_slider_redraws_its_plot(slug: str, lab: tuple[str, Path], brow
         cell.locator(".jp-OutputArea-output", has_text="precomputed picture (seed 0, quick profile)").first.wait_for(
             timeout=60_000)
     _screenshot(tab, cell, tmp_path_factory, slug)
-    assert "Error displaying widget" not in tab.locator(".jp-Notebook").inner_text()
-    tab.close()
-    assert not log.errors, f"{slug}: " + "\n".join(log.errors)
+    assert "Error displaying widget" not in cell.inner_text()
+    assert not log.errors[errors_before:], f"{slug}: " + "\n".join(log.errors[errors_before:])

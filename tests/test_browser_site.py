@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import nbformat
@@ -15,6 +16,7 @@ import pytest
 from browser_support import PageLog, built_site, launch, require_chromium, serve
 
 from companion.kit import grids
+from companion.kit.i18n import tr
 from companion.tools import precompute, site
 
 NOTEBOOKS = site.chapter_notebooks()
@@ -39,12 +41,18 @@ def browser(site_url: str) -> Iterator[Any]:
         chromium.close()
 
 
-def _expected(page: str) -> tuple[str, int, bool]:
-    """The page's title, how many figures its notebook drew, and whether its text has math."""
+def _heading(markdown: Path) -> str:
+    return next(line[2:].strip() for line in markdown.read_text(encoding="utf-8").splitlines() if line.startswith("# "))
+
+
+def _expected(page: str, language: str = "en") -> tuple[str, int, bool]:
+    """The page's title in ``language``'s edition, how many figures its notebook drew, and whether its text has math."""
     if page not in {p.stem for p in NOTEBOOKS}:
-        titles = {"intro": "Deep-learning phenomena, reproduced", "claims": "Claims checked by the notebooks",
-                  "coverage": "Coverage: every figure of chapters 4–15",
-                  "robustness": "Robustness over seeds", "glossary": "Glossary (English ↔ 中文)"}
+        pages = site.BOOK_DIR / site.EDITIONS[language]
+        titles = {"intro": _heading(pages / "intro.md"), "glossary": _heading(pages / "glossary.md"),
+                  "claims": tr("Claims checked by the notebooks", language),
+                  "coverage": tr("Coverage: every figure of chapters 4–15", language),
+                  "robustness": tr("Robustness over seeds", language)}
         return titles[page], 0, page == "glossary"
     path = next(p for p in NOTEBOOKS if p.stem == page)
     nb = nbformat.read(path, as_version=4)
@@ -53,11 +61,11 @@ def _expected(page: str) -> tuple[str, int, bool]:
     figures = sum(1 if "image/png" in data else str(data.get("text/html", "")).count("<img") for data in outputs)
     figures += grids.read_grid(page) is not None  # the kernel-free explorer's picture
     has_math = any(cell.cell_type == "markdown" and INLINE_MATH.search(cell.source) for cell in nb.cells)
-    return site.notebook_title(path), figures, has_math
+    return site.edition_title(path, language), figures, has_math
 
 
-def _check_page(tab: Any, page: str) -> None:
-    title, n_figures, has_math = _expected(page)
+def _check_page(tab: Any, page: str, language: str) -> None:
+    title, n_figures, has_math = _expected(page, language)
     assert tab.locator("main h1").first.inner_text().rstrip("#¶ \n") == title
     assert tab.title().startswith(title)
 
@@ -78,28 +86,39 @@ def _check_page(tab: Any, page: str) -> None:
         assert tab.locator("main mjx-merror").count() == 0, f"{page}: MathJax reports a TeX error"
 
 
+def _url(site_url: str, page: str, language: str) -> str:
+    folder = site.EDITIONS[language]
+    return f"{site_url}/{folder + '/' if folder else ''}{page}.html"
+
+
+@pytest.mark.parametrize("language", site.EDITIONS)
 @pytest.mark.parametrize("page", PAGES)
-def test_page_renders_title_figures_and_math(page: str, site_url: str, browser: Any,
+def test_page_renders_title_figures_and_math(page: str, language: str, site_url: str, browser: Any,
                                               tmp_path_factory: pytest.TempPathFactory) -> None:
     tab = browser.new_page(viewport={"width": 1280, "height": 900})
     log = PageLog(tab)
-    tab.goto(f"{site_url}/{page}.html", wait_until="load")
+    tab.goto(_url(site_url, page, language), wait_until="load")
     try:
-        _check_page(tab, page)
+        _check_page(tab, page, language)
+        switch = tab.locator(".companion-language-switch a")  # to the same page of the other edition
+        assert switch.count() == 1 and switch.get_attribute("href").endswith(f"{page}.html")
     finally:
         shots = tmp_path_factory.getbasetemp() / "screenshots" / "site"
         shots.mkdir(parents=True, exist_ok=True)
-        tab.screenshot(path=str(shots / f"{page}.png"), full_page=True)
+        tab.screenshot(path=str(shots / f"{language}-{page}.png"), full_page=True)
         tab.close()
     assert not log.errors, f"{page}: " + "\n".join(log.errors)
 
 
-@pytest.mark.parametrize("page", sorted(precompute.EXPLORERS))
-def test_the_kernel_free_explorer_changes_its_figure_when_a_control_moves(page: str, site_url: str,
+# Every chapter's explorer in the English edition; the Chinese edition's explorers run the same script over the same
+# pictures with Chinese labels, so one of them stands for all (its pages are all opened by the test above).
+@pytest.mark.parametrize("page, language", [*((page, "en") for page in sorted(precompute.EXPLORERS)),
+                                            ("ch07_phase_diagram", "zh")])
+def test_the_kernel_free_explorer_changes_its_figure_when_a_control_moves(page: str, language: str, site_url: str,
                                                                           browser: Any) -> None:
     tab = browser.new_page(viewport={"width": 1280, "height": 900})
     log = PageLog(tab)
-    tab.goto(f"{site_url}/{page}.html", wait_until="load")
+    tab.goto(_url(site_url, page, language), wait_until="load")
     explorer = tab.locator(".companion-explorer")
     assert explorer.count() == 1, f"{page}: {explorer.count()} kernel-free explorers"
     assert tab.locator("script[type='application/vnd.jupyter.widget-view+json']").count() == 0  # no empty widget

@@ -1,7 +1,10 @@
 """The command line and the headless runner, on tiny notebooks written for the test."""
 
+import os
 import subprocess
 import sys
+
+import pytest
 
 from companion.tools import reproduction, runner
 from companion.__main__ import main
@@ -136,3 +139,44 @@ def test_chapters_run_in_parallel_each_kernel_with_its_own_environment(tmp_path,
     assert [[c.id for c in r.claims] for r in runs] == [["ch91.one-two"], ["ch92.one-two"]]  # each its own log
     assert all("threads 2" in (tmp_path / "out" / f"{c.slug}.ipynb").read_text() for c in chapters)
     assert main(["reproduce", "--jobs", "two"]) == 2 and "--jobs must be a positive integer" in capsys.readouterr().err
+
+
+BAD_ENVIRONMENT = [("COMPANION_PROFILE", "Fast", "unknown profile 'Fast'"), ("COMPANION_SEED", "-3", "COMPANION_SEED"),
+                   ("COMPANION_THREADS", "x", "COMPANION_THREADS"), ("COMPANION_LANG", "fr", "unknown language 'fr'")]
+
+
+def test_a_bad_environment_value_does_not_stop_the_import_of_the_command_line():
+    """In a fresh process, as a user types it: the package import (which reads the settings) must not raise before
+    the command line's handler names the value."""
+    done = subprocess.run([sys.executable, "-m", "companion", "list"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COMPANION_PROFILE": "Fast"})
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        "error: unknown profile 'Fast': COMPANION_PROFILE must be one of quick, full"], done.stderr
+
+
+@pytest.mark.parametrize("variable, value, message", BAD_ENVIRONMENT)
+def test_a_bad_environment_value_is_named_by_every_subcommand(variable, value, message, monkeypatch, capsys):
+    from companion.kit import config
+
+    monkeypatch.setenv(variable, value)
+    try:
+        for command in (["list"], ["coverage"], ["translate", "ch04"], ["cache", "info"], ["run", "ch04"],
+                        ["reproduce"], ["robustness", "--chapters", "ch04"], ["precompute", "ch07"], ["book"]):
+            assert main(command) == 2, command
+            err = capsys.readouterr().err
+            assert message in err and len(err.strip().splitlines()) == 1, (command, err)
+    finally:
+        monkeypatch.undo()
+        config.reset_settings()
+        config.settings()
+
+
+def test_bad_options_name_the_value(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for argv, message in ((["book", "--out", str(blocker / "sub")], "cannot write to the output folder"),
+                          (["run", "ch04", "--lang", "fr"], "unknown language 'fr'"),
+                          (["reproduce", "--seed", "minus"], "COMPANION_SEED"),
+                          (["translate", "ch99"], "unknown chapter 'ch99'")):
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err, argv

@@ -1,5 +1,11 @@
-"""Local Sphinx extension of the companion's book: drop the inline scripts Sphinx 7 emits twice.
+"""Local Sphinx extension of the companion's book: the language switch, and no inline script twice.
 
+**Language switch.** The site has two editions built from one run (``companion.tools.site``): English at the root,
+Chinese under ``zh/``, with the same page names.  Each page gets a link to the same page of the other edition at its
+top; the staged ``_config.yml`` sets ``companion_switch`` (the other edition's folder relative to this one, and the
+link's words).
+
+**Duplicate scripts.**
 Sphinx 7 adds some inline ``<script>`` bodies (e.g. sphinx-thebe's ``THEBE_JS_URL`` declaration) to
 a page twice, once with the file name ``None`` and once with ``''``, and the browser then logs
 "Identifier … has already been declared".  Sphinx 8 fixed this (sphinx-doc/sphinx#13402) but
@@ -34,6 +40,19 @@ def drop_duplicate_scripts(app: Any, pagename: str, templatename: str, context: 
     context["script_files"] = unique
 
 
+def add_language_switch(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """``html-page-context`` handler: a link to ``pagename`` in the other edition, above the page's body."""
+    switch = app.config.companion_switch
+    if not switch or "body" not in context:
+        return
+    href = f"{switch['href']}{pagename}.html"
+    context["body"] = (f'<p class="companion-language-switch" style="text-align:right;margin:0">'
+                       f'<a href="{href}" hreflang="{"zh" if switch["label"] == "中文版" else "en"}">{switch["label"]}</a>'
+                       f"</p>" + context["body"])
+
+
 def setup(app: Any) -> dict[str, Any]:
+    app.add_config_value("companion_switch", None, "html")
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
+    app.connect("html-page-context", add_language_switch)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

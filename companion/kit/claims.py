@@ -54,10 +54,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
+
+from companion.kit.i18n import tr
 
 PASS_MARK, FAIL_MARK, EXPLORATION_MARK = "✔ CLAIM HOLDS", "✘ CLAIM FAILS", "◇ EXPLORATION (not a claim)"
 RED, GREEN, RESET = "\033[31m", "\033[32m", "\033[0m"
@@ -65,6 +68,9 @@ OPERATORS = ("<", "<=", ">", ">=")
 NEVER_VERDICTS = ("fail", "pass")
 Unit = Literal["rel", "sd", "count"]
 THIN_LINE: dict[str, float] = {"rel": 0.05, "sd": 0.5, "count": 1.0}
+#: A verdict line as :func:`show` prints it in English (a failing one in red): mark, figure, sentence.
+VERDICT_LINE = re.compile(rf"^(?P<red>\x1b\[\d+m)?(?P<mark>{re.escape(PASS_MARK)}|{re.escape(FAIL_MARK)}|"
+                          rf"{re.escape(EXPLORATION_MARK)}) \[(?P<figure>[^\]]+)\] (?P<text>.+?)(?P<reset>\x1b\[0m)?\s*$")
 
 
 def is_never(value: Any) -> bool:
@@ -216,10 +222,10 @@ class Verdict:
         """Passed, but with the tightest condition below its unit's thin line."""
         return self.passed and self.tightest.tightness < 1
 
-    def verdict_line(self) -> str:
-        if self.exploration:
-            return f"{EXPLORATION_MARK} [{self.figure}] {self.text}"
-        return f"{PASS_MARK if self.passed else FAIL_MARK} [{self.figure}] {self.text}"
+    def verdict_line(self, language: str | None = None) -> str:
+        """``✔ CLAIM HOLDS [图4.7] sentence`` (or ✘ / ◇), in ``language`` (default ``COMPANION_LANG``)."""
+        mark = EXPLORATION_MARK if self.exploration else PASS_MARK if self.passed else FAIL_MARK
+        return verdict_line(mark, self.figure, self.text, language)
 
     def measured_line(self) -> str:
         tight = self.tightest
@@ -266,6 +272,20 @@ class ClaimSpec:
         if not conditions:
             raise ValueError(f"claim {self.id}: a claim needs at least one condition")
         return Verdict(self.id, self.figure, self.text, list(conditions), measured, self.exploration)
+
+
+def verdict_line(mark: str, figure: str, text: str, language: str | None = None) -> str:
+    """One verdict line: the mark (one of the three above) and the sentence in ``language``; the figure as is."""
+    return f"{tr(mark, language)} [{figure}] {tr(text, language)}"
+
+
+def localize_verdict_line(line: str, language: str) -> str:
+    """An English verdict line (:data:`VERDICT_LINE`) printed in ``language``; any other line unchanged."""
+    match = VERDICT_LINE.match(line)
+    if match is None:
+        return line
+    return (match["red"] or "") + verdict_line(match["mark"], match["figure"], match["text"], language) + \
+        (match["reset"] or "")
 
 
 def show(verdict: Verdict) -> None:

@@ -30,6 +30,7 @@ from typing import TypeVar
 import torch
 
 PROFILES = ("quick", "full")
+LANGUAGES = ("en", "zh")  # the editions (companion.kit.i18n)
 T = TypeVar("T")
 
 
@@ -57,6 +58,19 @@ def read_profile(value: str | None = None) -> str:
     name = raw.strip().lower()
     if name not in PROFILES:
         raise ConfigError(f"unknown profile {raw!r}: COMPANION_PROFILE must be one of {', '.join(PROFILES)}")
+    return name
+
+
+class LanguageError(ConfigError):
+    """``COMPANION_LANG`` or a ``--lang`` option names a language the companion does not have."""
+
+
+def read_language(value: str | None = None) -> str:
+    """The language named by ``value`` or by ``COMPANION_LANG`` (default ``en``); an unknown one is an error."""
+    raw = os.environ.get("COMPANION_LANG", "en") if value is None else value
+    name = str(raw).strip().lower()
+    if name not in LANGUAGES:
+        raise LanguageError(f"unknown language {raw!r}: COMPANION_LANG (or --lang) must be one of {', '.join(LANGUAGES)}")
     return name
 
 
@@ -100,6 +114,7 @@ def settings() -> Settings:
     """Read the environment once, set torch's threads once and return the active settings."""
     global _SETTINGS
     if _SETTINGS is None:
+        read_language()  # a bad COMPANION_LANG is named in the setup cell, not at the first claim
         profile = read_profile()
         threads = read_threads(profile)
         torch.set_num_threads(threads)

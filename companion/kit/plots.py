@@ -1,7 +1,9 @@
 """The house style and the figure helpers shared by all chapters.
 
-Figures carry English labels (the default fonts have no CJK glyphs); the Chinese figure names
-(图4.7 …) stand in the notebooks' text beside each figure.
+Text in figures is drawn with DejaVu Sans and, for Chinese characters (图4.7, 中文 labels), the first CJK font of
+:data:`CJK_FONTS` that the system has: matplotlib takes each glyph from the first family of ``font.family`` that
+has it.  Debian/Ubuntu: ``apt-get install fonts-wqy-microhei`` (what CI installs) or ``fonts-noto-cjk``; without
+any, Chinese characters in a figure are drawn as empty boxes and matplotlib warns.
 """
 
 from __future__ import annotations
@@ -17,12 +19,26 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 
+CJK_FONTS = ("WenQuanYi Micro Hei", "Noto Sans CJK SC", "Noto Serif CJK SC", "WenQuanYi Zen Hei", "Source Han Sans SC",
+             "Microsoft YaHei", "PingFang SC", "SimHei")
+
+
+def cjk_font() -> str | None:
+    """The first of :data:`CJK_FONTS` installed on this system, or None."""
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    return next((name for name in CJK_FONTS if name in installed), None)
+
+
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf")
 
 
 def use_style() -> None:
-    """Apply the companion's matplotlib style (sizes readable on a projector, light grid)."""
+    """Apply the companion's matplotlib style (sizes readable on a projector, light grid, a CJK font for 中文)."""
+    cjk = cjk_font()
     mpl.rcParams.update({
+        "font.family": ["DejaVu Sans"] + ([cjk] if cjk else []),
         "figure.dpi": 90, "savefig.dpi": 110, "figure.figsize": (8.0, 3.2),
         "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
         "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 8, "legend.frameon": False,

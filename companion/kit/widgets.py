@@ -27,36 +27,37 @@ from IPython.display import Image, display
 from matplotlib.figure import Figure
 
 from companion.kit.grids import GridPictures
+from companion.kit.i18n import tr
 
 
 def float_slider(value: float, lo: float, hi: float, step: float, description: str) -> W.FloatSlider:
-    return W.FloatSlider(value=value, min=lo, max=hi, step=step, description=description,
+    return W.FloatSlider(value=value, min=lo, max=hi, step=step, description=tr(description),
                          continuous_update=False, style={"description_width": "initial"})
 
 
 def log_slider(value: float, lo: float, hi: float, description: str) -> W.FloatLogSlider:
     """A slider over [lo, hi] on a log₁₀ scale (init scales, learning rates)."""
     return W.FloatLogSlider(value=value, base=10, min=math.log10(lo), max=math.log10(hi), step=0.05,
-                            description=description, continuous_update=False,
+                            description=tr(description), continuous_update=False,
                             style={"description_width": "initial"}, readout_format=".3g")
 
 
 def int_slider(value: int, lo: int, hi: int, description: str, step: int = 1) -> W.IntSlider:
-    return W.IntSlider(value=value, min=lo, max=hi, step=step, description=description,
+    return W.IntSlider(value=value, min=lo, max=hi, step=step, description=tr(description),
                        continuous_update=False, style={"description_width": "initial"})
 
 
 def dropdown(value: Any, options: Sequence[Any], description: str) -> W.Dropdown:
-    return W.Dropdown(value=value, options=list(options), description=description,
+    return W.Dropdown(value=value, options=list(options), description=tr(description),
                       style={"description_width": "initial"})
 
 
 def checkbox(value: bool, description: str) -> W.Checkbox:
-    return W.Checkbox(value=value, description=description, indent=False)
+    return W.Checkbox(value=value, description=tr(description), indent=False)
 
 
 def text(value: str, description: str) -> W.Text:
-    return W.Text(value=value, description=description, continuous_update=False,
+    return W.Text(value=value, description=tr(description), continuous_update=False,
                   style={"description_width": "initial"})
 
 
@@ -151,8 +152,10 @@ class Explorer:
                 self.output.clear_output(wait=True)
                 display(Image(data=picture.read_bytes()))
             self.seconds = time.perf_counter() - start
-            self.status.value = (f"<span style='color:#555'>precomputed picture (seed {self.pictures.grid['seed']}, "
-                                 f"{self.pictures.grid['profile']} profile) in {self.seconds:.2f} s</span>")
+            grid = self.pictures.grid
+            self.status.value = ("<span style='color:#555'>" + tr("precomputed picture (seed {seed}, {profile} profile) "
+                                 "in {seconds:.2f} s").format(seed=grid["seed"], profile=grid["profile"],
+                                                              seconds=self.seconds) + "</span>")
             return
         try:
             self.result = self.compute(**self.values())
@@ -163,7 +166,8 @@ class Explorer:
         if self.error:
             self.status.value = f"<span style='color:#b00'>⚠ {self.error}</span>"
             return
-        self.status.value = f"<span style='color:#555'>updated in {self.seconds:.2f} s</span>"
+        self.status.value = ("<span style='color:#555'>" + tr("updated in {seconds:.2f} s").format(seconds=self.seconds)
+                             + "</span>")
         with self.output:
             self.output.clear_output(wait=True)
             fig = plt.figure(figsize=self.figsize, layout="constrained")
@@ -175,7 +179,7 @@ class Explorer:
     def widget(self) -> W.Widget:
         rows = list(self.controls.values())
         grid = W.GridBox(rows, layout=W.Layout(grid_template_columns="repeat(3, 1fr)"))
-        return W.VBox([W.HTML(f"<b>{self.title}</b>"), grid, self.status, self.output])
+        return W.VBox([W.HTML(f"<b>{tr(self.title)}</b>"), grid, self.status, self.output])
 
     def _ipython_display_(self) -> None:
         display(self.widget)

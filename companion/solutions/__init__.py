@@ -33,6 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from companion.kit.i18n import tr
+
 #: Chapter slug (the notebook's file name) → module of its solutions, for every chapter with exercises.
 CHAPTERS: dict[str, str] = {
     "ch04_frequency_principle": "companion.solutions.ch04",
@@ -76,9 +78,10 @@ class Solution:
         match = _NUMBER_LIST.search(self.label)
         return tuple(int(n) for n in re.findall(r"\d+", match.group(1))) if match else ()
 
-    def markdown(self) -> str:
-        """The text, followed by the code (if any) as a fenced Python block."""
-        body = self.text.strip()
+    def markdown(self, language: str | None = None) -> str:
+        """The text (in ``language``, default ``COMPANION_LANG``), followed by the code (if any) as a fenced Python
+        block."""
+        body = tr(self.text, language).strip()
         if self.code.strip():
             body += "\n\n```python\n" + self.code.strip() + "\n```"
         return body
@@ -165,7 +168,7 @@ def show(solutions: dict[str, Solution], label: str | int, chapter: str = "") ->
     open question.
     """
     sol = find(solutions, label)
-    title = f"### Worked solution — {chapter + ' ' if chapter else ''}{sol.label}\n\n"
+    title = f"### {tr('Worked solution')} — {chapter + ' ' if chapter else ''}{sol.label}\n\n"
     text = title + sol.markdown()
     if _in_ipython():
         from IPython.display import Markdown, display

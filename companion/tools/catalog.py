@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from companion.kit.i18n import tr
+
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS_DIR = ROOT / "chapters"
 
@@ -211,17 +213,23 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def chapter_map_markdown() -> str:
-    """The table notebook ↔ book chapter ↔ figures checked by a claim (README and the site's landing page)."""
-    rows = ["| notebook | book chapter | figures checked by a claim | also drawn |", "|---|---|---|---|"]
+def chapter_map_markdown(language: str = "en", coverage_link: str = "") -> str:
+    """The table notebook ↔ book chapter ↔ figures checked by a claim (README and the site's landing page), in
+    ``language``; the words "coverage page" link to ``coverage_link`` if given."""
+    rows = [f"| {tr('notebook', language)} | {tr('book chapter', language)} | {tr('figures checked by a claim', language)} "
+            f"| {tr('also drawn', language)} |", "|---|---|---|---|"]
     for ch in CHAPTERS:
         claimed = ", ".join(ch.claimed) or "—"
         drawn = ", ".join(f.id for f in ch.figures if f.status in (SHOWN, EXPLORATION)) or "—"
-        rows.append(f"| `{ch.slug}` | {ch.book} {ch.title_zh} ({_cell(ch.title)}) | {claimed} | {drawn} |")
+        title = f"{ch.title_zh} ({_cell(ch.title)})" if language == "en" else ch.title_zh
+        rows.append(f"| `{ch.slug}` | {ch.book} {title} | {claimed} | {drawn} |")
     total = coverage()
-    rows += ["", f"{total.claimed} of the {total.cpu_feasible} computational figures and tables that fit a CPU "
-             f"({total.percent:.0f} %) are checked by a claim; the coverage page lists all {total.items} figures and tables "
-             "of chapters 4–15 with their status (`python -m companion coverage`)."]
+    rows += ["", tr("{claimed} of the {cpu} computational figures and tables that fit a CPU ({percent:.0f} %) are checked "
+                    "by a claim; the {coverage_page} lists all {items} figures and tables of chapters 4–15 with their status "
+                    "(`python -m companion coverage`).", language).format(
+        claimed=total.claimed, cpu=total.cpu_feasible, percent=total.percent, items=total.items,
+        coverage_page=f"[{tr('coverage page', language)}]({coverage_link})" if coverage_link else
+        tr("coverage page", language))]
     return "\n".join(rows)
 
 
@@ -229,26 +237,33 @@ STATUS_WORDS = {CLAIM: "✔ claim", EXPLORATION: "◇ exploration", SHOWN: "draw
                 GPU: "needs a GPU / offline-unavailable data", ILLUS: "illustrative"}
 
 
-def coverage_markdown() -> str:
-    """The site's coverage page: every figure and table of chapters 4–15 and where it stands."""
+def coverage_markdown(language: str = "en") -> str:
+    """The site's coverage page, in ``language``: every figure and table of chapters 4–15 and where it stands."""
     total = coverage()
-    parts = ["# Coverage: every figure of chapters 4–15", "",
-             f"The book's chapters 4–15 hold {total.items} figures and tables; {total.computational} are computational "
-             f"(the result of an experiment that can be rerun), {total.cpu_feasible} of them fit a CPU with offline data. "
-             f"**{total.claimed} of those {total.cpu_feasible} ({total.percent:.0f} %) are checked by a claim** that "
-             "could fail, in the committed notebooks (seed 0) and over 20 seeds on the robustness page. "
-             "Generated from `companion/tools/catalog.py`; `tests/test_catalog.py` checks it against the notebooks.",
-             "", "| book chapter | items | computational | fit a CPU | claimed | % |", "|---|---|---|---|---|---|"]
+    parts = ["# " + tr("Coverage: every figure of chapters 4–15", language), "",
+             tr("The book's chapters 4–15 hold {items} figures and tables; {computational} are computational (the result of "
+                "an experiment that can be rerun), {cpu} of them fit a CPU with offline data. **{claimed} of those {cpu} "
+                "({percent:.0f} %) are checked by a claim** that could fail, in the committed notebooks (seed 0) and over 20 "
+                "seeds on the robustness page. Generated from `companion/tools/catalog.py`; `tests/test_catalog.py` checks it "
+                "against the notebooks.", language).format(
+                 items=total.items, computational=total.computational, cpu=total.cpu_feasible, claimed=total.claimed,
+                 percent=total.percent),
+             "", f"| {tr('book chapter', language)} | {tr('items', language)} | {tr('computational', language)} | "
+                 f"{tr('fit a CPU', language)} | {tr('claimed', language)} | % |", "|---|---|---|---|---|---|"]
     for n in book_chapters():
         c = coverage([f for f in FIGURES if f.book_chapter == n])
         parts.append(f"| {n} | {c.items} | {c.computational} | {c.cpu_feasible} | {c.claimed} | {c.percent:.0f} |")
-    parts.append(f"| **all** | {total.items} | {total.computational} | {total.cpu_feasible} | {total.claimed} | "
+    parts.append(f"| **{tr('all', language)}** | {total.items} | {total.computational} | {total.cpu_feasible} | {total.claimed} | "
                  f"{total.percent:.0f} |")
     for n in book_chapters():
-        parts += ["", f"## Chapter {n}", "", "| figure | what it shows | status | notebook | note |", "|---|---|---|---|---|"]
+        parts += ["", "## " + tr("Chapter {n}", language).format(n=n), "",
+                  f"| {tr('figure', language)} | {tr('what it shows', language)} | {tr('status', language)} | "
+                  f"{tr('notebook', language)} | {tr('note', language)} |",
+                  "|---|---|---|---|---|"]
         for f in FIGURES:
             if f.book_chapter == n:
-                parts.append(f"| {f.id} | {_cell(f.caption)} | {STATUS_WORDS[f.status]} | `{f.notebook}` | {_cell(f.note)} |")
+                parts.append(f"| {f.id} | {_cell(tr(f.caption, language))} | {tr(STATUS_WORDS[f.status], language)} | "
+                             f"`{f.notebook}` | {_cell(tr(f.note, language))} |")
     return "\n".join(parts) + "\n"
 
 

@@ -1,4 +1,5 @@
-"""Command line: ``python -m companion {list, coverage, run, reproduce, robustness, precompute, sync, cache, bench, book}``.
+"""Command line: ``python -m companion {list, coverage, run, reproduce, robustness, precompute, sync, translate, cache,
+bench, book}``.
 
 * ``list`` — the chapter map and which notebooks exist;
 * ``coverage [--missing] [--write-readme]`` — the book's figures checked by a claim, per chapter (from the
@@ -18,6 +19,8 @@
 * ``sync ch04`` — rebuild a chapter's committed .ipynb from its .py and execute it (seed 0);
 * ``cache info`` — what the results cache holds, per function module: results made by the current code
   and torch, and outdated ones; ``cache clear [--outdated]`` deletes it (or only the outdated folders);
+* ``translate [ch04 …] [--update]`` — check the Chinese edition against the English source (exit status 1 when
+  a cell or text has no translation or its English changed); ``--update`` adds what is missing as todo entries;
 * ``bench`` — run the timing scripts of ``benchmarks/``;
 * ``book`` — build the book site from the committed notebooks into ``book/_build/html``.
 """
@@ -30,7 +33,8 @@ import sys
 from pathlib import Path
 
 from companion.tools import catalog
-from companion.kit.config import ConfigError, read_profile, read_seed
+from companion.kit.config import ConfigError, read_profile, read_seed, reset_settings, settings
+from companion.kit.i18n import read_language, tr
 from companion.tools.reproduction import write_index
 from companion.tools.runner import format_report, read_jobs, run_chapters, sync_notebook
 
@@ -62,25 +66,33 @@ def _coverage(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> int:
-    out = Path(args.out)
-    try:  # before any notebook runs: an output folder that cannot be written would lose every result
+def writable_folder(path: str) -> Path:
+    """``--out``: a folder that exists (made if needed) and can be written, or a ConfigError naming it — checked
+    before any work starts, so that no result is lost at the end."""
+    out = Path(path)
+    try:
         out.mkdir(parents=True, exist_ok=True)
         (out / ".write-test").touch()
         (out / ".write-test").unlink()
     except OSError as exc:
         raise ConfigError(f"cannot write to the output folder --out {str(out)!r} ({exc.strerror}); "
                           "give a folder you can write to") from None
+    return out
+
+
+def _run(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> int:
+    out = writable_folder(args.out)
     ready = [ch for ch in chapters if ch.available]
     for ch in chapters:
         if not ch.available:
             print(f"skipping {ch.slug}: its notebook is not written yet", file=sys.stderr)
+    language = read_language(args.lang)
     runs = run_chapters(ready, out, profile=args.profile, seed=args.seed, timeout=args.timeout,
-                        jobs=read_jobs(getattr(args, "jobs", "1")))
+                        jobs=read_jobs(getattr(args, "jobs", "1")), language=language)
     print()
-    print(format_report(runs))
+    print(format_report(runs, language))
     if runs:
-        print(f"\nreport with figures: {write_index(runs, out, args.profile, args.seed)}")
+        print(f"\n{tr('report with figures:', language)} {write_index(runs, out, args.profile, args.seed, language)}")
     return 0 if runs and all(r.ok for r in runs) else 1
 
 
@@ -141,6 +153,20 @@ def _cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def _translate(args: argparse.Namespace) -> int:
+    from companion.tools import translate
+
+    special = (translate.COMMON, translate.CATALOG)
+    names = [n if n in special else catalog.find(n).slug for n in args.chapter] if args.chapter else translate.names()
+    found = []
+    for name in names:
+        if args.update:
+            print(f"updated {translate.update(name)}")
+        found += translate.problems(name)
+    print("\n".join(found) if found else f"the Chinese edition of {len(names)} file(s) is complete and in step")
+    return 1 if found else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m companion", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -157,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--seed", default=None, help="default from COMPANION_SEED, else 0")
         p.add_argument("--out", default="reproduced", help="output folder (default: ./reproduced)")
         p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
+        p.add_argument("--lang", default=None, help="en or zh: the language of the claims and the report (default from "
+                                                    "COMPANION_LANG, else en)")
         if name == "reproduce":
             p.add_argument("--jobs", default="1", help="chapters run at once, each with cores/jobs torch threads "
                                                        "(default 1)")
@@ -181,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("chapter", nargs="*", help="chapter slug(s) or prefix(es) (default: every chapter with a grid)")
     p = sub.add_parser("sync", help="rebuild and execute a chapter's committed .ipynb from its .py")
     p.add_argument("chapter", nargs="+", help="chapter slug(s) or prefix(es)")
+    p = sub.add_parser("translate", help="check the Chinese edition against the English source, or update its files")
+    p.add_argument("chapter", nargs="*", help="chapter slug(s) or prefix(es), common or catalog (default: all)")
+    p.add_argument("--update", action="store_true", help="rewrite the translation files: keep what matches, add "
+                                                         "what is missing as todo entries holding the English")
     p = sub.add_parser("cache", help="show or clear the results cache")
     p.add_argument("action", choices=("info", "clear"), help="info: what it holds; clear: delete it")
     p.add_argument("--outdated", action="store_true", help="with clear: only results of other code or torch")
@@ -189,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(catalog.ROOT / "book"), help="the site goes to OUT/_build/html")
     args = parser.parse_args(argv)
     try:
+        reset_settings()  # read them afresh: a bad COMPANION_PROFILE, _SEED, _THREADS or _LANG is named before any work
+        settings()
         if args.command == "list":
             return _list(args)
         if args.command == "coverage":
@@ -202,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             from companion.tools.site import build
 
             try:
-                print(f"built {build(Path(args.out)) / 'index.html'}")
+                print(f"built {build(writable_folder(args.out)) / 'index.html'}")
             except RuntimeError as exc:  # the build's own output says what went wrong
                 print(f"error: {exc}", file=sys.stderr)
                 return 1
@@ -211,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             return _robustness(args)
         if args.command == "cache":
             return _cache(args)
+        if args.command == "translate":
+            return _translate(args)
         if args.command == "precompute":
             from companion.tools import precompute
 

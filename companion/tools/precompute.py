@@ -156,7 +156,7 @@ def _write_json(path: Path, data: dict) -> None:
     os.replace(tmp, path)  # never a half-written grid.json
 
 
-PINNED = {"COMPANION_PROFILE": "quick", "COMPANION_SEED": "0", "COMPANION_THREADS": "1"}
+PINNED = {"COMPANION_PROFILE": "quick", "COMPANION_SEED": "0", "COMPANION_THREADS": "1", "COMPANION_LANG": "en"}
 
 
 @contextmanager

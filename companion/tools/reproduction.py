@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import nbformat
 
+from companion.kit.i18n import tr
 from companion.tools import catalog
 
 BOOK_ITEM = re.compile(r"([图表])\s?(\d+\.\d+)")
@@ -122,12 +123,12 @@ def _claim_items(figure: str) -> tuple[str, ...]:
     return tuple(kind + n for n in re.findall(r"\d+\.\d+", figure)) if kind else ()
 
 
-def _verdict(claim) -> tuple[str, str]:
+def _verdict(claim, language: str = "en") -> tuple[str, str]:
     if claim.exploration:
-        return "explored", "explore"
+        return tr("explored", language), "explore"
     if not claim.passed:
-        return "FAILS", "fail"
-    return ("holds (thin margin)" if claim.thin else "holds"), "pass"
+        return tr("FAILS", language), "fail"
+    return (tr("holds (thin margin)", language) if claim.thin else tr("holds", language)), "pass"
 
 
 def _condition(c: dict) -> str:
@@ -153,35 +154,41 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-
 img{max-width:520px;max-height:360px;border:1px solid #eee}code{font-size:90%}"""
 
 
-def write_index(runs: list[ChapterResult], out: Path, profile: str, seed: int) -> Path:
-    """Write ``out/index.html``: the reproduction report of ``runs`` (see the module docstring)."""
-    meta = {"profile": profile, "seed": str(seed), **_versions(),
-            "made": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "notebook time": f"{sum(r.seconds for r in runs):.0f} s"}
+def write_index(runs: list[ChapterResult], out: Path, profile: str, seed: int, language: str = "en") -> Path:
+    """Write ``out/index.html``: the reproduction report of ``runs`` (see the module docstring), in ``language``."""
+    meta = {tr("profile", language): profile, tr("seed", language): str(seed), **_versions(),
+            tr("made", language): datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            tr("notebook time", language): f"{sum(r.seconds for r in runs):.0f} s"}
     n_claims = sum(not c.exploration for r in runs for c in r.claims)
     n_pass = sum(c.passed and not c.exploration for r in runs for c in r.claims)
-    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Reproduction report</title>"
-             f"<style>{STYLE}</style></head><body><h1>Reproduction report</h1>",
-             f"<p id='summary'>{n_pass} of {n_claims} claims hold; {sum(r.ok for r in runs)} of {len(runs)} "
-             "chapters ran clean.</p><table id='run'>",
+    title = html.escape(tr("Reproduction report", language))
+    parts = [f"<!doctype html><html lang='{language}'><head><meta charset='utf-8'><title>{title}</title>"
+             f"<style>{STYLE}</style></head><body><h1>{title}</h1>",
+             "<p id='summary'>" + html.escape(tr("{passed} of {claims} claims hold; {clean} of {chapters} chapters ran "
+                                                 "clean.", language).format(passed=n_pass, claims=n_claims,
+                                                                            clean=sum(r.ok for r in runs),
+                                                                            chapters=len(runs))) +
+             "</p><table id='run'>",
              *(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in meta.items()),
-             "</table><h2>Chapters</h2><table id='chapters'><tr><th>chapter</th><th>status</th><th>claims</th>"
-             "<th>figures</th><th>seconds</th></tr>"]
+             f"</table><h2>{tr('Chapters', language)}</h2><table id='chapters'><tr><th>{tr('chapter', language)}</th>"
+             f"<th>{tr('status', language)}</th><th>{tr('claims', language)}</th><th>{tr('figures', language)}</th>"
+             f"<th>{tr('seconds', language)}</th></tr>"]
     for run in runs:
-        status = "ok" if run.ok else f"error: {run.error}" if run.error else "a claim failed"
+        status = "ok" if run.ok else tr("error: {error}", language).format(error=run.error) if run.error else \
+            tr("a claim failed", language)
         parts.append(f"<tr><td><a href='#{run.slug}'>{run.slug}</a></td><td class='{'pass' if run.ok else 'fail'}'>"
                      f"{html.escape(status)}</td><td>{len(run.claims)}</td><td>{len(run.figures)}</td>"
                      f"<td>{run.seconds:.1f}</td></tr>")
     parts.append("</table>")
     for run in runs:
         shown: set[Path] = set()
-        notebook = f" — <a href='{html.escape(run.notebook.relative_to(out).as_posix())}'>executed notebook</a>" \
-            if run.notebook else ""
+        notebook = f" — <a href='{html.escape(run.notebook.relative_to(out).as_posix())}'>" \
+            f"{tr('executed notebook', language)}</a>" if run.notebook else ""
         parts.append(f"<h2 id='{run.slug}'>{html.escape(run.slug)}</h2><p>{run.seconds:.1f} s{notebook}</p>")
         if run.error:
-            parts.append(f"<p class='fail'>The notebook raised: {html.escape(run.error)}</p>")
+            parts.append(f"<p class='fail'>{tr('The notebook raised:', language)} {html.escape(run.error)}</p>")
         for claim in run.claims:
-            word, css = _verdict(claim)
+            word, css = _verdict(claim, language)
             margin = "never" if claim.margin is None else f"{claim.margin:+.3g} {claim.unit}"
             measured = "; ".join(map(_condition, claim.conditions))
             extra = "; ".join(f"{k} = {v}" for k, v in claim.measured.items())
@@ -189,12 +196,14 @@ def write_index(runs: list[ChapterResult], out: Path, profile: str, seed: int) -
             figures = [f for f in run.figures if set(items) & set(f.book_items)]
             shown.update(f.path for f in figures)
             parts.append(f"<div class='claim' data-claim='{html.escape(claim.id)}'><p><b class='{css}'>{word}</b> "
-                         f"<code>{html.escape(claim.id)}</code> [{html.escape(claim.figure)}] {html.escape(claim.text)}"
-                         f"</p><p>measured: {html.escape(measured)}{'; ' + html.escape(extra) if extra else ''}; "
-                         f"margin {html.escape(margin)}</p>{''.join(_img(f, out) for f in figures)}</div>")
+                         f"<code>{html.escape(claim.id)}</code> [{html.escape(claim.figure)}] "
+                         f"{html.escape(tr(claim.text, language))}</p><p>{tr('measured:', language)} "
+                         f"{html.escape(measured)}{'; ' + html.escape(extra) if extra else ''}; "
+                         f"{tr('margin', language)} {html.escape(margin)}</p>{''.join(_img(f, out) for f in figures)}"
+                         "</div>")
         rest = [f for f in run.figures if f.path not in shown]
         if rest:
-            parts.append("<h3>Other figures</h3>" + "".join(_img(f, out) for f in rest))
+            parts.append(f"<h3>{tr('Other figures', language)}</h3>" + "".join(_img(f, out) for f in rest))
     parts.append("</body></html>")
     index = out / "index.html"
     index.write_text("\n".join(parts), encoding="utf-8")

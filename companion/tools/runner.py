@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+import unicodedata
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from traitlets.config import Config
 
 from companion.kit.claims import LoggedClaim, read_log
 from companion.kit.config import ConfigError, read_profile, read_seed
+from companion.kit.i18n import read_language, tr
 from companion.tools.reproduction import SavedFigure, save_figures
 
 
@@ -64,7 +66,7 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: 
 
 
 def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed: int = 0, timeout: int = 600,
-                extra_env: dict[str, str] | None = None) -> ChapterRun:
+                extra_env: dict[str, str] | None = None, language: str = "en") -> ChapterRun:
     """Execute one chapter source headless and collect its claims.
 
     With an ``out_dir``, the executed notebook goes to ``out_dir/<slug>.ipynb`` and its figures to ``out_dir/<slug>/``,
@@ -77,7 +79,8 @@ def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "claims.jsonl"
         env = {"COMPANION_PROFILE": profile, "COMPANION_SEED": str(seed), "COMPANION_CLAIMS_LOG": str(log),
-               "COMPANION_CHAPTER": slug, "COMPANION_PROGRESS": "0", **(extra_env or {})}
+               "COMPANION_CHAPTER": slug, "COMPANION_PROGRESS": "0", "COMPANION_LANG": read_language(language),
+               **(extra_env or {})}
         start = time.perf_counter()
         error = None
         try:
@@ -107,7 +110,7 @@ def read_jobs(value: str | int) -> int:
 
 
 def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: int, timeout: int = 600,
-                 jobs: int = 1, progress: bool = True) -> list[ChapterRun]:
+                 jobs: int = 1, progress: bool = True, language: str = "en") -> list[ChapterRun]:
     """Execute ``chapters`` (catalog entries), ``jobs`` at a time, each kernel with cores // jobs torch threads
     (``COMPANION_THREADS``, unless the environment sets it), behind one progress bar; results in catalog order.
 
@@ -120,7 +123,8 @@ def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: 
     done: dict[str, ChapterRun] = {}
 
     def one(ch: Any) -> ChapterRun:
-        return run_chapter(ch.source, out_dir, profile=profile, seed=seed, timeout=timeout, extra_env=env)
+        return run_chapter(ch.source, out_dir, profile=profile, seed=seed, timeout=timeout, extra_env=env,
+                           language=language)
 
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait: the work is in the kernels
@@ -144,7 +148,7 @@ def sync_notebook(source: Path, seed: int = 0, timeout: int = 600) -> Path:
     """
     nb = load_source(source)
     env = {"COMPANION_PROFILE": "quick", "COMPANION_SEED": str(seed), "COMPANION_CHAPTER": source.stem,
-           "COMPANION_PROGRESS": "0"}
+           "COMPANION_PROGRESS": "0", "COMPANION_LANG": "en"}
     execute(nb, source.parent, env, timeout=timeout)
     nb.metadata.pop("widgets", None)
     nb.metadata["jupytext"] = {"formats": "ipynb,py:percent"}
@@ -153,27 +157,48 @@ def sync_notebook(source: Path, seed: int = 0, timeout: int = 600) -> Path:
     return target
 
 
-def format_report(runs: list[ChapterRun]) -> str:
-    """The claims report: one row per claim (chapter, claim id and sentence, verdict, margin, seconds)."""
-    header = ("chapter", "claim", "verdict", "margin", "seconds")
+def _width(text: str) -> int:
+    """Terminal columns of ``text``: a CJK character takes two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` terminal columns and padded to exactly that many."""
+    out, used = [], 0
+    for ch in text:
+        if used + _width(ch) > width:
+            break
+        out.append(ch)
+        used += _width(ch)
+    return "".join(out) + " " * (width - used)
+
+
+def format_report(runs: list[ChapterRun], language: str = "en") -> str:
+    """The claims report, in ``language``: one row per claim (chapter, claim id and sentence, verdict, margin,
+    seconds)."""
+    header = (tr("chapter", language), tr("claim", language), tr("verdict", language), tr("margin", language),
+              tr("seconds", language))
     rows = []
     for run in runs:
         for c in run.claims:
-            verdict = ("explored" if c.exploration else "PASS (thin)" if c.thin else "PASS") if c.passed else \
-                ("explored" if c.exploration else "FAIL")
-            margin = "never" if c.margin is None else f"{c.margin:+.3g} {c.unit}"
-            rows.append((run.slug, f"{c.id} [{c.figure}] {c.text}", verdict, f"margin {margin}", ""))
-        status = "ok" if run.ok else f"ERROR: {run.error}" if run.error else "claim failed"
-        rows.append((run.slug, f"(notebook: {len(run.figures)} figures, {len(run.claims)} claims)", status, "",
-                     f"{run.seconds:.1f}"))
-    widths = [min(70, max(len(str(r[i])) for r in [header, *rows])) for i in range(len(header))]
+            verdict = tr("explored", language) if c.exploration else \
+                (tr("PASS (thin)", language) if c.thin else tr("PASS", language)) if c.passed else tr("FAIL", language)
+            margin = tr("never", language) if c.margin is None else f"{c.margin:+.3g} {c.unit}"
+            rows.append((run.slug, f"{c.id} [{c.figure}] {tr(c.text, language)}", verdict,
+                         f"{tr('margin', language)} {margin}", ""))
+        status = "ok" if run.ok else tr("ERROR: {error}", language).format(error=run.error) if run.error else \
+            tr("claim failed", language)
+        rows.append((run.slug, tr("(notebook: {figures} figures, {claims} claims)", language).format(
+            figures=len(run.figures), claims=len(run.claims)), status, "", f"{run.seconds:.1f}"))
+    widths = [min(70, max(_width(str(r[i])) for r in [header, *rows])) for i in range(len(header))]
 
     def fmt(row: tuple) -> str:
-        return " | ".join(str(v)[:w].ljust(w) for v, w in zip(row, widths))
+        return " | ".join(_fit(str(v), w) for v, w in zip(row, widths))
 
     lines = [fmt(header), "-+-".join("-" * w for w in widths), *map(fmt, rows)]
     n_claims = sum(not c.exploration for r in runs for c in r.claims)
     n_pass = sum(c.passed and not c.exploration for r in runs for c in r.claims)
-    lines.append(f"\n{n_pass}/{n_claims} claims hold; {sum(r.ok for r in runs)}/{len(runs)} chapters ran clean; "
-                 f"{sum(r.seconds for r in runs):.0f} s in all")
+    lines.append("\n" + tr("{passed}/{claims} claims hold; {clean}/{chapters} chapters ran clean; {seconds:.0f} s in all",
+                           language).format(passed=n_pass, claims=n_claims, clean=sum(r.ok for r in runs),
+                                            chapters=len(runs), seconds=sum(r.seconds for r in runs)))
     return "\n".join(lines)

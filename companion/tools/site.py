@@ -39,12 +39,15 @@ from pathlib import Path
 
 import nbformat
 
+from companion.kit import i18n
+from companion.kit.claims import EXPLORATION_MARK, PASS_MARK, VERDICT_LINE, localize_verdict_line
+from companion.kit.exercises import localize_feedback_line
+from companion.kit.i18n import tr
 from companion.tools import catalog
-from companion.kit.claims import EXPLORATION_MARK, FAIL_MARK, PASS_MARK
 
 BOOK_DIR = catalog.ROOT / "book"
-_CLAIM_LINE = re.compile(rf"^(?:\x1b\[\d+m)?(?P<mark>{re.escape(PASS_MARK)}|{re.escape(FAIL_MARK)}|"
-                         rf"{re.escape(EXPLORATION_MARK)}) \[(?P<figure>[^\]]+)\] (?P<text>.+?)(?:\x1b\[0m)?\s*$")
+#: The editions: English at the site's root, Chinese under ``zh/`` (hand-written pages in ``book/zh/``).
+EDITIONS = {"en": "", "zh": "zh"}
 _NOTEBOOK_NAME = re.compile(r"^ch\d\d_\w+\.ipynb$")
 
 
@@ -85,30 +88,41 @@ def read_claims(notebook: Path) -> list[ClaimRecord]:
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             for line in _output_text(output).splitlines():
-                match = _CLAIM_LINE.match(line)
+                match = VERDICT_LINE.match(line)
                 if match:
                     records.append(ClaimRecord(notebook.stem, match["figure"], match["text"],
                                                match["mark"] == PASS_MARK, match["mark"] == EXPLORATION_MARK))
     return records
 
 
+def edition_title(notebook: Path, language: str = "en") -> str:
+    """The page title of ``notebook`` in ``language``'s edition."""
+    nb = nbformat.read(notebook, as_version=4)
+    localize_markdown(nb, notebook.stem, language)
+    return markdown_title(nb, notebook.name)
+
+
 def notebook_title(notebook: Path) -> str:
     """The text of the first level-1 heading of ``notebook`` (its page title)."""
-    nb = nbformat.read(notebook, as_version=4)
+    return markdown_title(nbformat.read(notebook, as_version=4), notebook.name)
+
+
+def markdown_title(nb: nbformat.NotebookNode, name: str) -> str:
+    """The text of the first level-1 heading of ``nb``."""
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             for line in cell.source.splitlines():
                 if line.startswith("# "):
                     return line[2:].strip()
-    raise ValueError(f"{notebook.name} has no level-1 heading ('# Title'): the book needs one per chapter page")
+    raise ValueError(f"{name} has no level-1 heading ('# Title'): the book needs one per chapter page")
 
 
-def toc_yaml(chapter_pages: list[str]) -> str:
+def toc_yaml(chapter_pages: list[str], language: str = "en") -> str:
     """The ``_toc.yml`` of the site: landing page, chapters (in order), coverage, claims, robustness, glossary."""
     lines = ["format: jb-book", "root: intro", "parts:"]
     if chapter_pages:
-        lines += ["  - caption: Chapters", "    chapters:"] + [f"      - file: {p}" for p in chapter_pages]
-    lines += ["  - caption: Reference", "    chapters:", "      - file: coverage", "      - file: claims",
+        lines += [f"  - caption: {tr('Chapters', language)}", "    chapters:"] + [f"      - file: {p}" for p in chapter_pages]
+    lines += [f"  - caption: {tr('Reference', language)}", "    chapters:", "      - file: coverage", "      - file: claims",
               "      - file: robustness",
               "      - file: glossary"]
     return "\n".join(lines) + "\n"
@@ -119,37 +133,41 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def chapter_map_markdown(built: list[str]) -> str:
+def chapter_map_markdown(built: list[str], language: str = "en") -> str:
     """The chapter map of the landing page: the catalog's, each notebook linked when its page is ``built``."""
-    table = catalog.chapter_map_markdown()
+    table = catalog.chapter_map_markdown(language, coverage_link="coverage.md")
     for slug in built:
         table = table.replace(f"| `{slug}` |", f"| [`{slug}`]({slug}.ipynb) |")
-    return table.replace("the coverage page lists", "the [coverage page](coverage.md) lists") + "\n"
+    return table + "\n"
 
 
-def claims_markdown(notebooks: list[Path]) -> str:
+def claims_markdown(notebooks: list[Path], language: str = "en") -> str:
     """The claims page: one table per chapter listing each claim and the figure it reproduces."""
     claims = {notebook: read_claims(notebook) for notebook in notebooks}
     total = sum(not r.exploration for records in claims.values() for r in records)
     explorations = sum(r.exploration for records in claims.values() for r in records)
-    parts = ["# Claims checked by the notebooks", "",
-             "Every claim below is a sentence of the book turned into measured comparisons that fail when the "
-             "phenomenon is absent (each has a negative control in the tests). The notebooks check them each "
-             "time they run; how often each holds over seeds 0–19 is on the [robustness page](robustness.md). "
-             f"This page lists the verdicts printed in the committed notebooks (seed 0): {total} claims and "
-             f"{explorations} explorations (a phenomenon that does not reproduce robustly at CPU scale, shown "
-             f"with its pass rate instead of a verdict) in {len(notebooks)} notebooks.", ""]
+    parts = ["# " + tr("Claims checked by the notebooks", language), "",
+             tr("Every claim below is a sentence of the book turned into measured comparisons that fail when the "
+                "phenomenon is absent (each has a negative control in the tests). The notebooks check them each time they "
+                "run; how often each holds over seeds 0–19 is on the [robustness page](robustness.md). This page lists the "
+                "verdicts printed in the committed notebooks (seed 0): {claims} claims and {explorations} explorations (a "
+                "phenomenon that does not reproduce robustly at CPU scale, shown with its pass rate instead of a verdict) "
+                "in {notebooks} notebooks.", language).format(claims=total, explorations=explorations,
+                                                             notebooks=len(notebooks)), ""]
+    verdicts = {"exploration": tr("◇ exploration", language), "holds": tr("✔ holds", language),
+                "fails": tr("✘ fails", language)}
     for notebook, records in claims.items():
-        parts += [f"## [{_cell(notebook_title(notebook))}]({notebook.name})", ""]
+        parts += [f"## [{_cell(edition_title(notebook, language))}]({notebook.name})", ""]
         if not records:
-            parts += ["This notebook checks no claim yet.", ""]
+            parts += [tr("This notebook checks no claim yet.", language), ""]
             continue
-        parts += ["| Figure | Claim | Verdict |", "| --- | --- | --- |"]
-        parts += [f"| {_cell(r.figure)} | {_cell(r.text)} | "
-                  f"{'◇ exploration' if r.exploration else '✔ holds' if r.holds else '✘ fails'} |" for r in records]
+        parts += [f"| {tr('Figure', language)} | {tr('Claim', language)} | {tr('Verdict', language)} |",
+                  "| --- | --- | --- |"]
+        parts += [f"| {_cell(r.figure)} | {_cell(tr(r.text, language))} | "
+                  f"{verdicts['exploration' if r.exploration else 'holds' if r.holds else 'fails']} |" for r in records]
         parts.append("")
     if not notebooks:
-        parts += ["No chapter notebook has been committed yet.", ""]
+        parts += [tr("No chapter notebook has been committed yet.", language), ""]
     return "\n".join(parts)
 
 
@@ -159,53 +177,63 @@ def _margin(stat: dict | None) -> str:
     return f"{stat['margin']:+.3g} {stat['unit']}"
 
 
-def robustness_markdown(report: dict | None, stale: list[str]) -> str:
+def robustness_markdown(report: dict | None, stale: list[str], language: str = "en") -> str:
     """The robustness page: the committed 20-seed report, per claim and per chapter, stale rows marked."""
-    parts = ["# Robustness over seeds", "",
-             "A claim counts as reproduced only if it holds on at least 19 of 20 seeds (0–19) in the quick profile, "
-             "each chapter as a whole (all its claims on one seed) on at least 18 of 20, with a median margin above "
-             "the thin line. The **margin** is how far a claim's tightest condition is from flipping: `rel` is the "
-             "slack as a fraction of the threshold (or of the larger of two compared values), `sd` the slack in "
-             "units of the quantity's measured spread, `count` the distance in counts. A margin below 0.05 rel, "
-             "0.5 sd or 1 count is *thin*. Made with "
-             "`python -m companion robustness --seeds 0-19`; after a change meant not to move any claim, "
-             "`--restamp --seeds 0,1` reruns the changed chapters on those seeds and carries a chapter's rows over "
-             "only where every verdict and margin came out exactly as in the report.", ""]
+    parts = ["# " + tr("Robustness over seeds", language), "",
+             tr("A claim counts as reproduced only if it holds on at least 19 of 20 seeds (0–19) in the quick profile, "
+                "each chapter as a whole (all its claims on one seed) on at least 18 of 20, with a median margin above "
+                "the thin line. The **margin** is how far a claim's tightest condition is from flipping: `rel` is the "
+                "slack as a fraction of the threshold (or of the larger of two compared values), `sd` the slack in "
+                "units of the quantity's measured spread, `count` the distance in counts. A margin below 0.05 rel, "
+                "0.5 sd or 1 count is *thin*. Made with `python -m companion robustness --seeds 0-19`; after a change "
+                "meant not to move any claim, `--restamp --seeds 0,1` reruns the changed chapters on those seeds and "
+                "carries a chapter's rows over only where every verdict and margin came out exactly as in the report.",
+                language), ""]
     if not report:
-        return "\n".join(parts + ["No robustness report has been committed yet (`robustness/report.json`).", ""])
+        return "\n".join(parts + [tr("No robustness report has been committed yet (`robustness/report.json`).",
+                                     language), ""])
     wall = report.get("wall_seconds")
-    parts += [f"Profile `{report['profile']}`, seeds {report['seeds'][0]}–{report['seeds'][-1]}, torch "
-              f"{report['torch']}, {report['machine']}, made {report['made_at']}"
-              + (f", {wall / 60:.0f} min wall with {report['jobs']} jobs." if wall else "."), ""]
+    made = tr("Profile `{profile}`, seeds {first}–{last}, torch {torch}, {machine}, made {made}.", language).format(
+        profile=report["profile"], first=report["seeds"][0], last=report["seeds"][-1], torch=report["torch"],
+        machine=report["machine"], made=report["made_at"])
+    if wall:
+        made += " " + tr("{minutes:.0f} min wall with {jobs} jobs.", language).format(minutes=wall / 60,
+                                                                                 jobs=report["jobs"])
+    parts += [made, ""]
     if stale:
-        parts += [":::{warning}", "The code of " + ", ".join(f"`{s}`" for s in stale) + " changed since this "
-                  "report was made: its rows below are **stale** until the report is made again.", ":::", ""]
-    parts += ["## Chapters", "", "| Chapter | Whole chapter passes | Median s/run | Commit | Status |",
-              "| --- | --- | --- | --- | --- |"]
+        parts += [":::{warning}", tr("The code of {chapters} changed since this report was made: its rows below are "
+                                     "**stale** until the report is made again.", language).format(
+            chapters=", ".join(f"`{s}`" for s in stale)), ":::", ""]
+    parts += ["## " + tr("Chapters", language), "",
+              f"| {tr('Chapter', language)} | {tr('Whole chapter passes', language)} | {tr('Median s/run', language)} | "
+              f"{tr('Commit', language)} | {tr('Status', language)} |", "| --- | --- | --- | --- | --- |"]
     for slug, ch in report["chapters"].items():
         secs = sorted(run["seconds"] for run in ch["seeds"].values())
         if slug in stale:
-            status = "stale"
+            status = tr("stale", language)
         elif not ch.get("complete", True):
-            status = f"incomplete: {ch['runs']} of {len(report['seeds'])} seeds run"
+            status = tr("incomplete: {runs} of {seeds} seeds run", language).format(runs=ch["runs"],
+                                                                                   seeds=len(report["seeds"]))
         else:
-            status = "✔ meets the standard" if ch["meets_standard"] else "✘ below"
+            status = tr("✔ meets the standard", language) if ch["meets_standard"] else tr("✘ below", language)
             if ch.get("restamped"):
                 seeds = ", ".join(str(s) for s in ch["restamped"]["seeds"])
-                status += f" · carried over, seeds {seeds} rerun"
+                status += " · " + tr("carried over, seeds {seeds} rerun", language).format(seeds=seeds)
         parts.append(f"| [{slug}]({slug}.ipynb) | {ch['passed']}/{ch['runs']} | {secs[len(secs) // 2]:.0f} | "
                      f"`{ch['commit']}` | {status} |")
-    parts += ["", "## Claims", "", "| Claim | Figure | Passes | Min margin | Median margin | Status |",
+    parts += ["", "## " + tr("Claims", language), "",
+              f"| {tr('Claim', language)} | {tr('Figure', language)} | {tr('Passes', language)} | "
+              f"{tr('Min margin', language)} | {tr('Median margin', language)} | {tr('Status', language)} |",
               "| --- | --- | --- | --- | --- | --- |"]
     for cid, c in report["claims"].items():
         if c["chapter"] in stale:
-            status = "stale"
+            status = tr("stale", language)
         elif not report["chapters"][c["chapter"]].get("complete", True):
-            status = "incomplete"
+            status = tr("incomplete", language)
         elif c["exploration"]:
-            status = "◇ exploration"
+            status = tr("◇ exploration", language)
         else:
-            status = "✔" if c["meets_standard"] else "✘ below"
+            status = "✔" if c["meets_standard"] else tr("✘ below", language)
         parts.append(f"| `{cid}` | {_cell(c['figure'])} | {c['passed']}/{c['runs']} | {_margin(c.get('min_margin'))} "
                      f"| {_margin(c.get('median_margin'))} | {status} |")
     return "\n".join(parts) + "\n"
@@ -229,13 +257,13 @@ def _value_text(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def explorer_html(grid: dict, base: str) -> str:
+def explorer_html(grid: dict, base: str, language: str = "en") -> str:
     """The kernel-free explorer of a precomputed grid (:mod:`companion.tools.precompute`): a menu (words) or a
     slider (numbers) per gridded control, the picture of the chosen point, and what was precomputed."""
     start = [int(i) for i in grid["start"].split(",")]
     rows = []
     for (name, control), index in zip(grid["controls"].items(), start):
-        values, label = control["values"], html.escape(control["label"])
+        values, label = control["values"], html.escape(tr(control["label"], language))
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             widget = (f'<input type="range" data-control="{name}" min="0" max="{len(values) - 1}" step="1" '
                       f'value="{index}" aria-label="{label}"> <output data-for="{name}"></output>')
@@ -246,26 +274,31 @@ def explorer_html(grid: dict, base: str) -> str:
         rows.append(f'<label style="display:inline-block;margin:0 1.5em 0.3em 0">{label} {widget}</label>')
     fixed = [f"{html.escape(n)} = {html.escape(_value_text(v))}" for n, v in grid["defaults"].items()
              if n not in grid["controls"]]
-    listed = "; ".join(f"{html.escape(c['label'])} ∈ {{{', '.join(html.escape(_value_text(v)) for v in c['values'])}}}"
-                       for c in grid["controls"].values())
-    note = (f"<p class='companion-explorer-note'>Precomputed without a kernel ({len(grid['points'])} runs, seed 0, "
-            f"quick profile): {listed}" + (f"; the other controls at {', '.join(fixed)}" if fixed else "") +
-            ". For any other value, open this notebook in JupyterLab: its live explorer retrains as you move a "
-            "control (<code>python -m companion precompute</code> remakes these pictures).</p>")
+    listed = "; ".join(f"{html.escape(tr(c['label'], language))} ∈ "
+                       f"{{{', '.join(html.escape(_value_text(v)) for v in c['values'])}}}" for c in grid["controls"].values())
+    others = tr("; the other controls at {values}", language).format(values=", ".join(fixed)) if fixed else ""
+    note = ("<p class='companion-explorer-note'>" + tr(
+        "Precomputed without a kernel ({runs} runs, seed 0, quick profile): {listed}{others}. For any other value, open "
+        "this notebook in JupyterLab: its live explorer retrains as you move a control (<code>python -m companion "
+        "precompute</code> remakes these pictures).", language).format(runs=len(grid["points"]), listed=listed,
+                                                                       others=others) + "</p>")
     data = json.dumps({"title": grid["title"], "controls": grid["controls"],
                        "points": [{"key": p["key"], "file": p["file"]} for p in grid["points"]]},
                       ensure_ascii=False).replace("</", "<\\/")  # no "</script>" inside the script
-    return (f'<div class="companion-explorer" data-base="{html.escape(base)}"><p><b>{html.escape(grid["title"])}'
-            f'</b></p><div class="companion-explorer-controls">{"".join(rows)}</div>'
+    return (f'<div class="companion-explorer" data-base="{html.escape(base)}"><p><b>'
+            f'{html.escape(tr(grid["title"], language))}</b></p><div class="companion-explorer-controls">{"".join(rows)}</div>'
             f'<img class="companion-explorer-figure" src="" alt="" style="max-width:100%">{note}'
             f'<script type="application/json">{data}</script></div>')
 
 
-LIVE_ONLY = ("<p class='companion-explorer-note'>This panel runs in a live kernel only: open the notebook in "
-             "JupyterLab and run it to move its controls.</p>")
+def live_only_note(language: str = "en") -> str:
+    """What a page shows where a panel needs a kernel."""
+    return ("<p class='companion-explorer-note'>" + tr("This panel runs in a live kernel only: open the notebook in "
+                                                      "JupyterLab and run it to move its controls.", language) + "</p>")
 
 
-def add_static_explorers(nb: nbformat.NotebookNode, slug: str, source: Path, grid_root: Path | None = None) -> int:
+def add_static_explorers(nb: nbformat.NotebookNode, slug: str, source: Path, grid_root: Path | None = None,
+                         language: str = "en") -> int:
     """Replace the widget outputs of ``nb`` (empty without a kernel) by the chapter's kernel-free explorer — the
     first such output, with its pictures copied under ``source/_static/explorers/<slug>`` — or, for further
     panels or a chapter without a grid, by a note that the panel needs a kernel.  Returns how many explorers
@@ -283,19 +316,19 @@ def add_static_explorers(nb: nbformat.NotebookNode, slug: str, source: Path, gri
             target.mkdir(parents=True, exist_ok=True)
             for point in grid["points"]:
                 shutil.copy2((grids.GRID_DIR if grid_root is None else grid_root) / slug / point["file"], target)
-            content = explorer_html(grid, f"_static/explorers/{slug}")
+            content = explorer_html(grid, f"_static/explorers/{slug}", language)
             placed += 1
         else:
-            content = LIVE_ONLY
+            content = live_only_note(language)
         cell["outputs"] = [nbformat.v4.new_output("display_data", data={"text/html": content})]
     return placed
 
 
-_WORKED_LINE = re.compile(r"^(?P<indent>\s*)Worked solution: run `from companion\.solutions\.(?P<module>ch\d\d) import "
-                          r"solution; solution\((?P<arg>[^)]+)\)`.*$", re.MULTILINE)
+_WORKED_LINE = re.compile(r"^(?P<indent>\s*)(?:Worked solution: run |完整解答：运行 )`from companion\.solutions\."
+                          r"(?P<module>ch\d\d) import solution; solution\((?P<arg>[^)]+)\)`.*$", re.MULTILINE)
 
 
-def add_solution_toggles(nb: nbformat.NotebookNode, slug: str) -> int:
+def add_solution_toggles(nb: nbformat.NotebookNode, slug: str, language: str = "en") -> int:
     """After each exercise's "Worked solution: run … solution(N)" line, fold in the worked solution itself
     (:mod:`companion.solutions`) as a "Solution" toggle; returns how many were added.  A line naming an
     exercise that has no solution is an error (the site would promise a toggle it does not have)."""
@@ -310,44 +343,94 @@ def add_solution_toggles(nb: nbformat.NotebookNode, slug: str) -> int:
             nonlocal added
             worked = solutions.find(solutions.for_chapter(match["module"]), ast.literal_eval(match["arg"]))
             added += 1
-            return (f"{match[0]}\n\n:::{{dropdown}} Solution ({worked.label})\n{worked.markdown()}\n:::\n")
+            return (f"{match[0]}\n\n:::{{dropdown}} {tr('Solution', language)} ({worked.label})\n"
+                    f"{worked.markdown(language)}\n:::\n")
 
         cell.source = _WORKED_LINE.sub(toggle, cell.source)
     return added
 
 
-def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = None) -> list[Path]:
-    """Write the book's source folder ``source`` (emptied first); return the chapter notebooks it holds."""
+def localize_markdown(nb: nbformat.NotebookNode, slug: str, language: str) -> int:
+    """Swap ``nb``'s markdown cells for their translation into ``language`` (:mod:`companion.kit.i18n`); a cell without
+    one keeps its English (``python -m companion translate --check`` names it).  Returns how many were swapped."""
+    if language == "en":
+        return 0
+    swapped = 0
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            translated = i18n.translate_cell(cell.source, slug, language)
+            if translated is not None:
+                cell.source, swapped = translated, swapped + 1
+    return swapped
+
+
+def localize_outputs(nb: nbformat.NotebookNode, language: str) -> None:
+    """Print the verdict lines and exercise feedback of ``nb``'s outputs in ``language`` — the same run's outcome,
+    the other edition's words; measured numbers and every other output stay as they are."""
+    if language == "en":
+        return
+
+    def localize(text: str) -> str:
+        return "\n".join(localize_feedback_line(localize_verdict_line(line, language), language)
+                         for line in text.split("\n"))
+
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                output["text"] = localize("".join(output["text"]) if isinstance(output["text"], list) else output["text"])
+            elif "text/plain" in output.get("data", {}):
+                text = output["data"]["text/plain"]
+                output["data"]["text/plain"] = localize("".join(text) if isinstance(text, list) else text)
+
+
+def edition_notebook(notebook: Path, source: Path, language: str) -> nbformat.NotebookNode:
+    """The chapter page of ``language``'s edition: the committed notebook (its code and outputs as executed once),
+    its words in ``language``, the kernel-free explorer and the worked solutions folded in."""
+    nb = nbformat.read(notebook, as_version=4)
+    localize_markdown(nb, notebook.stem, language)
+    localize_outputs(nb, language)
+    markdown_title(nb, notebook.name)  # fail early, with the notebook's name, if a page would have no title
+    add_static_explorers(nb, notebook.stem, source, language=language)
+    add_solution_toggles(nb, notebook.stem, language)
+    return nb
+
+
+def _configure_edition(source: Path, language: str) -> None:
+    """Point the staged ``_config.yml`` at ``language``'s edition: its title, Sphinx's language and the switch to the
+    other edition (:mod:`book._ext.companion_book`)."""
+    config = (source / "_config.yml").read_text(encoding="utf-8")
+    title = tr("Deep-learning phenomena: an interactive companion", language)
+    config = re.sub(r"^title: .*$", f"title: {json.dumps(title, ensure_ascii=False)}", config, count=1, flags=re.M)
+    switch = {"href": "zh/", "label": "中文版"} if language == "en" else {"href": "../", "label": "English"}
+    config = config.replace("  config:\n", f"  config:\n    language: {'zh_CN' if language == 'zh' else 'en'}\n"
+                            f"    companion_switch: {json.dumps(switch, ensure_ascii=False)}\n", 1)
+    (source / "_config.yml").write_text(config, encoding="utf-8")
+
+
+def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = None, language: str = "en") -> list[Path]:
+    """Write the source folder of ``language``'s edition of the book to ``source`` (emptied first); return the chapter
+    notebooks it holds.  The Chinese edition takes its hand-written pages from ``book/zh/``."""
     if source.exists():
         shutil.rmtree(source)
-    shutil.copytree(book_dir, source, ignore=shutil.ignore_patterns("_build", "__pycache__", ".*"))
+    shutil.copytree(book_dir, source, ignore=shutil.ignore_patterns("_build", "__pycache__", ".*", *EDITIONS.values()))
+    if language != "en":
+        shutil.copytree(book_dir / EDITIONS[language], source, dirs_exist_ok=True)
+    _configure_edition(source, language)
     notebooks = chapter_notebooks(chapters_dir)
     for notebook in notebooks:
-        notebook_title(notebook)  # fail early, with the notebook's name, if a page would have no title
-        nb = nbformat.read(notebook, as_version=4)
-        add_static_explorers(nb, notebook.stem, source)
-        add_solution_toggles(nb, notebook.stem)
-        nbformat.write(nb, source / notebook.name)
+        nbformat.write(edition_notebook(notebook, source, language), source / notebook.name)
     pages = [p.stem for p in notebooks]
-    (source / "_toc.yml").write_text(toc_yaml(pages), encoding="utf-8")
-    (source / "_chapter_map.md").write_text(chapter_map_markdown(pages), encoding="utf-8")
-    (source / "claims.md").write_text(claims_markdown(notebooks), encoding="utf-8")
-    (source / "coverage.md").write_text(catalog.coverage_markdown(), encoding="utf-8")
-    (source / "robustness.md").write_text(robustness_markdown(*read_robustness()), encoding="utf-8")
+    (source / "_toc.yml").write_text(toc_yaml(pages, language), encoding="utf-8")
+    (source / "_chapter_map.md").write_text(chapter_map_markdown(pages, language), encoding="utf-8")
+    (source / "claims.md").write_text(claims_markdown(notebooks, language), encoding="utf-8")
+    (source / "coverage.md").write_text(catalog.coverage_markdown(language), encoding="utf-8")
+    (source / "robustness.md").write_text(robustness_markdown(*read_robustness(), language), encoding="utf-8")
     return notebooks
 
 
-def build(out: Path = BOOK_DIR, chapters_dir: Path | None = None, strict: bool = True) -> Path:
-    """Stage and build the site under ``out/_build``; return the folder holding ``index.html``.
-
-    With ``strict`` every Sphinx warning is an error (the build must be warning-free).
-    Raises RuntimeError with Jupyter Book's output if the build fails.
-    """
-    if importlib.util.find_spec("jupyter_book") is None:
-        raise RuntimeError("Jupyter Book 1.x is not installed: pip install -e '.[dev]' (it brings jupyter-book<2)")
-    out = Path(out).resolve()
-    source, html = out / "_build" / "src", out / "_build" / "html"
-    stage(source, chapters_dir=chapters_dir)
+def _jupyter_book(source: Path, out: Path, strict: bool) -> Path:
+    """Build the staged ``source`` with Jupyter Book into ``out/_build/html``; return that folder."""
+    html = out / "_build" / "html"
     if html.exists():
         shutil.rmtree(html)  # no page of a removed chapter survives
     command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
@@ -357,4 +440,24 @@ def build(out: Path = BOOK_DIR, chapters_dir: Path | None = None, strict: bool =
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0 or not (html / "index.html").exists():
         raise RuntimeError(f"the book build failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return html
+
+
+def build(out: Path = BOOK_DIR, chapters_dir: Path | None = None, strict: bool = True) -> Path:
+    """Stage and build both editions under ``out/_build``; return the folder holding the English ``index.html``
+    (the Chinese edition is its ``zh/`` folder).
+
+    With ``strict`` every Sphinx warning is an error (the build must be warning-free).
+    Raises RuntimeError with Jupyter Book's output if the build fails.
+    """
+    if importlib.util.find_spec("jupyter_book") is None:
+        raise RuntimeError("Jupyter Book 1.x is not installed: pip install -e '.[dev]' (it brings jupyter-book<2)")
+    out = Path(out).resolve()
+    stage(out / "_build" / "src", chapters_dir=chapters_dir)
+    html = _jupyter_book(out / "_build" / "src", out, strict)
+    for language, folder in EDITIONS.items():
+        if folder:
+            edition = out / "_build" / f"edition-{language}"
+            stage(edition / "src", chapters_dir=chapters_dir, language=language)
+            shutil.copytree(_jupyter_book(edition / "src", edition, strict), html / folder)
     return html

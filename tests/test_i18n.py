@@ -1,0 +1,183 @@
+"""The Chinese edition: complete, in step with the English, built from the same run; the language setting; CJK figures."""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import matplotlib.pyplot as plt
+import nbformat
+import pytest
+from browser_support import missing
+
+from companion.__main__ import main
+from companion.kit import claims, i18n, plots
+from companion.kit.claims import ClaimSpec, compare
+from companion.kit.exercises import feedback
+from companion.tools import catalog, reproduction, runner, site, translate
+
+
+@pytest.mark.parametrize("name", translate.names())
+def test_every_cell_and_text_has_a_chinese_translation_of_its_current_english(name: str) -> None:
+    found = translate.problems(name)
+    assert not found, "\n".join(found[:20]) + "\n(python -m companion translate names them all)"
+
+
+TOY = '''# %% [markdown]
+# # Chapter 97 — A toy
+# The toy's first paragraph.
+
+# %%
+from companion.kit.claims import ClaimSpec
+TOY = ClaimSpec("ch97.toy", "图9.7", "the toy holds")
+
+# %% [markdown]
+# ## Second section
+'''
+
+
+def _toy(tmp_path, monkeypatch, translation: str) -> list[str]:
+    chapters, folder = tmp_path / "chapters", tmp_path / "translations"
+    chapters.mkdir(exist_ok=True)
+    (folder / "zh").mkdir(parents=True, exist_ok=True)
+    (chapters / "ch97_toy.py").write_text(TOY, encoding="utf-8")
+    (folder / "zh" / "ch97_toy.toml").write_text(translation, encoding="utf-8")
+    monkeypatch.setattr(catalog, "CHAPTERS_DIR", chapters)
+    monkeypatch.setattr(i18n, "TRANSLATIONS_DIR", folder)
+    i18n.load.cache_clear()
+    try:
+        return translate.problems("ch97_toy")
+    finally:
+        i18n.load.cache_clear()
+
+
+def _key(text: str) -> str:
+    return i18n.english_key(text)
+
+
+FIRST = "# Chapter 97 — A toy\nThe toy's first paragraph."
+
+
+def _translation(first_english: str = FIRST, first: str = "# 第97章 玩具\n玩具的第一段。", second: str = "## 第二节",
+                 text: str = "玩具成立") -> str:
+    """A translation file of the toy chapter: its two cells (the first keyed by ``first_english``) and its claim."""
+    return (f"[cells.{_key(first_english)}]\nzh = '''\n{first}\n'''\n\n"
+            f"[cells.{_key('## Second section')}]\nzh = '''\n{second}\n'''\n\n"
+            f"[texts.{_key('the toy holds')}]\nen = \"the toy holds\"\nzh = \"{text}\"\n")
+
+
+def test_a_complete_toy_translation_passes_and_update_writes_todo_entries(tmp_path, monkeypatch) -> None:
+    good = _translation()
+    assert _toy(tmp_path, monkeypatch, good) == []
+    # --update keeps what matches and adds the missing as todo entries holding the English
+    problems = _toy(tmp_path, monkeypatch, good.split("[texts.")[0])
+    assert len(problems) == 1 and "no translation of text" in problems[0] and "the toy holds" in problems[0]
+    i18n.load.cache_clear()
+    path = translate.update("ch97_toy")
+    assert "todo = true" in path.read_text(encoding="utf-8") and "玩具的第一段" in path.read_text(encoding="utf-8")
+    i18n.load.cache_clear()
+    assert any("still marked todo" in p for p in translate.problems("ch97_toy"))
+
+
+def test_an_english_cell_changed_after_its_translation_is_named(tmp_path, monkeypatch) -> None:
+    old = "# Chapter 97 — A toy\nThe toy's first paragraph, before an edit."
+    problems = _toy(tmp_path, monkeypatch, _translation(first_english=old))
+    assert any("no translation of cell" in p and "A toy" in p for p in problems), problems
+    assert any(f"cell {_key(old)} translates English that no longer exists" in p for p in problems), problems
+
+
+def test_a_translation_that_is_the_english_or_holds_no_chinese_is_refused(tmp_path, monkeypatch) -> None:
+    problems = _toy(tmp_path, monkeypatch, _translation(first=FIRST, second="## Section 2", text="the toy holds"))
+    assert sum("holds no Chinese" in p for p in problems) == 3, problems
+
+
+def test_tr_follows_the_language_setting_and_falls_back_to_english(monkeypatch) -> None:
+    monkeypatch.setenv("COMPANION_LANG", "zh")
+    assert i18n.has_chinese(i18n.tr(claims.PASS_MARK))
+    assert i18n.tr("a sentence nobody translated") == "a sentence nobody translated"
+    assert i18n.tr(claims.PASS_MARK, "en") == claims.PASS_MARK
+    monkeypatch.setenv("COMPANION_LANG", "fr")
+    with pytest.raises(i18n.LanguageError, match="unknown language 'fr'.*en, zh"):
+        i18n.tr(claims.PASS_MARK)
+
+
+def test_a_claim_and_an_exercise_print_in_chinese_and_log_in_english(monkeypatch, capsys, tmp_path) -> None:
+    from companion.experiments import ch07_phase
+
+    spec: ClaimSpec = ch07_phase.KINKS
+    log = tmp_path / "claims.jsonl"
+    monkeypatch.setenv("COMPANION_LANG", "zh")
+    monkeypatch.setenv("COMPANION_CLAIMS_LOG", str(log))
+    claims.show(spec.judge(compare("one", 1, "<", "two", 2)))
+    out = capsys.readouterr().out
+    assert i18n.tr(spec.text) in out and i18n.has_chinese(out.splitlines()[0]) and spec.text not in out
+    assert claims.read_log(log)[0].text == spec.text  # the record keeps the claim's English
+    feedback("习题1", None, lambda a: True, "no hint needed")
+    assert i18n.has_chinese(capsys.readouterr().out)
+
+
+def test_the_chinese_edition_of_a_chapter_keeps_the_code_and_the_run(monkeypatch) -> None:
+    """Code cells and outputs' numbers are the committed run's; markdown and verdict lines are Chinese."""
+    for notebook in site.chapter_notebooks():
+        english = nbformat.read(notebook, as_version=4)
+        chinese = nbformat.read(notebook, as_version=4)
+        site.localize_markdown(chinese, notebook.stem, "zh")
+        site.localize_outputs(chinese, "zh")
+        assert [c.source for c in chinese.cells if c.cell_type == "code"] == \
+            [c.source for c in english.cells if c.cell_type == "code"], notebook.stem
+        for en, zh in zip(english.cells, chinese.cells):
+            if en.cell_type == "markdown" and en.source.strip():
+                assert zh.source != en.source and i18n.has_chinese(zh.source), (notebook.stem, en.source[:60])
+        text = "\n".join(site._output_text(o) for c in chinese.cells for o in c.get("outputs", []))
+        assert claims.PASS_MARK not in text and claims.FAIL_MARK not in text, notebook.stem
+        assert len(site.read_claims(notebook)) == text.count(i18n.tr(claims.PASS_MARK, "zh")) + \
+            text.count(i18n.tr(claims.FAIL_MARK, "zh")) + text.count(i18n.tr(claims.EXPLORATION_MARK, "zh"))
+
+
+def test_an_explorer_shows_chinese_labels_in_a_chinese_kernel(monkeypatch) -> None:
+    from companion.tools.precompute import EXPLORERS
+
+    monkeypatch.setenv("COMPANION_LANG", "zh")
+    explorer = EXPLORERS["ch07_phase_diagram"].build()
+    assert all(i18n.has_chinese(c.description) for c in explorer.controls.values())
+    assert i18n.has_chinese(explorer.widget.children[0].value)
+
+
+def test_the_claims_report_in_chinese() -> None:
+    logged = claims.LoggedClaim(id="ch07.kinks", figure="图7.1", text=claims.ClaimSpec.registry["ch07.kinks"].text
+                                if "ch07.kinks" in claims.ClaimSpec.registry else "x", chapter="ch07", exploration=False,
+                                passed=True, margin=0.5, unit="rel", thin=False, tightest="a", conditions=[], measured={})
+    run = runner.ChapterRun("ch07_phase_diagram", 1.0, [logged])
+    report = runner.format_report([run], "zh")
+    assert "结论" in report and "1/1" in report
+    widths = {runner._width(line) for line in report.splitlines()[:3]}
+    assert len(widths) == 1, "the columns of the Chinese report do not line up"
+
+
+def test_the_reproduction_page_in_chinese(tmp_path) -> None:
+    run = runner.ChapterRun("ch07_phase_diagram", 1.0, [])
+    page = reproduction.write_index([run], tmp_path, "quick", 0, "zh").read_text(encoding="utf-8")
+    assert "lang='zh'" in page and i18n.tr("Reproduction report", "zh") in page and i18n.has_chinese(page)
+
+
+def test_the_command_line_names_a_bad_language(monkeypatch, capsys) -> None:
+    assert main(["run", "ch04", "--lang", "fr"]) == 2
+    assert "unknown language 'fr'" in capsys.readouterr().err
+    monkeypatch.setenv("COMPANION_LANG", "Klingon")
+    assert main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown language 'Klingon'" in err and "en, zh" in err and "Traceback" not in err
+
+
+def test_a_chinese_figure_title_renders_with_no_missing_glyph() -> None:
+    """The package configures matplotlib with the system's CJK font; a missing glyph warns, and here fails."""
+    if plots.cjk_font() is None:
+        missing("A CJK font", "install Debian's fonts-wqy-microhei (or fonts-noto-cjk)")
+    plots.use_style()
+    fig, ax = plt.subplots()
+    ax.set_title("图4.7 频率原则：低频先收敛 Δ_F(k)")
+    ax.set_xlabel("训练步数 (steps)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph … missing from font(s) …" becomes a failure
+        fig.savefig(io.BytesIO(), format="png")
+    plt.close(fig)
