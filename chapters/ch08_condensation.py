@@ -570,8 +570,8 @@ print({n: {name: f"{e:.4f}" for name, e in zip(names, row)} for n, row in zip(SI
 #
 # Change the initial scale, activation, keep probability p and width; the scrubber moves through 41
 # snapshots of training (polar scatter, output, loss). It starts from the run of §1 (shown without training
-# it again); every other setting trains the same number of GD steps (about 7 s on one core in the quick
-# profile). Try init std 1 (linear regime: no condensation) and then p = 0.8 with it.
+# it again); every other setting trains a tenth of the GD steps with a larger step size η, over the same
+# training time t = η·step (about 1 s on one core; each snapshot's title gives t, the step and η). Try init std 1 (linear regime: no condensation) and then p = 0.8 with it.
 
 # %%
 explorer = ch8.make_explorer(seed=seed, steps=STEPS_1, initial=proc)

@@ -512,8 +512,10 @@ show(check_pattern_attention(accuracy, mass, uniform))
 # %% [markdown]
 # ## 10. Explorer
 #
-# Context length k, label noise σ and the number of blocks. Each (σ, depth) trains its own learner
-# (600 steps, cached, a few seconds the first time), then shows its test MSE against the baselines (ridge
+# Context length k, label noise σ and the number of blocks. The default (σ = 0, two blocks) is the learner
+# trained for 600 steps when the explorer is built; every other (σ, depth) adapts it in 75 more steps (under a
+# second; a third block starts as the identity, one block drops the second), and k only changes what is shown.
+# Each shows its test MSE against the baselines (ridge
 # with λ = max(σ², 0.1)), one task's predictions along a line of queries, the first block's ΔW(C) for that
 # task as an image, and its singular values — one non-zero, the rest at rounding level.
 

@@ -17,7 +17,8 @@ def explorer():
 def test_gamma_changes_initial_scale_and_condensation(explorer):
     big_gamma = explorer.result
     assert big_gamma["steps"][-1] == 200 and big_gamma["cosine"].shape == (32, 32)
-    run = complexity.run_composition([(1.4, 0.1, 0)], n_layers=2, steps=200, record_every=20)  # the explorer's run
+    run = complexity.run_composition([(1.4, 0.1, 0)], n_layers=2, steps=200, record_every=20,
+                                     **complexity.EXPLORER_RUN)  # the explorer's run
     model, ood = run.model(), run.data(0).tests["OOD"]
     assert big_gamma["commutativity"] == pytest.approx(float(attention.commutativity(model, ood)[0]))
     assert big_gamma["condensation"] == pytest.approx(

@@ -44,7 +44,7 @@ from torch import Tensor
 
 from companion.core.classify import accuracy, cross_entropy
 from companion.core.data import digits
-from companion.core.ensemble import TwoLayerEnsemble, train_ensemble
+from companion.core.ensemble import TwoLayerEnsemble, hessian_norms, train_ensemble
 from companion.core.nets import BatchedConvNet, activation
 from companion.core.neurons import (
     MAX_CLUSTER_WIDTH,
@@ -922,23 +922,77 @@ def check_dropout_fast_route(result: TanhDropout, *, factor: float = 3.0) -> Ver
 
 @dataclass
 class ExplorerFrame(CondensationProcess):
-    """What the explorer shows: a :class:`CondensationProcess`, the snapshot ``index`` the scrubber points at
-    and the number of orientation clusters there."""
+    """What the explorer shows: a :class:`CondensationProcess`, the snapshot ``index`` the scrubber points at,
+    the number of orientation clusters there and the run's GD step size ``lr`` (the time axis is t = lr·step)."""
 
     index: int
     clusters: int
+    lr: float
 
 
 #: The explorer's starting controls: the setting of §8.1 (图8.1–8.4).
 EXPLORER_DEFAULTS = {"init_std": 1e-3, "act": "relu", "keep": 1.0, "width": 100}
 
+#: The step size of the chapter's run of 图8.1–8.4 (:func:`run_condensation`'s default), which fixes the
+#: training time t = η·steps that the explorer's runs cover.
+CHAPTER_LR = 0.05
+
+#: The explorer trains every setting but its starting one in at most this many GD steps (one CPU-second).
+EXPLORER_STEPS = 1_200
+
+#: The explorer's largest step size: from a small initialisation the fitted nets sharpen to ‖∇²R_S‖₂ ≈ 2.6
+#: by t = 600 (GD is stable below 2/2.6 ≈ 0.77); at η = 0.5 their snapshots, cluster counts and loss follow
+#: the chapter's η = 0.05 run at the same time t.
+EXPLORER_MAX_LR = 0.5
+
+#: The explorer's step size is at most this over ‖∇²R_S(θ₀)‖₂, ¾ of GD's stability limit 2/‖∇²R_S‖₂.  From a
+#: large initialisation the Hessian is large at once (init std 1, m = 100: ReLU 72, x·tanh 143), and the
+#: chapter's η = 0.05 catapults there or diverges.
+EXPLORER_STABILITY = 1.5
+
+
+def initial_sharpness(*, width: int, init_std: float, act: str, seed: int) -> float:
+    """‖∇²R_S‖₂ at the initialisation of :func:`run_condensation` with these arguments (its data, n = 50),
+    by :func:`~companion.core.ensemble.hessian_norms`."""
+    x = torch.linspace(-1, 1, 50).reshape(-1, 1)
+    y = target_8_2(x).ravel()
+    net = TwoLayerEnsemble(1, width, beta1=init_std, beta2=init_std, alpha=1.0, act=act, n_members=1, seed=seed)
+
+    def risk_sum(a: Tensor, w: Tensor) -> Tensor:
+        out = torch.bmm(net.hidden(x, w), a.unsqueeze(-1)).squeeze(-1)  # (1, n), α = 1
+        return 0.5 * (out - y).pow(2).mean(dim=1).sum()
+
+    return float(hessian_norms(risk_sum, net.a, net.w, generator=generator(seed))[0])
+
+
+def run_explorer_condensation(*, width: int, init_std: float, act: str, keep: float, steps: int,
+                              seed: int) -> tuple[CondensationProcess, float]:
+    """The explorer's run of :func:`run_condensation` for a setting and its step size η: it covers the chapter's
+    training time t = :data:`CHAPTER_LR`·``steps`` in at most :data:`EXPLORER_STEPS` steps, with η capped by
+    :data:`EXPLORER_MAX_LR` and by :data:`EXPLORER_STABILITY`/‖∇²R_S(θ₀)‖₂ (:func:`initial_sharpness`) —
+    where a cap binds, the run covers a shorter time η·:data:`EXPLORER_STEPS`."""
+    n_steps = min(steps, EXPLORER_STEPS)
+    sharpness = initial_sharpness(width=width, init_std=init_std, act=act, seed=seed)
+    lr = min(CHAPTER_LR * steps / n_steps, EXPLORER_MAX_LR, EXPLORER_STABILITY / sharpness)
+    return run_condensation(width=width, init_std=init_std, act=act, keep=keep, steps=n_steps, lr=lr,
+                            n_snapshots=41, seed=seed, progress=False), lr
+
 
 def make_explorer(seed: int | None = None, steps: int = 8_000, initial: CondensationProcess | None = None):
-    """Init std, activation, keep probability p, width, snapshot scrubber → polar scatter, output, loss;
-    the nets start from ``seed`` (default: the active seed) and train ``steps`` GD steps.  ``initial``, if
-    given, is the run of the starting controls (:data:`EXPLORER_DEFAULTS`: :func:`run_condensation` with
-    ``steps`` steps, 41 snapshots and this seed, e.g. the notebook's run of 图8.1–8.4), shown without
-    training it again."""
+    """Init std, activation, keep probability p, width, snapshot scrubber → polar scatter, output, loss over the
+    training time t = η·step; the nets start from ``seed`` (default: the active seed).
+
+    The starting controls (:data:`EXPLORER_DEFAULTS`) show the chapter's run of 图8.1–8.4: ``initial`` if given
+    (:func:`run_condensation` with ``steps`` steps, 41 snapshots and this seed, e.g. the notebook's run), shown
+    without training it again, else that run trained here.  Every other setting is smaller than it, so that a
+    move takes about a CPU-second instead of seven (quick profile): :func:`run_explorer_condensation` trains
+    :data:`EXPLORER_STEPS` GD steps instead of ``steps`` (12 000), at a step size up to 10 times the chapter's
+    η = 0.05, which covers the same time t = 600 — the snapshots, cluster counts and loss of the small
+    initialisations follow the chapter's run at the same t.  The step size stays below GD's stability limit
+    at the initialisation, so from a large one (where the chapter's η catapults the net or diverges: init std 1
+    with x·tanh gives NaN) the run covers a shorter time, by which the net has fitted the data without
+    condensing; so do sigmoid and softplus at large widths (σ(0) ≠ 0 makes the Hessian grow with m), which
+    may then stop before their neurons condense."""
     from functools import lru_cache
 
     from companion.kit import widgets
@@ -949,33 +1003,38 @@ def make_explorer(seed: int | None = None, steps: int = 8_000, initial: Condensa
                          f"{int(initial.snap_steps[-1])} steps, {len(initial.snap_steps)} snapshots")
 
     @lru_cache(maxsize=8)
-    def train(init_std: float, act: str, keep: float, width: int) -> CondensationProcess:
-        if initial is not None and dict(init_std=init_std, act=act, keep=keep, width=width) == EXPLORER_DEFAULTS:
-            return initial
-        return run_condensation(width=width, init_std=init_std, act=act, keep=keep, steps=steps, n_snapshots=41,
-                                seed=seed, progress=False)
+    def train(init_std: float, act: str, keep: float, width: int) -> tuple[CondensationProcess, float]:
+        if dict(init_std=init_std, act=act, keep=keep, width=width) == EXPLORER_DEFAULTS:
+            if initial is not None:
+                return initial, CHAPTER_LR
+            return run_condensation(width=width, init_std=init_std, act=act, keep=keep, steps=steps,
+                                    n_snapshots=41, seed=seed, progress=False), CHAPTER_LR
+        return run_explorer_condensation(width=width, init_std=init_std, act=act, keep=keep, steps=steps,
+                                         seed=seed)
 
     def compute(init_std: float, act: str, keep: float, width: int, snapshot: int) -> ExplorerFrame:
-        proc = train(init_std, act, keep, width)
+        proc, lr = train(init_std, act, keep, width)
         i = min(snapshot, len(proc.snap_steps) - 1)
         clusters = count_angle_clusters(orientation(proc.w[i]), amplitude(proc.a[i], proc.w[i]))
-        return ExplorerFrame(**{f.name: getattr(proc, f.name) for f in fields(proc)}, index=i, clusters=clusters)
+        return ExplorerFrame(**{f.name: getattr(proc, f.name) for f in fields(proc)}, index=i, clusters=clusters,
+                             lr=lr)
 
     def draw(result: ExplorerFrame, fig) -> None:
         i = result.index
         ax0 = fig.add_subplot(1, 3, 1, projection="polar")
         plot_polar(ax0, result.w[i], result.a[i], dead=result.dead,
-                   title=f"step {result.snap_steps[i]}: {result.clusters} clusters")
+                   title=f"t = {result.lr * result.snap_steps[i]:.4g} (step {result.snap_steps[i]}, "
+                         f"η = {result.lr:.3g}): {result.clusters} clusters")
         ax1 = fig.add_subplot(1, 3, 2)
         ax1.plot(result.grid, result.target, "--", color="0.4")
         ax1.plot(result.grid, result.outputs[i], color="#d62728")
         ax1.plot(result.x, result.y, ".", color="#1f77b4")
         ax1.set_title("output")
         ax2 = fig.add_subplot(1, 3, 3)
-        ax2.semilogy(result.steps, result.loss)
-        ax2.axvline(result.snap_steps[i], color="0.5", ls=":")
+        ax2.semilogy(result.lr * result.steps, result.loss)
+        ax2.axvline(result.lr * result.snap_steps[i], color="0.5", ls=":")
         ax2.set_title("loss R_S")
-        ax2.set_xlabel("step")
+        ax2.set_xlabel("time t = η·step")
 
     start = EXPLORER_DEFAULTS
     controls = {"init_std": widgets.log_slider(start["init_std"], 1e-5, 1.0, "init std"),

@@ -26,6 +26,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Image, display
 from matplotlib.figure import Figure
 
+from companion.kit import plots  # noqa: F401  (the house style: every explorer draws with it, whoever imports it)
 from companion.kit.grids import GridPictures
 from companion.kit.i18n import tr
 

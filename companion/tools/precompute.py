@@ -97,7 +97,7 @@ EXPLORERS: dict[str, ExplorerSpec] = {
         {"seed": 0}),
     "ch13_complexity_control": ExplorerSpec(
         E + "ch13_complexity:make_explorer",
-        {"gamma": [0.2, 0.5, 0.8, 1.1, 1.4], "lam": [0.001, 0.01, 0.1]}, {"seed": 0}),
+        {"gamma": [0.2, 0.5, 0.8, 1.1, 1.4], "lam": [0.001, 0.01, 0.1], "steps": [100, 1000]}, {"seed": 0}),
     "ch14_more_phenomena": ExplorerSpec(
         E + "ch14_phenomena:make_explorer",
         {"k": [1, 2, 4, 8, 16], "noise": [0.0, 0.5, 1.0], "depth": [1, 2]}, {"steps": 600, "seed": 0}),

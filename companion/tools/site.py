@@ -350,6 +350,10 @@ def add_solution_toggles(nb: nbformat.NotebookNode, slug: str, language: str = "
     return added
 
 
+#: A line break between two Chinese characters or full-width marks: a browser would show it as a space.
+_CJK_LINE_BREAK = re.compile(r"(?<=[\u3000-\u303f\u3400-\u9fff\uff00-\uffef])\n(?=[\u3000-\u303f\u3400-\u9fff\uff00-\uffef])")
+
+
 def localize_markdown(nb: nbformat.NotebookNode, slug: str, language: str) -> int:
     """Swap ``nb``'s markdown cells for their translation into ``language`` (:mod:`companion.kit.i18n`); a cell without
     one keeps its English (``python -m companion translate --check`` names it).  Returns how many were swapped."""
@@ -360,7 +364,7 @@ def localize_markdown(nb: nbformat.NotebookNode, slug: str, language: str) -> in
         if cell.cell_type == "markdown":
             translated = i18n.translate_cell(cell.source, slug, language)
             if translated is not None:
-                cell.source, swapped = translated, swapped + 1
+                cell.source, swapped = _CJK_LINE_BREAK.sub("", translated), swapped + 1
     return swapped
 
 
