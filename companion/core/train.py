@@ -154,17 +154,21 @@ Optimizer = torch.optim.Optimizer | ManualOptimizer
 
 
 def descend(optimizer: Optimizer, loss: Callable[[], Tensor], *,
-            schedule: torch.optim.lr_scheduler.LRScheduler | None = None) -> Update:
+            schedule: torch.optim.lr_scheduler.LRScheduler | None = None,
+            clear: Callable[[], None] | None = None) -> Update:
     """An update: one step of ``optimizer`` on ``loss()`` (summed when it has one value per member).
 
     The only place in the package where ``backward()`` and ``optimizer.step()`` run.  Optimisers that
     re-evaluate the loss (L-BFGS) get the closure they need.  Gradients are cleared by setting them to
-    ``None`` (what ``zero_grad(set_to_none=True)`` does, without its per-call profiler record).
+    ``None`` (what ``zero_grad(set_to_none=True)`` does, without its per-call profiler record), or by ``clear()``
+    where gradients are views into one buffer that must be zeroed in place.
     """
     params = [p for group in optimizer.param_groups for p in group["params"]]
 
     def closure() -> Tensor:
-        for p in params:
+        if clear is not None:
+            clear()
+        for p in params if clear is None else ():
             p.grad = None
         value = loss().sum()
         value.backward()

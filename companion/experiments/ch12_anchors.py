@@ -24,6 +24,7 @@ from companion.core.anchor_tasks import (BOOK_SHIFTS, SPLITS, AnchorData, TaskDa
                                          classification_task, composite_task, identity_task, multi_anchor_id_ood_task,
                                          multi_anchor_task, reading_task, recitation_task, statistical_task,
                                          synonym_task, train_on_tasks, working_memory_task)
+from companion.core import train as engine
 from companion.core.classify import first_step
 from companion.core.attention import (anchor_top_ratio, attention_maps, broadcast_score, masked_last_outputs,
                                       shift_contrast, shift_score)
@@ -725,6 +726,19 @@ def _flatten(params: Sequence[nn.Parameter]) -> Tensor:
     return flat
 
 
+class _ClippedAdamW(torch.optim.AdamW):
+    """AdamW whose step first scales the gradient to norm ≤ 1 (``clip_grad_norm_``), as :class:`MemberAdamW` does
+    for one member; on the explorer's one flat parameter that is one norm and one scaling."""
+
+    @torch.no_grad()
+    def step(self, closure=None):  # type: ignore[override]
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.grad.mul_((1.0 / (p.grad.norm() + 1e-6)).clamp(max=1.0))
+        return super().step(closure)
+
+
 class _ExplorerRun:
     """One run of the explorer: a single transformer learning one task on a schedule of :data:`EXPLORER_HORIZON`
     steps, trained only as far as asked and kept in memory with its snapshots.
@@ -749,8 +763,9 @@ class _ExplorerRun:
                                 n_heads=heads, d_ff=128)
         self.model = Transformer(cfg, gamma=0.5, generator=self.generator)
         self.flat = _flatten(list(self.model.parameters()))
-        self.optimizer = torch.optim.AdamW([self.flat], lr=2e-3, weight_decay=0.01)
-        self.schedule = LambdaLR(self.optimizer, lambda step: lr_factor(step, EXPLORER_HORIZON))
+        optimizer = _ClippedAdamW([self.flat], lr=2e-3, weight_decay=0.01)
+        schedule = LambdaLR(optimizer, lambda step: lr_factor(step, EXPLORER_HORIZON))
+        self.update = engine.descend(optimizer, self._loss, schedule=schedule, clear=self.flat.grad.zero_)
         self.step = 0
         self.accuracy: dict[int, tuple[float, float]] = {}  # step → (training, test) accuracy
         self.maps: dict[int, list[np.ndarray]] = {}  # step → mean attention map (T, T) of layers 1 and 2
@@ -764,17 +779,16 @@ class _ExplorerRun:
             _, attention = self.model(self.probe, return_attention=True)
             self.maps[self.step] = [a.mean(dim=(0, 1)).numpy() for a in attention[:2]]
 
+    def _loss(self) -> Tensor:
+        """The last-token loss on a fresh mini-batch of the training sequences."""
+        idx = torch.randint(len(self.x), (EXPLORER_BATCH,), generator=self.generator)
+        return last_token_loss(self.model(self.x[idx], last_only=True)[None], self.y[idx][None])
+
     def advance(self, to: int) -> None:
         """Train up to step ``to``: accuracies every :data:`EXPLORER_RECORD` steps, maps every
         :data:`EXPLORER_MAPS`, both at ``to``."""
-        grad = self.flat.grad
         while self.step < to:
-            grad.zero_()
-            idx = torch.randint(len(self.x), (EXPLORER_BATCH,), generator=self.generator)
-            last_token_loss(self.model(self.x[idx], last_only=True)[None], self.y[idx][None]).sum().backward()
-            grad.mul_((1.0 / (grad.norm() + 1e-6)).clamp(max=1.0))  # clip the gradient norm to 1 (clip_grad_norm_)
-            self.optimizer.step()
-            self.schedule.step()
+            self.update(self.step)
             self.step += 1
             maps = self.step % EXPLORER_MAPS == 0 or self.step == to
             if maps or self.step % EXPLORER_RECORD == 0:
