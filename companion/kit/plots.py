@@ -1,5 +1,10 @@
 """The house style and the figure helpers shared by all chapters.
 
+Both editions of the companion show the figures of one run, so the words in a figure are drawn in English and
+Chinese: every figure made through pyplot is given, just before it is drawn, the Chinese of its titles, axis
+labels, legend entries, annotations and word tick labels (:func:`add_chinese`, phrase tables in
+``companion/translations/zh/figures.toml``); symbols, numbers and 图 numbers stay as they are.
+
 Text in figures is drawn with DejaVu Sans and, for Chinese characters (图4.7, 中文 labels), the first CJK font of
 :data:`CJK_FONTS` that the system has: matplotlib takes each glyph from the first family of ``font.family`` that
 has it.  Debian/Ubuntu: ``apt-get install fonts-wqy-microhei`` (what CI installs) or ``fonts-noto-cjk``; without
@@ -9,7 +14,7 @@ any, Chinese characters in a figure are drawn as empty boxes and matplotlib warn
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
@@ -17,6 +22,11 @@ import numpy as np
 from matplotlib.animation import Animation
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Text
+from matplotlib.category import StrCategoryFormatter
+from matplotlib.ticker import FixedFormatter, Formatter, FuncFormatter
+
+from companion.kit.i18n import bilingual
 
 
 CJK_FONTS = ("WenQuanYi Micro Hei", "Noto Sans CJK SC", "Noto Serif CJK SC", "WenQuanYi Zen Hei", "Source Han Sans SC",
@@ -31,6 +41,71 @@ def cjk_font() -> str | None:
     return next((name for name in CJK_FONTS if name in installed), None)
 
 
+def _texts(fig: Figure) -> Iterator[tuple[Text, bool]]:
+    """Every word-bearing text of ``fig`` but the tick labels, with whether it is a title (drawn on two lines)."""
+    for title in (fig._suptitle, fig._supxlabel, fig._supylabel):  # noqa: SLF001 — matplotlib keeps them here
+        if title is not None:
+            yield title, title is fig._suptitle  # noqa: SLF001
+    yield from ((text, False) for text in fig.texts)
+    for legend in fig.legends:
+        yield from ((text, False) for text in legend.get_texts())
+    for ax in fig.axes:
+        yield from ((title, True) for title in (ax.title, ax._left_title, ax._right_title))  # noqa: SLF001
+        yield from ((label, False) for label in (ax.xaxis.label, ax.yaxis.label))
+        yield from ((text, False) for text in ax.texts)
+        if ax.get_legend() is not None:
+            yield from ((text, False) for text in ax.get_legend().get_texts())
+        for child in ax.get_children():  # legends and texts of inset axes
+            if isinstance(child, Axes):
+                yield from _texts_of_inset(child)
+
+
+def _texts_of_inset(ax: Axes) -> Iterator[tuple[Text, bool]]:
+    yield ax.title, True
+    yield from ((label, False) for label in (ax.xaxis.label, ax.yaxis.label))
+
+
+def add_chinese(fig: Figure) -> Figure:
+    """Give every English text of ``fig`` its Chinese (:func:`companion.kit.i18n.bilingual`); idempotent.
+
+    Tick labels given as words (``set_xticks(positions, ["identity", …])``, categorical axes) get theirs through
+    their formatter, which writes the tick texts at drawing time.
+    """
+    for text, title in _texts(fig):
+        text.set_text(bilingual(text.get_text(), two_lines=title))
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            formatter = axis.get_major_formatter()
+            if isinstance(formatter, (FixedFormatter, FuncFormatter, StrCategoryFormatter)):
+                axis.set_major_formatter(_WithChinese(formatter))
+    return fig
+
+
+class _WithChinese(Formatter):
+    """A tick formatter that writes what ``inner`` writes, with its Chinese below where it has words."""
+
+    def __init__(self, inner: Formatter) -> None:
+        self.inner = inner
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return bilingual(self.inner(x, pos), two_lines=True)
+
+    def set_locs(self, locs: Sequence[float]) -> None:
+        self.inner.set_locs(locs)
+
+
+def bilingual_on_draw(fig: Figure) -> None:
+    """The pyplot figure hook (``rcParams["figure.hooks"]``): :func:`add_chinese` runs each time ``fig`` is drawn —
+    shown in a notebook, saved, or rendered by an explorer — so labels set after creation are covered too."""
+    draw = fig.draw
+
+    def draw_with_chinese(renderer):  # noqa: ANN001 — matplotlib's renderer
+        add_chinese(fig)
+        return draw(renderer)
+
+    fig.draw = draw_with_chinese
+
+
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf")
 
 
@@ -43,6 +118,7 @@ def use_style() -> None:
         "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
         "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 8, "legend.frameon": False,
         "axes.prop_cycle": mpl.cycler(color=PALETTE), "image.cmap": "viridis",
+        "figure.hooks": ["companion.kit.plots:bilingual_on_draw"],
     })
 
 

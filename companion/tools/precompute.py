@@ -25,6 +25,7 @@ import itertools
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -198,10 +199,13 @@ def precompute(name: str, out: Path | None = None, progress: bool = True) -> Pat
     import torch
     from tqdm.auto import tqdm
 
+    from companion.kit.i18n import MissingFigureWords
+
     slug, spec = spec_for(name)
     folder = (GRID_DIR if out is None else Path(out)) / slug
     folder.mkdir(parents=True, exist_ok=True)
-    with pinned_settings():
+    with pinned_settings(), warnings.catch_warnings():
+        warnings.simplefilter("error", MissingFigureWords)  # a picture of the site has the Chinese of its words
         explorer = spec.build()
         unknown = set(spec.grid) - set(explorer.controls)
         if unknown:

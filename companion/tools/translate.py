@@ -42,7 +42,7 @@ TEXT_ARGUMENTS: dict[str, tuple[int, str]] = {
     "tr": (0, "english"),
 }
 #: Translation files that are not a chapter's: the kit's and the site's own words, and the figure catalog.
-COMMON, CATALOG = "common", "catalog"
+COMMON, CATALOG, FIGURES = "common", "catalog", i18n.FIGURES
 COMMON_DIRS = ("kit", "tools")
 
 
@@ -86,9 +86,10 @@ def code_texts(code: str, where: str) -> Iterator[Source]:
 
 def _common_sources() -> list[Source]:
     """The kit's and the tools' words: the verdict marks and every text they pass to ``tr`` or show."""
-    from companion.kit.claims import EXPLORATION_MARK, FAIL_MARK, PASS_MARK
+    from companion.kit.claims import EXPLORATION_MARK, FAIL_MARK, PASS_MARK, SMOKE_MARK
 
-    found = [Source("texts", mark, "companion/kit/claims.py") for mark in (PASS_MARK, FAIL_MARK, EXPLORATION_MARK)]
+    found = [Source("texts", mark, "companion/kit/claims.py")
+             for mark in (PASS_MARK, FAIL_MARK, EXPLORATION_MARK, SMOKE_MARK)]
     found += [Source("texts", words, "companion/tools/catalog.py STATUS_WORDS") for words in catalog.STATUS_WORDS.values()]
     modules = [m for d in COMMON_DIRS for m in sorted((PACKAGE_DIR / d).glob("*.py"))]
     modules.append(PACKAGE_DIR / "solutions" / "__init__.py")
@@ -104,8 +105,20 @@ def _catalog_sources() -> list[Source]:
 
 
 def names() -> list[str]:
-    """Every translation file's name: the chapters', then ``common`` and ``catalog``."""
-    return [c.slug for c in catalog.CHAPTERS] + [COMMON, CATALOG]
+    """Every translation file's name: the chapters', then ``common``, ``catalog`` and ``figures``."""
+    return [c.slug for c in catalog.CHAPTERS] + [COMMON, CATALOG, FIGURES]
+
+
+def figure_word_problems(language: str = "zh") -> list[str]:
+    """What is wrong with the phrase table of the words inside figures (``figures.toml``, written by hand: which
+    phrases it needs shows when a figure is drawn — :class:`~companion.kit.i18n.MissingFigureWords`): a translation
+    may be a symbol ("lam" = "λ") but may not keep English words other than names (``NEUTRAL_WORDS``)."""
+    i18n.figure_words.cache_clear()
+    table = i18n.figure_words(language)
+    if not table:
+        return [f"{FIGURES}: no phrase table at {i18n.translation_path(FIGURES, language)}"]
+    return [f"{FIGURES}: the translation of {english!r} keeps English words: {zh!r}"
+            for english, zh in table.items() if i18n.english_phrases(zh)]
 
 
 def sources(slug: str) -> list[Source]:
@@ -138,6 +151,8 @@ def _unique(found: list[Source]) -> list[Source]:
 
 def problems(slug: str, language: str = "zh") -> list[str]:
     """What is wrong with chapter ``slug``'s translation (empty when it is complete and in step)."""
+    if slug == FIGURES:
+        return figure_word_problems(language)
     translation = i18n.load(slug, language)
     wanted = sources(slug)
     found = []
@@ -183,6 +198,8 @@ def _entry_toml(kind: str, key: str, zh: str, english: str | None, todo: bool, o
 def update(slug: str, language: str = "zh") -> Path:
     """Rewrite chapter ``slug``'s translation file in reading order: matching translations kept, missing ones added
     as ``todo`` entries holding the English, unmatched ones moved to the end with ``orphan = true``."""
+    if slug == FIGURES:
+        raise ValueError(f"{FIGURES}.toml is a phrase table written by hand: translate --update does not write it")
     translation = i18n.load(slug, language)
     wanted = sources(slug)
     what = {COMMON: "the kit's and the site's own words", CATALOG: "the figure catalog (companion/tools/figures.csv)"}
