@@ -44,7 +44,7 @@ from dataclasses import replace
 import numpy as np
 import matplotlib.pyplot as plt
 
-from companion.kit.config import pick, settings
+from companion.kit.config import pick, pick_steps, settings
 from companion.kit.claims import show
 from companion.core.fprinciple import FPConfig, run_fprinciple, plot_spectrum, midway_step, nearest_index
 from companion.experiments.ch04_frequency import (
@@ -134,7 +134,7 @@ step_config = FPConfig(
     n_train=pick(quick=128, full=600), n_test=pick(quick=256, full=1000),
     hidden=pick(quick=(100, 100), full=(200, 200, 200, 100)),
     lr=pick(quick=2e-2, full=1e-4),
-    steps=pick(quick=1000, full=10000),
+    steps=pick_steps(quick=1000, full=10000, every=50),
     record_every=pick(quick=10, full=50),
     members=2,
 )
@@ -193,7 +193,7 @@ plateau_config = FPConfig(
     n_train=pick(quick=128, full=600), n_test=pick(quick=256, full=1000),
     hidden=pick(quick=(100, 100), full=(200, 200, 200, 100)),
     lr=pick(quick=5e-3, full=1e-4),
-    steps=pick(quick=1200, full=20000),
+    steps=pick_steps(quick=1200, full=20000, every=50),
     record_every=pick(quick=10, full=50),
     members=pick(quick=3, full=5),
 )
@@ -287,7 +287,7 @@ show(check_fp_order(fp))
 ricker_config = FPConfig(
     n_train=24, n_test=300, act="ricker", a=(0.3, 0.1, 0.1), asi=(True, True, False), members=3,
     hidden=pick(quick=(100, 100), full=(200, 200, 100)),
-    steps=pick(quick=1000, full=5000), record_every=10,
+    steps=pick_steps(quick=1000, full=5000, every=10), record_every=10,
 )
 ricker = run_fprinciple(ricker_config, seed)
 ricker_names = ["a=0.3, ASI", "a=0.1, ASI", "a=0.1, no ASI"]
@@ -330,7 +330,7 @@ show(check_ricker_no_asi(ricker))
 # %%
 sin_config = FPConfig(
     n_train=24, n_test=100, act="sin", a=(10.0, 10.0, 1.0), asi=(False, True, True), members=3,
-    hidden=ricker_config.hidden, lr=5e-3, steps=pick(quick=800, full=5000), record_every=2,
+    hidden=ricker_config.hidden, lr=5e-3, steps=pick_steps(quick=800, full=5000, every=2), record_every=2,
 )
 sin_fit = run_fprinciple(sin_config, seed)
 sin_names = ["a=10, no ASI", "a=10, ASI", "a=1, ASI"]
@@ -375,7 +375,7 @@ show(check_sin_rate(sin_fit))
 image_stds = (0.1, 1.5)
 img = run_image(shape=pick(quick=(24, 36), full=(75, 60)), init_stds=image_stds,
                 hidden=pick(quick=(64, 64, 64), full=(500, 400, 300, 200, 200, 100)),
-                steps=pick(quick=2000, full=20000), lr=pick(quick=1e-2, full=5e-5),
+                steps=pick_steps(quick=2000, full=20000, every=1000, smoke=20), lr=pick(quick=1e-2, full=5e-5),
                 record_every=pick(quick=100, full=1000), seed=seed)
 
 fig, axes = panels(6, width=2.4, height=2.0, nrows=2)
@@ -416,7 +416,7 @@ show(check_image_large(img))
 # Adam $10^{-5}$, 30 000 steps, as the authors' script); the test loss is measured on 500 equispaced points.
 
 # %%
-es_steps = pick(quick=2000, full=30000)
+es_steps = pick_steps(quick=2000, full=30000, every=20)
 es = run_early_stopping(n=100, noise=0.2, hidden=pick(quick=(100, 100, 50), full=(200, 200, 100)), steps=es_steps,
                         lr=pick(quick=2e-3, full=1e-5), members=4, record_every=20, n_test=pick(quick=500, full=1000), seed=seed)
 best = es.test_loss.argmin(axis=0)                  # (members,)
@@ -464,7 +464,7 @@ show(check_early_stopping(es))
 # (every training point is fitted well before; 600 steps gave the same verdicts and margins on seeds 100–114).
 
 # %%
-par = run_parity(d=10, n_train=200, hidden=(500, 100), init_std=0.05, steps=pick(quick=400, full=3000),
+par = run_parity(d=10, n_train=200, hidden=(500, 100), init_std=0.05, steps=pick_steps(quick=400, full=3000, every=10),
                  lr=5e-4, members=2, seed=seed)
 p = np.ones(10) / np.sqrt(10)
 freqs = np.linspace(0, 1.6, 81)

@@ -47,7 +47,7 @@
 import numpy as np
 import matplotlib.pyplot as plt
 
-from companion.kit.config import pick, settings
+from companion.kit.config import pick, pick_steps, settings
 from companion.kit.claims import show
 from companion.core.fprinciple import FPConfig, run_fprinciple, plot_spectrum
 from companion.experiments.ch06_mechanism import (
@@ -103,7 +103,7 @@ plt.show()
 # %%
 init_config = FPConfig(
     n_train=40, hidden=pick(quick=(200, 200), full=(500, 500)), init_std=(0.07, 2.0), members=2,
-    steps=pick(quick=2000, full=10000), record_every=10,
+    steps=pick_steps(quick=2000, full=10000, every=10), record_every=10,
 )
 init = run_fprinciple(init_config, seed)
 hf_energy = init.high_frequency_energy()
@@ -173,7 +173,7 @@ plt.show()
 # %%
 ricker_config = FPConfig(
     n_train=24, n_test=300, act="ricker", a=a_values, asi=True, members=2,
-    hidden=pick(quick=(100, 100), full=(200, 200, 100)), steps=pick(quick=500, full=5000), record_every=10,
+    hidden=pick(quick=(100, 100), full=(200, 200, 100)), steps=pick_steps(quick=500, full=5000, every=10), record_every=10,
 )
 ricker = run_fprinciple(ricker_config, seed)
 fig, axes = panels(2, width=4.2)
@@ -208,12 +208,12 @@ show(check_ricker_order(ricker))
 # %%
 plain_config = FPConfig(ks=(1, 3, 5), amps=(1.0, 1.0, 1.0), n_train=pick(quick=128, full=600), n_test=256,
                         hidden=pick(quick=(100, 100), full=(200, 200, 200, 100)), lr=pick(quick=1e-3, full=1e-4),
-                        steps=pick(quick=2000, full=20000), record_every=pick(quick=10, full=50),
+                        steps=pick_steps(quick=2000, full=20000, every=50), record_every=pick(quick=10, full=50),
                         members=pick(quick=3, full=5))
 plain = run_fprinciple(plain_config, seed)
 grad_config = FPConfig(ks=plain_config.ks, amps=plain_config.amps, n_train=plain_config.n_train, n_test=256,
                        hidden=plain_config.hidden, lr=plain_config.lr, loss="mse+grad",
-                       steps=pick(quick=1000, full=10000), record_every=10, members=2)
+                       steps=pick_steps(quick=1000, full=10000, every=10), record_every=10, members=2)
 grad = run_fprinciple(grad_config, seed)
 
 fig, axes = panels(2, width=4.2)

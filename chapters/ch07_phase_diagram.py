@@ -48,7 +48,7 @@ import torch
 from companion.core import neurons as cond
 from companion.experiments import ch07_phase as phase
 from companion.kit.claims import show
-from companion.kit.config import pick, settings
+from companion.kit.config import pick, pick_steps, settings
 from companion.experiments.ch07_phase import (check_condensed_orientations, check_digits_condensation,
                                               check_digits_sw, check_grid_condensation, check_kinks,
                                               check_phase_adjacent, check_phase_diagram, check_sw_signs,
@@ -73,7 +73,8 @@ seed = active_seed()
 GAMMAS_74 = (0.5, 1.0, 1.75)
 WIDTHS_74 = pick(quick=(250, 500, 1000, 2000, 4000), full=(1000, 2000, 4000, 8000, 16000))
 N_SEEDS_74 = pick(quick=8, full=8)
-run74 = phase.run_phase(GAMMAS_74, [0.0], WIDTHS_74, seed=seed, n_seeds=N_SEEDS_74)
+run74 = phase.run_phase(GAMMAS_74, [0.0], WIDTHS_74, seed=seed, n_seeds=N_SEEDS_74,
+                        max_steps=pick_steps(quick=20_000, full=20_000, every=100))
 print("all members converged:", bool(run74.converged.all()), "| most steps:", int(run74.steps.max()))
 
 # %% [markdown]
@@ -167,10 +168,12 @@ show(check_sw_signs(run74))
 # and hardly moves RD (on two tuning seeds no cell's S_w moved by more than 0.07, and no sign changed).
 
 # %%
-GAMMAS = pick(quick=(0.25, 0.75, 1.25, 1.75, 2.25), full=tuple(np.arange(0.25, 2.51, 0.25)))
-GAMMA_PRIMES = pick(quick=(-0.5, 0.0, 0.5, 1.0), full=tuple(np.arange(-0.75, 1.26, 0.25)))
+GAMMAS = pick(quick=(0.25, 0.75, 1.25, 1.75, 2.25), full=tuple(np.arange(0.25, 2.51, 0.25)),
+              smoke=(0.25, 0.75, 1.25, 1.75, 2.25))  # a smoke run: the quick grid of cells, at the full widths
+GAMMA_PRIMES = pick(quick=(-0.5, 0.0, 0.5, 1.0), full=tuple(np.arange(-0.75, 1.26, 0.25)), smoke=(-0.5, 0.0, 0.5, 1.0))
 WIDTHS = pick(quick=(250, 500, 1000, 2000), full=(1000, 2000, 4000, 8000, 16000))
-grid_run = phase.run_phase(GAMMAS, GAMMA_PRIMES, WIDTHS, seed=seed, max_steps=pick(quick=20_000, full=200_000),
+grid_run = phase.run_phase(GAMMAS, GAMMA_PRIMES, WIDTHS, seed=seed,
+                           max_steps=pick_steps(quick=20_000, full=200_000, every=100),
                            n_seeds=pick(quick=3, full=3), rel_tol=pick(quick=1e-3, full=1e-4))
 sw, far, agrees = phase.boundary_cells(grid_run)
 
@@ -274,7 +277,7 @@ DIGIT_GAMMAS = (0.5, 1.0, 1.75)
 DIGIT_WIDTHS = pick(quick=(125, 250, 500, 1000), full=(1000, 4000, 16000, 64000))
 x_digits, y_digits = phase.digits_points(n=100, seed=seed)
 digit_run = phase.run_phase(DIGIT_GAMMAS, [0.0], DIGIT_WIDTHS, x=x_digits, y=y_digits, seed=seed,
-                            max_steps=pick(quick=300, full=100_000), dtype=torch.float32)
+                            max_steps=pick_steps(quick=300, full=100_000, every=100, smoke=20), dtype=torch.float32)
 sw_digits = digit_run.sw()[:, 0]
 fig, ax = plt.subplots(figsize=(4.4, 3.3), layout="constrained")
 for g, rd, s_w in zip(DIGIT_GAMMAS, digit_run.mean_rd()[:, 0, :], sw_digits):

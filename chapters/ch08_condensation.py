@@ -50,7 +50,7 @@ from companion.experiments.ch08_condensation import (check_cnn_condensation, che
                                                      check_multiplicity_bound, check_p1_one_line,
                                                      check_plateau_condensation)
 from companion.kit.claims import show
-from companion.kit.config import pick, settings
+from companion.kit.config import pick, pick_steps, settings
 from companion.kit.exercises import feedback
 from companion.kit.plots import panels
 from companion.kit.seeds import active_seed
@@ -68,7 +68,9 @@ seed = active_seed()
 # The loss is drawn against a logarithmic step axis, on which the first few hundred steps are visible.
 
 # %%
-STEPS_1 = pick(quick=12_000, full=40_000)
+# run_condensation records every steps // 400; a smoke run keeps the quick run's steps, which reach the first
+# plateau that the analysis below needs (a cheap width-100 net)
+STEPS_1 = pick_steps(quick=12_000, full=40_000, every=100, smoke=12_000)
 proc = ch8.run_condensation(width=100, init_std=1e-3, steps=STEPS_1, seed=seed)
 start, end = ch8.first_plateau(proc.steps, proc.loss)
 snap = proc.snap_steps
@@ -180,7 +182,7 @@ show(check_dead_neurons(proc))
 
 # %%
 CNN_CONFIG = dict(n_train=pick(quick=300, full=1000), n_test=pick(quick=300, full=797), channels=32,
-                  small_std=96.0 ** -4, lr=pick(quick=1e-3, full=2e-4), steps=pick(quick=1_500, full=20_000))
+                  small_std=96.0 ** -4, lr=pick(quick=1e-3, full=2e-4), steps=pick_steps(quick=1_500, full=20_000, every=10))
 cnn = ch8.run_cnn_condensation(**CNN_CONFIG, seed=seed)
 fig, axes = panels(8, width=2.3, height=2.3, nrows=2)
 for k, name in enumerate(("small init", "control")):
@@ -248,7 +250,9 @@ show(check_cnn_one_line(cnn))
 # initialisations, Adam at 2.5·10⁻⁴ as for the tanh heat map), trained for 4000 steps.
 
 # %%
-stage89 = ch8.run_initial_condensation("tanh", n_members=3, steps=pick(quick=4_000, full=10_000), record_every=50,
+# a smoke run keeps 200 steps: 图8.9's check reads the curve past step 100
+stage89 = ch8.run_initial_condensation("tanh", n_members=3, steps=pick_steps(quick=4_000, full=10_000, every=50, smoke=200),
+                                       record_every=50,
                                        seed=seed)
 fig, ax = plt.subplots(figsize=(4.4, 3.0), layout="constrained")
 ax.semilogy(stage89.steps, stage89.risk / stage89.risk[0], lw=1.2)
@@ -383,7 +387,7 @@ for (act, epoch), w in zip(ch8.RESIDUAL_LAYERS, residual.weights):
 
 # %%
 M_DROP, KEEP = 1000, 0.9
-drop = ch8.run_dropout_relu(width=M_DROP, keep=KEEP, steps=pick(quick=10_000, full=50_000),
+drop = ch8.run_dropout_relu(width=M_DROP, keep=KEEP, steps=pick_steps(quick=10_000, full=50_000, every=1250),
                              lr=pick(quick=2.5e-3, full=1e-3), n_masks=pick(quick=40_000, full=200_000), seed=seed)
 print(f"R_S = {drop.r_s:.5f}, R_1 = {drop.r_1:.5f}, Monte Carlo E R_drop = {drop.mc_mean:.5f} "
       f"± {drop.mc_se:.5f}")
@@ -450,7 +454,7 @@ show(check_dropout_condenses(drop))
 
 # %%
 fit13 = ch8.run_tanh_dropout(keep=KEEP, trials=3, width=pick(quick=500, full=1000),
-                              steps=pick(quick=5_000, full=50_000), seed=seed)
+                              steps=pick_steps(quick=5_000, full=50_000, every=500), seed=seed)
 x13, y13, grid13 = fit13.x, fit13.y, fit13.grid
 tv_each, tv_target = fit13.tv, fit13.tv_target  # tv_each: (trial, 3): p = 1, p = 0.9, small init
 risk13, zero_risk13 = fit13.final_risk, fit13.zero_risk
@@ -546,7 +550,7 @@ show(check_dropout_fast_route(fit13))
 # %%
 SIZES = pick(quick=(3, 6, 10, 14), full=(2, 4, 6, 8, 10, 12, 16, 20))
 err16 = ch8.run_dropout_sample_size(SIZES, keeps=(1.0, KEEP), trials=pick(quick=1, full=10),
-                                     width=pick(quick=200, full=1000), steps=pick(quick=3_000, full=50_000),
+                                     width=pick(quick=200, full=1000), steps=pick_steps(quick=3_000, full=50_000, every=10),
                                      seed=seed)  # (len(SIZES), 2)
 fig, ax = plt.subplots(figsize=(4, 3), layout="constrained")
 for k, name in enumerate(names):

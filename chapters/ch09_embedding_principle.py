@@ -48,7 +48,7 @@ from companion.core import neurons as cond
 from companion.experiments import ch09_embedding as emb
 from companion.kit.claims import show
 from companion.core.data import digits
-from companion.kit.config import pick, settings
+from companion.kit.config import pick, pick_steps, settings
 from companion.kit.seeds import active_seed
 from companion.experiments.ch09_embedding import (check_learning_path, check_loss_spectrum, check_merge, check_split_hessian,
                                  check_split_identities, check_width_plateau)
@@ -79,8 +79,8 @@ out_narrow = emb.two_layer(torch.as_tensor(narrow.a), torch.as_tensor(narrow.w),
 print(f"width-1 optimum: L1* = {narrow.loss:.6f}, ‖∇R‖ = {narrow.grad_norm:.1e}")
 
 WIDTHS = pick(quick=(1, 2, 3, 5, 10, 50), full=(1, 2, 3, 5, 10, 50, 200, 500))
-N_SEEDS = pick(quick=8, full=100)
-STEPS = pick(quick=6000, full=40_000)
+N_SEEDS = pick(quick=8, full=100, smoke=4)  # a smoke run: a few seeds, the full widths
+STEPS = pick_steps(quick=6000, full=40_000, every=100)  # RECORD_EVERY below
 LR = 0.1
 sharp = emb.plateau_sharpness(narrow, xa, y, (1, 2, 3, 5, 10, 50))
 print(f"2/lr = {2 / LR:g}; λ_max at the width-m image of the width-1 optimum:",
@@ -193,7 +193,7 @@ show(check_loss_spectrum(runs, narrow.loss))
 
 # %%
 WIDTH_94 = pick(quick=100, full=500)
-STEPS_94 = pick(quick=6000, full=40_000)
+STEPS_94 = pick_steps(quick=6000, full=40_000, every=100)
 path = emb.learning_path(WIDTH_94, init_std=1e-4, lr=1e-3, optimizer="adam", steps=STEPS_94,
                          record_every=pick(quick=20, full=100), seed=seed + 94)
 first = dict(zip(path.ks.tolist(), path.first_fitted()))
@@ -331,7 +331,7 @@ show(check_split_hessian(chains))
 # runs the same check on an untrained net (no condensation: merging finds nothing).
 
 # %%
-STEPS_98 = pick(quick=200, full=1500)
+STEPS_98 = pick_steps(quick=200, full=1500, every=10)  # records only its end
 WIDTH_98 = pick(quick=400, full=400)
 data = digits(1000, None, seed=seed)
 comp = emb.compress(data, width=WIDTH_98, init_std=1e-6, steps=STEPS_98, lr=1.0, seed=seed + 98)

@@ -40,7 +40,7 @@ import numpy as np
 
 from companion.experiments import ch10_estimate as est
 from companion.kit.claims import show
-from companion.kit.config import pick, settings
+from companion.kit.config import pick, pick_steps, settings
 from companion.kit.seeds import active_seed
 from companion.experiments.ch10_estimate import (check_architecture_order, check_completion_large_init, check_completion_transition,
                                 check_fl_vs_fnl, check_fnl_large_init, check_init_oscillation, check_rank_examples,
@@ -118,7 +118,7 @@ for d, s, k in ((28, 3, 1), (28, 5, 2), (8, 3, 1)):
 
 # %%
 TRIALS = pick(quick=20, full=100)
-STEPS_L = pick(quick=20_000, full=40_000)
+STEPS_L = pick_steps(quick=20_000, full=40_000, every=10)  # records only its end
 fits = est.fl_vs_fnl(TRIALS, STEPS_L, seed=seed, small_std=1e-4, large_std=0.3)
 
 fig, axes = panels(3, width=3.6)
@@ -154,7 +154,7 @@ show(check_fnl_large_init(fits))
 # matrix, 84% of 9-entry ones), so the success rate rises *from* R and reaches 50% a few entries later.
 
 # %%
-TRIALS_MC = pick(quick=40, full=100)
+TRIALS_MC = pick(quick=40, full=100, smoke=4)  # a smoke run: a few trials per cell
 INITS = pick(quick=(1e-6, 0.5), full=(1e-6, 1e-4, 1e-2, 0.1, 0.5))
 completion = est.matrix_completion([1, 2, 3, 4], np.arange(1, 17), TRIALS_MC, INITS, seed=seed)
 
@@ -215,7 +215,7 @@ show(check_completion_large_init(completion))
 # %%
 WIDTHS_NET = {"CNN": 2, "CNN without sharing": 2, "fully connected": pick(quick=6, full=30)}
 OPTIMISTIC_NET = {arch: est.optimistic_10_18(arch) for arch in WIDTHS_NET}
-nets = est.architectures_10_3(pick(quick=8, full=32), pick(quick=2500, full=8000), WIDTHS_NET, seed=seed)
+nets = est.architectures_10_3(pick(quick=8, full=32), pick_steps(quick=2500, full=8000, every=10), WIDTHS_NET, seed=seed)
 
 fig, axes = panels(2, width=4.6)
 for (arch, med), color in zip(nets.median.items(), ("C0", "C1", "C2")):
@@ -268,7 +268,7 @@ show(check_architecture_order(nets))
 
 # %%
 WIDTH_104 = pick(quick=100, full=500)
-STEPS_104 = pick(quick=3000, full=6000)
+STEPS_104 = pick_steps(quick=3000, full=6000, every=10)  # records only its end
 fits104 = est.init_scale_fits((0.1, 4.0), width=WIDTH_104, depth=4, n=12, steps=STEPS_104, lr=1e-3, seed=seed + 104)
 
 fig, axes = panels(2, width=4.4)

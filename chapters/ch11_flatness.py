@@ -53,7 +53,7 @@ from IPython.display import HTML
 from companion.core.data import digits
 from companion.experiments import ch11_flatness as fl
 from companion.kit.claims import show
-from companion.kit.config import pick, settings
+from companion.kit.config import pick, pick_steps, settings
 from companion.kit.plots import offline_jshtml, panels
 from companion.kit.seeds import active_seed, generator
 
@@ -124,7 +124,7 @@ show(fl.check_quadratic_stability(sweep))
 # %%
 N_TRAIN = pick(quick=128, full=512)
 WIDTHS = [64, 64, 64, 64, 10]
-EOS_STEPS = pick(quick=800, full=3000)
+EOS_STEPS = pick_steps(quick=800, full=3000, every=10)  # TRACK_EVERY below
 EOS_ETAS = (0.3, 0.4)
 BS_ETA = 0.25            # also the full-batch run of section 3
 SMALL_ETA = 0.1
@@ -247,7 +247,7 @@ plt.show()
 
 # %%
 ENSEMBLE = pick(quick=8, full=16)
-ENSEMBLE_STEPS = pick(quick=300, full=800)
+ENSEMBLE_STEPS = pick_steps(quick=300, full=800, every=20)  # noise re-estimated every 20 steps
 ens = fl.train_ensembles(WIDTHS, data, members=ENSEMBLE, eta=BS_ETA, steps=ENSEMBLE_STEPS, batch_size=8,
                          seed=seed)
 print(f"表11.1 analogue — {ENSEMBLE} networks per column (mean ± sd over members)")
@@ -408,7 +408,7 @@ show(fl.check_sgd_flatter(sgd_runs[NOISE_B], eos[BS_ETA], gld))
 
 # %%
 DROP_WIDTH = 1000
-DROP_STEPS = pick(quick=2000, full=5000)
+DROP_STEPS = pick_steps(quick=2000, full=5000, every=10)  # records only its end
 DROP_LR = pick(quick=3e-3, full=1e-3)
 KEEPS = pick(quick=(1.0, 0.5), full=(1.0, 0.8, 0.5))
 dropout = fl.dropout_flatness(KEEPS, width=DROP_WIDTH, steps=DROP_STEPS, lr=DROP_LR, n_dirs=5, seed=seed)

@@ -52,7 +52,7 @@ import matplotlib.pyplot as plt
 from companion.core import anchor_tasks, attention
 from companion.experiments import ch12_anchors as anchors
 from companion.kit.claims import show
-from companion.kit.config import pick, settings
+from companion.kit.config import pick, pick_steps, settings
 from companion.kit.plots import panels
 from companion.kit.seeds import active_seed
 
@@ -89,7 +89,7 @@ print("test keys mod 9 = key position:", (example.tests["test"].y % 9).numpy(), 
 # %%
 CFG12 = dict(n_train=4000, n_test=500,
              d_model=pick(quick=32, full=64), n_layers=pick(quick=2, full=4), n_heads=pick(quick=1, full=4),
-             steps=pick(quick=1000, full=3000), lr=2e-3, weight_decay=0.01, batch_size=100, gamma=0.5,
+             steps=pick_steps(quick=1000, full=3000, every=100), lr=2e-3, weight_decay=0.01, batch_size=100, gamma=0.5,
              record_every=100)
 run = anchors.run_anchor_tasks(anchors.TASKS, seed=seed, **CFG12)
 model = run.model()
@@ -250,7 +250,7 @@ show(anchors.check_statistical(run))
 
 # %%
 CFG_SIZES = dict(sizes=pick(quick=(500, 1000, 2000), full=(250, 500, 1000, 2000, 4000, 8000)),
-                 n_test=500, d_model=pick(quick=32, full=64), steps=pick(quick=400, full=3000), lr=2e-3,
+                 n_test=500, d_model=pick(quick=32, full=64), steps=pick_steps(quick=400, full=3000, every=10), lr=2e-3,
                  weight_decay=0.01, batch_size=100)
 sizes_run = anchors.run_sample_efficiency(seed=seed, **CFG_SIZES)
 for arch in sizes_run.test:
@@ -323,7 +323,7 @@ show(anchors.check_lstm_gap(sizes_run))
 CFG_COMPOSITE = dict(members=pick(quick=anchors.COMPOSITE_MEMBERS,
                                   full=anchors.COMPOSITE_MEMBERS + (("composite", ((3, 4),)), ("synonym", 5000),
                                                                     ("synonym_original", 5000))),
-                     n_train=20000, n_test=500, d_model=pick(quick=32, full=64), steps=pick(quick=1500, full=3000),
+                     n_train=20000, n_test=500, d_model=pick(quick=32, full=64), steps=pick_steps(quick=1500, full=3000, every=100),
                      lr=pick(quick=1e-2, full=3e-3), weight_decay=0.01, gamma=0.5, batch_size=100, record_every=100)
 two = anchors.run_composite(seed=seed, **CFG_COMPOSITE)
 print(f"trained in {two.seconds:.0f} CPU-s")
@@ -503,7 +503,7 @@ show(anchors.check_embedding_order(two))
 #   (…, m, 3, n, …, n) ↦ m; 500 training sequences each. (On which one is "forward", see below.)
 
 # %%
-CFG_GRID = dict(n_test=500, d_model=32, n_layers=2, steps=pick(quick=800, full=3000),
+CFG_GRID = dict(n_test=500, d_model=32, n_layers=2, steps=pick_steps(quick=800, full=3000, every=100),
                 lr=pick(quick=1e-2, full=3e-3), weight_decay=0.01, batch_size=100, record_every=100)
 MEMBERS = (("forward", 500), ("backward", 500), ("statistical_2", 2000), ("working_memory", 4000))
 GAMMAS = (0.5, 0.5, 0.5, 0.4)  # one initialisation rate per member

@@ -60,7 +60,7 @@ import numpy as np
 from companion.core import anchor_tasks, attention
 from companion.experiments import ch13_complexity as complexity
 from companion.kit.claims import show
-from companion.kit.config import pick, settings
+from companion.kit.config import pick, pick_steps, settings
 from companion.kit.plots import panels
 from companion.kit.seeds import active_seed
 
@@ -121,16 +121,19 @@ print("OOD:  ", example.tests["OOD"].x.numpy().tolist(), "→", example.tests["O
 # its plateau for some seeds. So both stay as they are.
 
 # %%
-GAMMAS = pick(quick=(0.2, 0.5, 0.8, 1.1, 1.4), full=(0.2, 0.35, 0.5, 0.65, 0.8, 0.95, 1.1, 1.25, 1.4, 1.55))
-LAMBDAS = pick(quick=(0.01, 0.1), full=(0.01, 0.03, 0.1, 0.3, 1.0))
+GAMMAS = pick(quick=(0.2, 0.5, 0.8, 1.1, 1.4), full=(0.2, 0.35, 0.5, 0.65, 0.8, 0.95, 1.1, 1.25, 1.4, 1.55),
+              smoke=(0.2, 0.5, 0.8, 1.4))  # a smoke run: the γ the chapter reads (0.5, weak 0.8, strong 1.4), full sizes
+LAMBDAS = pick(quick=(0.01, 0.1), full=(0.01, 0.03, 0.1, 0.3, 1.0), smoke=(0.01, 0.1))
 WEAK, STRONG = complexity.WEAK_CONTROL, complexity.STRONG_CONTROL  # (0.8, 0.01) / (1.4, 0.1): weak / strong control
-DATA_SEEDS = pick(quick=(3 * seed, 3 * seed + 1, 3 * seed + 2), full=tuple(range(5 * seed, 5 * seed + 5)))
+DATA_SEEDS = pick(quick=(3 * seed, 3 * seed + 1, 3 * seed + 2), full=tuple(range(5 * seed, 5 * seed + 5)),
+                  smoke=(5 * seed, 5 * seed + 1))
 S0 = DATA_SEEDS[0]
 MODEL = dict(n_train=20000, n_test=1000, d_model=pick(quick=32, full=64), n_layers=2, batch_size=128)
 run = complexity.run_composition([(g, l, S0) for g in GAMMAS for l in LAMBDAS], **MODEL,
-                              steps=pick(quick=1000, full=3000), lr=pick(quick=1e-2, full=3e-3), record_every=250)
+                              steps=pick_steps(quick=1000, full=3000, every=250), lr=pick(quick=1e-2, full=3e-3),
+                              record_every=250)
 contrast = complexity.run_composition([(*setting, s) for s in DATA_SEEDS for setting in (WEAK, STRONG)], **MODEL,
-                                   steps=pick(quick=1500, full=3000), lr=pick(quick=1e-2, full=3e-3),
+                                   steps=pick_steps(quick=1500, full=3000, every=300), lr=pick(quick=1e-2, full=3e-3),
                                    record_every=300)
 print(f"grid: {len(run.settings)} members in {run.seconds:.0f} CPU-s; "
       f"contrast: {len(contrast.settings)} members in {contrast.seconds:.0f} CPU-s")
@@ -374,12 +377,12 @@ show(complexity.check_wq_condensation(run))
 # Each depth is one batched run over γ (cached).
 
 # %%
-DEPTH_GAMMAS = pick(quick=(0.3, 0.6, 0.9, 1.2), full=(0.3, 0.4, 0.5, 0.6, 0.7, 0.9, 1.1))
-DEPTHS = pick(quick=(2, 3, 4), full=(2, 3, 4, 5, 6))
+DEPTH_GAMMAS = pick(quick=(0.3, 0.6, 0.9, 1.2), full=(0.3, 0.4, 0.5, 0.6, 0.7, 0.9, 1.1), smoke=(0.3, 0.6, 1.1))
+DEPTHS = pick(quick=(2, 3, 4), full=(2, 3, 4, 5, 6), smoke=(2, 6))  # a smoke run: the shallowest and the deepest
 depth_cond = complexity.run_depth_condensation(
-    DEPTH_GAMMAS, DEPTHS, lam=0.01, seed=S0, **pick(quick=dict(n_train=4000, n_test=300, d_model=16, steps=300),
-                                                 full=dict(n_train=20000, n_test=1000, d_model=64, steps=3000,
-                                                           lr=3e-3, batch_size=128)))
+    DEPTH_GAMMAS, DEPTHS, lam=0.01, seed=S0, steps=pick_steps(quick=300, full=3000, every=10),  # records its end
+    **pick(quick=dict(n_train=4000, n_test=300, d_model=16),
+           full=dict(n_train=20000, n_test=1000, d_model=64, lr=3e-3, batch_size=128)))
 fig, axes = panels(len(DEPTHS) * len(DEPTH_GAMMAS), width=2.1, height=2.0, nrows=len(DEPTHS))
 for i, depth in enumerate(DEPTHS[::-1]):  # deepest on top, as in the book
     row = len(DEPTHS) - 1 - i
@@ -470,8 +473,8 @@ show(complexity.check_embedding_contrast(run))
 # %%
 FIT_INITS = ((0.5, 0.01), (1.4, 0.1))  # (γ, λ): large initialisation first, then small
 FIT = dict(depths=pick(quick=(1,), full=(2, 3, 4, 5, 6)), complexities=pick(quick=(0, 1, 3), full=(0, 1, 2, 3, 4)),
-           replicas=pick(quick=1, full=9), n_train=pick(quick=1536, full=4000), d_model=pick(quick=16, full=32),
-           steps=pick(quick=1000, full=4000))
+           replicas=pick(quick=1, full=9, smoke=1), n_train=pick(quick=1536, full=4000), d_model=pick(quick=16, full=32),
+           steps=pick_steps(quick=1000, full=4000, every=25))
 fit = complexity.run_fit_speed(FIT_INITS, seed=seed, **FIT)
 levels = sorted({s[2] for s in fit.settings})
 depths = sorted({s[1] for s in fit.settings})

@@ -58,7 +58,7 @@ from companion.experiments.ch14_phenomena import (check_beats_gd1, check_closer_
                                                   check_error_falls, check_finetune, check_identity_random,
                                                   check_identity_trained, check_pattern_attention)
 from companion.kit.claims import show
-from companion.kit.config import pick, settings
+from companion.kit.config import pick, pick_steps, settings
 from companion.kit.plots import PALETTE, panels
 from companion.kit.seeds import active_seed, generator
 
@@ -94,7 +94,7 @@ seed = active_seed()
 # weight decay the test accuracy stays at chance.
 
 # %%
-grok_config = phenomena.GrokConfig(p=pick(quick=31, full=97), steps=pick(quick=2500, full=20000), seed=seed)
+grok_config = phenomena.GrokConfig(p=pick(quick=31, full=97), steps=pick_steps(quick=2500, full=20000, every=10), seed=seed)
 grok = phenomena.run_grokking(grok_config)
 t_train, t_test = phenomena.grokking_steps(grok)
 fig, ax = panels(2, width=4.4)
@@ -146,7 +146,7 @@ show(phenomena.check_grokking(grok))
 # of the initial values, and the check fails.
 
 # %%
-lottery_config = phenomena.LotteryConfig(steps=pick(quick=150, full=1000), seed=seed)
+lottery_config = phenomena.LotteryConfig(steps=pick_steps(quick=150, full=1000, every=20), seed=seed)
 lottery = phenomena.run_lottery(lottery_config)
 fig, ax = panels(2, width=4.4)
 for j, r in enumerate(range(0, lottery_config.rounds + 1, 2)):
@@ -225,7 +225,8 @@ show(phenomena.check_double_descent(dd))
 # accuracy, the curve at most 1.
 
 # %%
-mc_config = phenomena.ConnectivityConfig(steps=pick(quick=400, full=3000), bend_steps=pick(quick=200, full=2000),
+mc_config = phenomena.ConnectivityConfig(steps=pick_steps(quick=400, full=3000, every=10),
+                                         bend_steps=pick_steps(quick=200, full=2000, every=10),
                                          seed=seed)
 mc = phenomena.run_connectivity(mc_config)
 fig, ax = panels(2, width=4.4)
@@ -312,7 +313,7 @@ plt.show()
 # Every task is new, so nothing can be memorised: the model can only do well by learning *from the prompt*.
 
 # %%
-config = phenomena.ICLConfig(steps=pick(quick=2000, full=20000), batch=pick(quick=128, full=256), seed=seed)
+config = phenomena.ICLConfig(steps=pick_steps(quick=2000, full=20000, every=50), batch=pick(quick=128, full=256), seed=seed)
 trained = phenomena.train_icl(config)
 model = trained.model
 fig, ax = panels(1, width=4.5)
@@ -351,7 +352,7 @@ show(check_identity_trained(trained_checks))
 # least-squares fit of its predictions on 16 probe queries with the context held fixed.
 
 # %%
-comparison = phenomena.compare(model, config, n_tasks=pick(quick=512, full=4096), seed=seed + 1)
+comparison = phenomena.compare(model, config, n_tasks=pick(quick=512, full=4096, smoke=256), seed=seed + 1)
 fig, ax = panels(3, width=4.0)
 for j, (name, mse) in enumerate(comparison.mse.items()):
     ax[0].plot(comparison.ks, mse, "o-", ms=3, color=PALETTE[j], label=name)
@@ -491,7 +492,7 @@ show(check_finetune(finetune))
 # the readout can take the attended label directly, so pruning MLP neurons here tests nothing.
 
 # %%
-pattern_model = phenomena.train_pattern_learner(steps=pick(quick=600, full=3000), seed=seed).model
+pattern_model = phenomena.train_pattern_learner(steps=pick_steps(quick=600, full=3000, every=50), seed=seed).model
 pattern_tasks = phenomena.sample_pattern_tasks(2000, generator=generator(seed, 3))
 accuracy, mass, uniform = phenomena.attention_on_same_pattern(pattern_model, pattern_tasks)
 with torch.no_grad():
@@ -520,7 +521,7 @@ show(check_pattern_attention(accuracy, mass, uniform))
 # task as an image, and its singular values — one non-zero, the rest at rounding level.
 
 # %%
-explorer = phenomena.make_explorer(steps=pick(quick=600, full=3000), seed=seed)
+explorer = phenomena.make_explorer(steps=pick_steps(quick=600, full=3000, every=50), seed=seed)
 explorer
 
 # %% [markdown]

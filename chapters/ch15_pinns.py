@@ -44,7 +44,7 @@
 import numpy as np
 import matplotlib.pyplot as plt
 
-from companion.kit.config import pick, settings
+from companion.kit.config import pick, pick_steps, settings
 from companion.kit.claims import show
 from companion.experiments import ch15_pinns as pde_experiments
 from companion.experiments.ch15_pinns import (check_hybrid, check_jacobi_high_first, check_jacobi_mode_factor, check_mscale,
@@ -74,7 +74,7 @@ print(S.describe())
 # %%
 newton_cfg = dict(m=1.0, horizon=2.0, n_points=256, seed=seed)
 poly = pde_experiments.run_newton("polynomial", steps=10, **newton_cfg)
-net = pde_experiments.run_newton("net", steps=pick(quick=1000, full=3000), lr=3e-3, width=32, **newton_cfg)
+net = pde_experiments.run_newton("net", steps=pick_steps(quick=1000, full=3000, every=60), lr=3e-3, width=32, **newton_cfg)
 
 fig, axes = panels(2, width=4.2)
 t = poly.x[:, 0]
@@ -119,8 +119,8 @@ show(check_newton(poly, net))
 dim = pick(quick=1, full=2)
 poisson_cfg = dict(dim=dim, freqs=(1.0, 2.0), amps=(1.0, 0.25), width=40, depth=3, n_grid=pick(quick=128, full=48),
                    seed=seed)
-pinn = pde_experiments.run_poisson("pinn", steps=pick(quick=800, full=4000), lr=5e-3, final_lr=5e-4, **poisson_cfg)
-ritz = pde_experiments.run_poisson("ritz", steps=pick(quick=1500, full=6000), lr=3e-3, **poisson_cfg)
+pinn = pde_experiments.run_poisson("pinn", steps=pick_steps(quick=800, full=4000, every=100), lr=5e-3, final_lr=5e-4, **poisson_cfg)
+ritz = pde_experiments.run_poisson("ritz", steps=pick_steps(quick=1500, full=6000, every=150), lr=3e-3, **poisson_cfg)
 
 fig, axes = panels(3, width=3.6)
 for res, name in ((pinn, "PINN"), (ritz, "Deep Ritz")):
@@ -188,7 +188,7 @@ show(check_wan_scaling(wan))
 
 # %%
 wan_runs = {"normalised" if normalise else "book (15.15)":
-            pde_experiments.run_wan(normalise, steps=pick(quick=300, full=3000), seed=seed) for normalise in (False, True)}
+            pde_experiments.run_wan(normalise, steps=pick_steps(quick=300, full=3000, every=25), seed=seed) for normalise in (False, True)}
 fig, axes = panels(1, width=4.5)
 for name, wan_run in wan_runs.items():
     axes[0].semilogy(wan_run.history.steps, wan_run.history["phi_norm"], label=f"{name}: u max error {wan_run.max_error:.2f}")
@@ -222,7 +222,7 @@ plt.show()
 # %%
 contrast = pde_experiments.run_frequency_contrast(k_high=24.0, n=1000, width=100, depth=3, steps=3000, lr=1e-3,
                                                   beta=2000.0, record_every=50,
-                                                  jacobi_iterations=pick(quick=100_000, full=1_000_000),
+                                                  jacobi_iterations=pick_steps(quick=100_000, full=1_000_000, every=1000),
                                                   switch_steps=(500, 1500, 3000), hybrid_iterations=2000,
                                                   n_train=pick(quick=200, full=1000), seed=seed)
 modes = contrast.modes
@@ -337,7 +337,7 @@ show(check_hybrid(contrast))
 
 # %%
 mscale_cfg = dict(freqs=(1.0, 10.0), amps=(1.0, 0.1), width=100, depth=2, n_grid=256,
-                  steps=pick(quick=600, full=3000), lr=1e-3, seed=seed)
+                  steps=pick_steps(quick=600, full=3000, every=25), lr=1e-3, seed=seed)
 plain = pde_experiments.run_mscale_poisson("plain", **mscale_cfg)
 mscale = pde_experiments.run_mscale_poisson("mscale", scales=(1, 2, 4, 8, 16, 32), act="srelu", **mscale_cfg)
 

@@ -59,6 +59,11 @@ _PARAMETRISED = ("ricker", "sin")
 ACTIVATIONS = tuple(sorted((*_SIMPLE, *_PARAMETRISED)))
 
 
+def _beside(a: float | Tensor, x: Tensor) -> float | Tensor:
+    """``a`` on the device of ``x`` (a network trained on a GPU keeps its per-member ``a`` drawn on the CPU)."""
+    return a.to(x.device) if isinstance(a, Tensor) else a
+
+
 def activation(name: str, a: float | Tensor = 1.0) -> Activation:
     """Return the activation called ``name``; ``a`` is the width of ``ricker`` or the rate of ``sin``.
 
@@ -70,9 +75,9 @@ def activation(name: str, a: float | Tensor = 1.0) -> Activation:
     if isinstance(a, (int, float)) and not a > 0:
         raise ValueError(f"activation parameter a must be positive, got {a}")
     if name == "ricker":
-        return lambda x: ricker(x, a)
+        return lambda x: ricker(x, _beside(a, x))
     if name == "sin":
-        return lambda x: torch.sin(a * x)
+        return lambda x: torch.sin(_beside(a, x) * x)
     raise ValueError(f"unknown activation {name!r}; choose one of {', '.join(ACTIVATIONS)}")
 
 

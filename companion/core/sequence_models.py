@@ -124,7 +124,7 @@ class LSTM(_Batched):
         K, B, T = x.shape
         e = self.embed(x)  # (K, B, T, d)
         pre = torch.baddbmm(self.b, e.reshape(K, B * T, -1), self.w_ih).reshape(K, B, T, -1)  # (K, B, T, 4h)
-        h = c = torch.zeros(K, B, self.cfg.hidden)
+        h = c = torch.zeros(K, B, self.cfg.hidden, device=x.device)
         out = []
         for t in range(T):
             i, f, g, o = (pre[:, :, t] + torch.bmm(h, self.w_hh)).chunk(4, dim=-1)

@@ -23,7 +23,8 @@ parameter, so each gets its own gradient).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from companion.kit.config import settings
 from companion.kit.progress import progress_bar
 
 LOSSES = ("mse", "mse+grad")
@@ -186,6 +188,20 @@ def descend(optimizer: Optimizer, loss: Callable[[], Tensor], *,
     return update
 
 
+@contextmanager
+def on_device(model: nn.Module) -> Iterator[torch.device]:
+    """Train ``model`` on the settings' device (a GPU in the full profile when there is one; the CPU otherwise),
+    yielding that device for the data, and hand the model back where it was, on the CPU where it was drawn — so
+    a seed gives the same initialisation on every machine and whatever reads the model afterwards needs no
+    device of its own."""
+    device, home = settings().device, next(model.parameters()).device
+    model.to(device)
+    try:
+        yield device
+    finally:
+        model.to(home)
+
+
 def mse_per_member(out: Tensor, y: Tensor) -> Tensor:
     """Mean squared error (6.2) over samples and outputs; one value per member for (K, N, d) outputs."""
     err = (out - y) ** 2
@@ -238,6 +254,8 @@ def train(model: nn.Module, x: Tensor, y: Tensor, *, steps: int, lr: float, opti
             model's output on ``x_eval`` too (e.g. a fine grid for spectra and snapshots).
         probe: called as ``probe(model, step)`` at each record; its dict values become series.
         stop_below: stop once every member's full training loss is below this value.
+
+    The run takes place on the settings' device (:func:`on_device`); a ``probe`` gets the model there.
     """
     if steps < 1:
         raise ValueError(f"steps must be ≥ 1, got {steps}")
@@ -279,5 +297,8 @@ def train(model: nn.Module, x: Tensor, y: Tensor, *, steps: int, lr: float, opti
         return row
 
     stop = None if stop_below is None else (lambda row: bool(np.all(row["train_loss"] < stop_below)))
-    return run(descend(make_optimizer(optimizer, model.parameters(), lr), batch_loss), steps=steps,
-               record=record, record_every=record_every, stop=stop, progress=progress, desc=desc)
+    with on_device(model) as device:
+        x, y = x.to(device), y.to(device)
+        dy, x_eval, y_eval = (None if t is None else t.to(device) for t in (dy, x_eval, y_eval))
+        return run(descend(make_optimizer(optimizer, model.parameters(), lr), batch_loss), steps=steps,
+                   record=record, record_every=record_every, stop=stop, progress=progress, desc=desc)

@@ -47,7 +47,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
 
-from companion.core.train import History, descend, run
+from companion.core.train import History, descend, on_device, run
 from companion.kit.config import batched_threads
 from companion.kit.seeds import generator as seeded_generator
 
@@ -416,7 +416,7 @@ def last_token_logits(model: Transformer, x: Tensor, chunk: int = 2048, **kwargs
 def last_token_accuracy(model: Transformer, x: Tensor, y: Tensor, chunk: int = 2048) -> np.ndarray:
     """Fraction of sequences whose last-position argmax equals ``y``; one value per member (K,)."""
     x, y = _per_member(model, x, y)
-    return (last_token_logits(model, x, chunk).argmax(-1) == y).float().mean(1).numpy()
+    return (last_token_logits(model, x, chunk).argmax(-1) == y).float().mean(1).cpu().numpy()
 
 
 def fit_last_token(model: Transformer, x: Tensor, y: Tensor, *, steps: int, lr: float,
@@ -431,7 +431,8 @@ def fit_last_token(model: Transformer, x: Tensor, y: Tensor, *, steps: int, lr: 
     own task or split).  Each member draws its own mini-batches (with replacement, from ``generator``);
     ``weight_decay`` is λ, one value or one per member; ``clip`` bounds each member's gradient norm; the
     learning rate follows :func:`lr_factor`.  The steps run through :func:`companion.core.train.run`
-    (under :func:`~companion.kit.config.batched_threads`, a second core when there is one).
+    (under :func:`~companion.kit.config.batched_threads`, a second core when there is one), on the settings'
+    device (:func:`~companion.core.train.on_device`).
 
     Returns the :class:`~companion.core.train.History` recorded at step 0, every ``record_every`` steps
     and at the end, each series (R, K): ``train_loss`` (the last mini-batch's loss, NaN before the first
@@ -466,6 +467,8 @@ def fit_last_token(model: Transformer, x: Tensor, y: Tensor, *, steps: int, lr: 
         row["cpu_seconds"] = np.full(K, time.process_time() - start)
         return row
 
-    with batched_threads():  # the batched steps are big enough for a second core
+    with batched_threads(), on_device(model) as device:  # the batched steps are big enough for a second core
+        x, y = x.to(device), y.to(device)
+        evals = {name: (xe.to(device), ye.to(device)) for name, (xe, ye) in evals.items()}
         return run(descend(optimizer, batch_loss, schedule=warm_cosine), steps=steps, record=record,
                    record_every=record_every, progress=progress, desc=desc)

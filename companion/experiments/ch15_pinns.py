@@ -297,8 +297,8 @@ def wan_scaling(scales: Sequence[float] = (1.0, 10.0, 100.0), width: int = 20, d
     book, normalised = [], []
     for c in scales:
         phi = ScaledField(phi_net, c, squash)
-        book.append(float(wan_loss(u_net, phi, problem, points, normalise=False)))
-        normalised.append(float(wan_loss(u_net, phi, problem, points, normalise=True)))
+        book.append(float(wan_loss(u_net, phi, problem, points, normalise=False).detach()))
+        normalised.append(float(wan_loss(u_net, phi, problem, points, normalise=True).detach()))
     return WanScaling(np.asarray(scales, dtype=float), np.asarray(book), np.asarray(normalised), squash)
 
 

@@ -43,6 +43,10 @@ A phenomenon that does not reproduce robustly at CPU scale is declared ``ClaimSp
 it prints ``◇ EXPLORATION (not a claim)`` with its numbers and this run's outcome, counts in no verdict,
 and the robustness report states its pass rate.
 
+In a smoke run (:func:`companion.kit.config.pick_steps`: the full profile's code paths with a few steps) a claim
+is still evaluated, but its numbers mean nothing: it prints ``◇ SMOKE (not judged)``, its log record says
+``"smoke": true``, and it counts as neither a pass nor a failure.
+
 The claim's margin is its tightest condition's, tightness being the margin over its unit's
 **thin line**: ``rel`` 0.05 (5 %), ``sd`` 0.5 spreads, ``count`` 1 count.  A passing claim whose margin
 lies below the thin line passes *thinly* — a flip is one unlucky seed away; the robustness report
@@ -60,9 +64,11 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from companion.kit.config import settings
 from companion.kit.i18n import tr
 
 PASS_MARK, FAIL_MARK, EXPLORATION_MARK = "✔ CLAIM HOLDS", "✘ CLAIM FAILS", "◇ EXPLORATION (not a claim)"
+SMOKE_MARK = "◇ SMOKE (not judged)"  # every claim of a smoke run (see the module docstring)
 RED, GREEN, RESET = "\033[31m", "\033[32m", "\033[0m"
 OPERATORS = ("<", "<=", ">", ">=")
 NEVER_VERDICTS = ("fail", "pass")
@@ -275,7 +281,7 @@ class ClaimSpec:
 
 
 def verdict_line(mark: str, figure: str, text: str, language: str | None = None) -> str:
-    """One verdict line: the mark (one of the three above) and the sentence in ``language``; the figure as is."""
+    """One verdict line: the mark (one of the marks above) and the sentence in ``language``; the figure as is."""
     return f"{tr(mark, language)} [{figure}] {tr(text, language)}"
 
 
@@ -289,17 +295,22 @@ def localize_verdict_line(line: str, language: str) -> str:
 
 
 def show(verdict: Verdict) -> None:
-    """Print a claim's verdict (✔ or a red ✘) and its measured line, and log it; never raise.
+    """Print a claim's verdict (✔ or a red ✘; ◇ in a smoke run) and its measured line, and log it; never raise.
 
     Returns nothing, so a claim on a cell's last line adds no run-dependent repr to the cell's output.
     """
-    line = verdict.verdict_line()
-    print(line if verdict.passed or verdict.exploration else f"{RED}{line}{RESET}")
+    smoke = settings().smoke
+    if smoke:
+        print(verdict_line(SMOKE_MARK, verdict.figure, verdict.text))
+    else:
+        line = verdict.verdict_line()
+        print(line if verdict.passed or verdict.exploration else f"{RED}{line}{RESET}")
     print(verdict.measured_line())
     log = os.environ.get("COMPANION_CLAIMS_LOG")
     if log:
+        record = verdict.record(os.environ.get("COMPANION_CHAPTER", "")) | ({"smoke": True} if smoke else {})
         with open(log, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(verdict.record(os.environ.get("COMPANION_CHAPTER", "")), ensure_ascii=False) + "\n")
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def format_value(value: Any) -> str:
@@ -343,6 +354,12 @@ class LoggedClaim:
     tightest: str
     conditions: list[dict[str, Any]]
     measured: dict[str, Any]
+    smoke: bool = False  # logged by a smoke run: evaluated, not judged (absent from older logs)
+
+    @property
+    def judged(self) -> bool:
+        """Whether the claim counts in a verdict: neither an exploration nor a smoke run's."""
+        return not (self.exploration or self.smoke)
 
 
 def read_log(path: str | os.PathLike) -> list[LoggedClaim]:

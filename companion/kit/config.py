@@ -6,11 +6,21 @@ Two profiles exist (see docs/architecture.md, "Profiles"):
   two CPU cores while the phenomenon stays unmistakable;
 * ``full`` — the book's sizes (widths, steps, grids); uses a GPU when one is present.
 
+A **smoke** run (``COMPANION_SMOKE=1``, only with the full profile) checks the full profile's code paths on a
+CPU in seconds: every shape, width and recording cadence stays the full one, but each step count written
+with :func:`pick_steps` is cut to :data:`SMOKE_INTERVALS` recording intervals, and claims are shown as
+``◇ SMOKE (not judged)``.
+
 They are chosen with the environment variables ``COMPANION_PROFILE`` and ``COMPANION_SEED``.
 An unknown value is an error that names the allowed ones.  Chapters write their
 hyper-parameters once with :func:`pick`, so the quick and full values stand side by side::
 
     steps = pick(quick=2_000, full=10_000)
+
+A step count (training steps, epochs, iterations) is written with :func:`pick_steps` instead, naming
+the full profile's recording interval, so that a smoke run can cut it::
+
+    steps = pick_steps(quick=2_000, full=10_000, every=50)
 
 Torch's thread count is set once, here, the first time a chapter asks for the settings:
 small matrix products run many times faster on one thread than on oversubscribed ones, so
@@ -32,6 +42,8 @@ import torch
 PROFILES = ("quick", "full")
 LANGUAGES = ("en", "zh")  # the editions (companion.kit.i18n)
 T = TypeVar("T")
+#: How many of the full profile's recording intervals a step count keeps in a smoke run.
+SMOKE_INTERVALS = 2
 
 
 class ConfigError(ValueError):
@@ -46,10 +58,11 @@ class Settings:
     seed: int
     device: torch.device
     threads: int
+    smoke: bool = False
 
     def describe(self) -> str:
-        return (f"profile={self.profile}  seed={self.seed}  device={self.device.type}  "
-                f"torch threads={self.threads}")
+        return (f"profile={self.profile}{' (smoke)' if self.smoke else ''}  seed={self.seed}  "
+                f"device={self.device.type}  torch threads={self.threads}")
 
 
 def read_profile(value: str | None = None) -> str:
@@ -86,6 +99,19 @@ def read_seed(value: str | int | None = None) -> int:
     return seed
 
 
+def read_smoke(profile: str, value: str | bool | None = None) -> bool:
+    """Whether this is a smoke run: ``value`` or ``COMPANION_SMOKE`` (``1``/``0``, default off); only with ``full``."""
+    raw = os.environ.get("COMPANION_SMOKE", "0") if value is None else value
+    text = str(raw).strip().lower()
+    if text not in ("", "0", "1", "false", "true"):
+        raise ConfigError(f"COMPANION_SMOKE must be 1 or 0, got {raw!r}")
+    smoke = text in ("1", "true")
+    if smoke and profile != "full":
+        raise ConfigError(f"a smoke run checks the full profile: --smoke (COMPANION_SMOKE=1) needs --profile full "
+                          f"(COMPANION_PROFILE=full), got {profile!r}")
+    return smoke
+
+
 def read_threads(profile: str, value: str | int | None = None) -> int:
     """Thread count: ``COMPANION_THREADS`` if set, else 1 (quick) or all cores (full)."""
     raw = os.environ.get("COMPANION_THREADS") if value is None else value
@@ -118,7 +144,9 @@ def settings() -> Settings:
         profile = read_profile()
         threads = read_threads(profile)
         torch.set_num_threads(threads)
-        _SETTINGS = Settings(profile=profile, seed=read_seed(), device=pick_device(profile), threads=threads)
+        smoke = read_smoke(profile)
+        _SETTINGS = Settings(profile=profile, seed=read_seed(), device=pick_device(profile), threads=threads,
+                             smoke=smoke)
     return _SETTINGS
 
 
@@ -146,6 +174,32 @@ def reset_settings() -> None:
     _SETTINGS = None
 
 
-def pick(*, quick: T, full: T) -> T:
-    """Choose a hyper-parameter by the active profile, writing both values side by side."""
-    return quick if settings().profile == "quick" else full
+def pick(*, quick: T, full: T, smoke: T | None = None) -> T:
+    """Choose a hyper-parameter by the active profile, writing both values side by side.
+
+    ``smoke``, where given, is what a smoke run takes instead of ``full``: the size of a sweep (seeds, trials, grid
+    points) cut so that every code path still runs in seconds; widths and shapes stay the full ones.
+    """
+    active = settings()
+    if active.profile == "quick":
+        return quick
+    return smoke if active.smoke and smoke is not None else full
+
+
+def pick_steps(*, quick: int, full: int, every: int, smoke: int | None = None) -> int:
+    """Choose a step count (training steps, epochs, iterations) by the active profile, like :func:`pick`.
+
+    ``every`` is the full profile's recording interval (the ``record_every`` of the run that takes these
+    steps; for a run that records only its end, a few steps).  A smoke run keeps :data:`SMOKE_INTERVALS` of
+    those intervals (at most ``full``), so that the full profile's recording, indexing, plotting and claims
+    all run in seconds; a run whose full-size steps are too slow for that on one CPU thread names its own
+    smaller ``smoke`` count (it still records its first and last step).
+    """
+    if every < 1:
+        raise ValueError(f"every must be a positive recording interval, got {every}")
+    active = settings()
+    if active.profile == "quick":
+        return quick
+    if not active.smoke:
+        return full
+    return min(full, SMOKE_INTERVALS * every if smoke is None else smoke)

@@ -88,7 +88,8 @@ class _WithChinese(Formatter):
         self.inner = inner
 
     def __call__(self, x: float, pos: int | None = None) -> str:
-        return bilingual(self.inner(x, pos), two_lines=True)
+        label = self.inner(x, pos)  # a label given as a number (set_xticklabels(GAMMAS)) is left to matplotlib
+        return bilingual(label, two_lines=True) if isinstance(label, str) else label
 
     def set_locs(self, locs: Sequence[float]) -> None:
         self.inner.set_locs(locs)

@@ -4,7 +4,8 @@ bench, book}``.
 * ``list`` — the chapter map and which notebooks exist;
 * ``coverage [--missing] [--write-readme]`` — the book's figures checked by a claim, per chapter (from the
   catalog); ``--write-readme`` regenerates the README's chapter map;
-* ``run ch04`` — execute one chapter headless and print its claims;
+* ``run ch04`` — execute one chapter headless and print its claims; ``--profile full --smoke`` runs the full
+  profile's code paths with every step count cut to a few recording intervals (claims shown, not judged);
 * ``reproduce [--jobs N]`` — execute every chapter (quick profile by default; N chapters at once), write the
   executed notebooks,
   their figures (named after the book's, e.g. ``reproduced/ch04_frequency_principle/fig4.7.png``) and the
@@ -33,7 +34,7 @@ import sys
 from pathlib import Path
 
 from companion.tools import catalog
-from companion.kit.config import ConfigError, read_profile, read_seed, reset_settings, settings
+from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke, reset_settings, settings
 from companion.kit.i18n import read_language, tr
 from companion.tools.reproduction import write_index
 from companion.tools.runner import format_report, read_jobs, run_chapters, sync_notebook
@@ -88,11 +89,12 @@ def _run(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> int:
             print(f"skipping {ch.slug}: its notebook is not written yet", file=sys.stderr)
     language = read_language(args.lang)
     runs = run_chapters(ready, out, profile=args.profile, seed=args.seed, timeout=args.timeout,
-                        jobs=read_jobs(getattr(args, "jobs", "1")), language=language)
+                        jobs=read_jobs(getattr(args, "jobs", "1")), language=language, smoke=args.smoke)
     print()
     print(format_report(runs, language))
     if runs:
-        print(f"\n{tr('report with figures:', language)} {write_index(runs, out, args.profile, args.seed, language)}")
+        profile = f"{args.profile} (smoke)" if args.smoke else args.profile
+        print(f"\n{tr('report with figures:', language)} {write_index(runs, out, profile, args.seed, language)}")
     return 0 if runs and all(r.ok for r in runs) else 1
 
 
@@ -156,12 +158,13 @@ def _cache(args: argparse.Namespace) -> int:
 def _translate(args: argparse.Namespace) -> int:
     from companion.tools import translate
 
-    special = (translate.COMMON, translate.CATALOG)
+    special = (translate.COMMON, translate.CATALOG, translate.FIGURES)
     names = [n if n in special else catalog.find(n).slug for n in args.chapter] if args.chapter else translate.names()
     found = []
     for name in names:
         if args.update:
-            print(f"updated {translate.update(name)}")
+            if name != translate.FIGURES:
+                print(f"updated {translate.update(name)}")
         found += translate.problems(name)
     print("\n".join(found) if found else f"the Chinese edition of {len(names)} file(s) is complete and in step")
     return 1 if found else 0
@@ -181,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("chapter", help="chapter slug or prefix, e.g. ch04")
         p.add_argument("--profile", default=None, help="quick (default) or full; default from COMPANION_PROFILE")
         p.add_argument("--seed", default=None, help="default from COMPANION_SEED, else 0")
+        p.add_argument("--smoke", action="store_const", const=True, default=None,
+                       help="with --profile full: cut every step count to a few recording intervals, so that the full "
+                            "profile's code paths run on a CPU in seconds; claims are shown, not judged (default from "
+                            "COMPANION_SMOKE)")
         p.add_argument("--out", default="reproduced", help="output folder (default: ./reproduced)")
         p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
         p.add_argument("--lang", default=None, help="en or zh: the language of the claims and the report (default from "
@@ -210,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("sync", help="rebuild and execute a chapter's committed .ipynb from its .py")
     p.add_argument("chapter", nargs="+", help="chapter slug(s) or prefix(es)")
     p = sub.add_parser("translate", help="check the Chinese edition against the English source, or update its files")
-    p.add_argument("chapter", nargs="*", help="chapter slug(s) or prefix(es), common or catalog (default: all)")
+    p.add_argument("chapter", nargs="*", help="chapter slug(s) or prefix(es), common, catalog or figures (default: all)")
     p.add_argument("--update", action="store_true", help="rewrite the translation files: keep what matches, add "
                                                          "what is missing as todo entries holding the English")
     p = sub.add_parser("cache", help="show or clear the results cache")
@@ -258,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"synced {sync_notebook(catalog.find(name).source)}", flush=True)
             return 0
         args.profile, args.seed = read_profile(args.profile), read_seed(args.seed)
+        args.smoke = read_smoke(args.profile, args.smoke)
         chapters = [catalog.find(args.chapter)] if args.command == "run" else list(catalog.CHAPTERS)
         return _run(args, chapters)
     except (ConfigError, ValueError) as exc:

@@ -124,6 +124,8 @@ def _claim_items(figure: str) -> tuple[str, ...]:
 
 
 def _verdict(claim, language: str = "en") -> tuple[str, str]:
+    if claim.smoke:
+        return tr("smoke (not judged)", language), "explore"
     if claim.exploration:
         return tr("explored", language), "explore"
     if not claim.passed:
@@ -159,8 +161,8 @@ def write_index(runs: list[ChapterResult], out: Path, profile: str, seed: int, l
     meta = {tr("profile", language): profile, tr("seed", language): str(seed), **_versions(),
             tr("made", language): datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             tr("notebook time", language): f"{sum(r.seconds for r in runs):.0f} s"}
-    n_claims = sum(not c.exploration for r in runs for c in r.claims)
-    n_pass = sum(c.passed and not c.exploration for r in runs for c in r.claims)
+    n_claims = sum(c.judged for r in runs for c in r.claims)
+    n_pass = sum(c.passed and c.judged for r in runs for c in r.claims)
     title = html.escape(tr("Reproduction report", language))
     parts = [f"<!doctype html><html lang='{language}'><head><meta charset='utf-8'><title>{title}</title>"
              f"<style>{STYLE}</style></head><body><h1>{title}</h1>",

@@ -1,9 +1,10 @@
 """Headless execution of chapter notebooks and the claims report.
 
 :func:`run_chapter` reads a chapter's jupytext source, executes it in a fresh kernel with the
-requested profile and seed, writes the executed notebook and every figure it drew (PNG, named after the
-book figure it reproduces) to an output folder, and collects the claims the notebook checked.  :func:`format_report` prints the
-table the ``reproduce`` command ends with: chapter, claim, verdict, measured numbers, seconds.
+requested profile and seed (and, for a smoke run, ``COMPANION_SMOKE=1``), writes the executed notebook
+and every figure it drew (PNG, named after the book figure it reproduces) to an output folder, and collects
+the claims the notebook checked.  :func:`format_report` prints the table the ``reproduce`` command ends with:
+chapter, claim, verdict, measured numbers, seconds.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from typing import Any
 import jupytext
 import nbformat
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from nbclient.exceptions import CellExecutionError, CellTimeoutError
 from tqdm.auto import tqdm
 from traitlets.config import Config
 
 from companion.kit.claims import LoggedClaim, read_log
-from companion.kit.config import ConfigError, read_profile, read_seed
+from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke
 from companion.kit.i18n import read_language, tr
 from companion.tools.reproduction import SavedFigure, save_figures
 
@@ -42,8 +43,8 @@ class ChapterRun:
 
     @property
     def ok(self) -> bool:
-        """The notebook ran to its end and every claim (explorations aside) held."""
-        return self.error is None and all(c.passed for c in self.claims if not c.exploration)
+        """The notebook ran to its end and every claim (explorations and a smoke run's claims aside) held."""
+        return self.error is None and all(c.passed for c in self.claims if c.judged)
 
 
 def load_source(path: Path) -> nbformat.NotebookNode:
@@ -66,27 +67,33 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: 
 
 
 def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed: int = 0, timeout: int = 600,
-                extra_env: dict[str, str] | None = None, language: str = "en") -> ChapterRun:
+                extra_env: dict[str, str] | None = None, language: str = "en", smoke: bool = False) -> ChapterRun:
     """Execute one chapter source headless and collect its claims.
+
+    ``smoke`` cuts the full profile's step counts to a few recording intervals
+    (:func:`~companion.kit.config.pick_steps`) and leaves its claims unjudged; it needs ``profile="full"``.
 
     With an ``out_dir``, the executed notebook goes to ``out_dir/<slug>.ipynb`` and its figures to ``out_dir/<slug>/``,
     named after the book figures they reproduce (:func:`~companion.tools.reproduction.save_figures`);
     with ``None`` nothing is written (the robustness sweep keeps only the claims).
     """
     profile, seed = read_profile(profile), read_seed(seed)
+    smoke = read_smoke(profile, smoke)
     slug = source.stem
     nb = load_source(source)
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "claims.jsonl"
         env = {"COMPANION_PROFILE": profile, "COMPANION_SEED": str(seed), "COMPANION_CLAIMS_LOG": str(log),
                "COMPANION_CHAPTER": slug, "COMPANION_PROGRESS": "0", "COMPANION_LANG": read_language(language),
-               **(extra_env or {})}
+               "COMPANION_SMOKE": "1" if smoke else "0", **(extra_env or {})}
         start = time.perf_counter()
         error = None
         try:
             execute(nb, source.parent, env, timeout=timeout)
         except CellExecutionError as exc:
             error = f"{exc.ename}: {exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''}"
+        except CellTimeoutError:
+            error = f"a cell ran longer than the {timeout} s allowed (--timeout)"
         seconds = time.perf_counter() - start
         claims = read_log(log)
     if out_dir is None:
@@ -110,7 +117,7 @@ def read_jobs(value: str | int) -> int:
 
 
 def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: int, timeout: int = 600,
-                 jobs: int = 1, progress: bool = True, language: str = "en") -> list[ChapterRun]:
+                 jobs: int = 1, progress: bool = True, language: str = "en", smoke: bool = False) -> list[ChapterRun]:
     """Execute ``chapters`` (catalog entries), ``jobs`` at a time, each kernel with cores // jobs torch threads
     (``COMPANION_THREADS``, unless the environment sets it), behind one progress bar; results in catalog order.
 
@@ -124,7 +131,7 @@ def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: 
 
     def one(ch: Any) -> ChapterRun:
         return run_chapter(ch.source, out_dir, profile=profile, seed=seed, timeout=timeout, extra_env=env,
-                           language=language)
+                           language=language, smoke=smoke)
 
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait: the work is in the kernels
@@ -148,7 +155,7 @@ def sync_notebook(source: Path, seed: int = 0, timeout: int = 600) -> Path:
     """
     nb = load_source(source)
     env = {"COMPANION_PROFILE": "quick", "COMPANION_SEED": str(seed), "COMPANION_CHAPTER": source.stem,
-           "COMPANION_PROGRESS": "0", "COMPANION_LANG": "en"}
+           "COMPANION_PROGRESS": "0", "COMPANION_LANG": "en", "COMPANION_SMOKE": "0"}
     execute(nb, source.parent, env, timeout=timeout)
     nb.metadata.pop("widgets", None)
     nb.metadata["jupytext"] = {"formats": "ipynb,py:percent"}
@@ -181,7 +188,8 @@ def format_report(runs: list[ChapterRun], language: str = "en") -> str:
     rows = []
     for run in runs:
         for c in run.claims:
-            verdict = tr("explored", language) if c.exploration else \
+            verdict = tr("smoke (not judged)", language) if c.smoke else \
+                tr("explored", language) if c.exploration else \
                 (tr("PASS (thin)", language) if c.thin else tr("PASS", language)) if c.passed else tr("FAIL", language)
             margin = tr("never", language) if c.margin is None else f"{c.margin:+.3g} {c.unit}"
             rows.append((run.slug, f"{c.id} [{c.figure}] {tr(c.text, language)}", verdict,
@@ -196,9 +204,12 @@ def format_report(runs: list[ChapterRun], language: str = "en") -> str:
         return " | ".join(_fit(str(v), w) for v, w in zip(row, widths))
 
     lines = [fmt(header), "-+-".join("-" * w for w in widths), *map(fmt, rows)]
-    n_claims = sum(not c.exploration for r in runs for c in r.claims)
-    n_pass = sum(c.passed and not c.exploration for r in runs for c in r.claims)
+    n_claims = sum(c.judged for r in runs for c in r.claims)
+    n_pass = sum(c.passed and c.judged for r in runs for c in r.claims)
     lines.append("\n" + tr("{passed}/{claims} claims hold; {clean}/{chapters} chapters ran clean; {seconds:.0f} s in all",
                            language).format(passed=n_pass, claims=n_claims, clean=sum(r.ok for r in runs),
                                             chapters=len(runs), seconds=sum(r.seconds for r in runs)))
+    n_smoke = sum(c.smoke for r in runs for c in r.claims)
+    if n_smoke:
+        lines.append(tr("{smoke} claims of a smoke run evaluated, not judged", language).format(smoke=n_smoke))
     return "\n".join(lines)

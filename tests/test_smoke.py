@@ -1,0 +1,110 @@
+"""The smoke run of the full profile (``run chNN --profile full --smoke``): every full-profile code path on a CPU.
+
+A smoke run keeps the full profile's shapes, widths and recording cadence but cuts every step count to a few
+recording intervals (:func:`companion.kit.config.pick_steps`); its claims are evaluated and shown as smoke, never
+judged, while an exception in any cell still fails the run.
+"""
+
+import pytest
+
+from companion.__main__ import main
+from companion.kit import config
+from companion.kit.claims import SMOKE_MARK
+from companion.tools import catalog, runner
+
+FAILING_CLAIM = '''# %%
+from companion.kit.claims import ClaimSpec, compare, show
+TWO_ONE = ClaimSpec("ch98.two-one", "图0.2", "two is less than one")
+
+# %%
+show(TWO_ONE.judge(compare("two", 2, "<", "one", 1)))
+'''
+
+
+@pytest.fixture
+def settings_env(monkeypatch):
+    """Set COMPANION_PROFILE / COMPANION_SMOKE for one test and restore the cached settings afterwards."""
+
+    def use(profile: str, smoke: str) -> config.Settings:
+        monkeypatch.setenv("COMPANION_PROFILE", profile)
+        monkeypatch.setenv("COMPANION_SMOKE", smoke)
+        config.reset_settings()
+        return config.settings()
+
+    yield use
+    monkeypatch.undo()
+    config.reset_settings()
+    config.settings()
+
+
+def test_pick_steps_cuts_only_in_a_smoke_run(settings_env):
+    settings_env("quick", "0")
+    assert config.pick_steps(quick=1000, full=10_000, every=50) == 1000
+    settings_env("full", "0")
+    assert config.pick_steps(quick=1000, full=10_000, every=50) == 10_000
+    assert config.pick_steps(quick=1000, full=10_000, every=50, smoke=20) == 10_000
+    assert settings_env("full", "1").smoke
+    assert config.pick_steps(quick=1000, full=10_000, every=50) == config.SMOKE_INTERVALS * 50
+    assert config.pick_steps(quick=1000, full=10_000, every=50, smoke=20) == 20
+    assert config.pick_steps(quick=10, full=30, every=50) == 30           # never more than the full count
+    assert config.pick(quick=8, full=100, smoke=4) == 4 and config.pick(quick=8, full=100) == 100
+    settings_env("full", "0")
+    assert config.pick(quick=8, full=100, smoke=4) == 100
+    settings_env("quick", "0")
+    assert config.pick(quick=8, full=100, smoke=4) == 8
+    with pytest.raises(ValueError, match="every"):
+        config.pick_steps(quick=10, full=30, every=0)
+
+
+def test_smoke_needs_the_full_profile(settings_env):
+    with pytest.raises(config.ConfigError, match="needs --profile full"):
+        settings_env("quick", "1")
+    with pytest.raises(config.ConfigError, match="COMPANION_SMOKE must be 1 or 0"):
+        config.read_smoke("full", "maybe")
+
+
+@pytest.mark.parametrize("argv", [["run", "ch04", "--smoke"], ["reproduce", "--smoke"],
+                                  ["run", "ch04", "--profile", "quick", "--smoke"]])
+def test_smoke_without_the_full_profile_is_refused(argv, monkeypatch, capsys):
+    monkeypatch.delenv("COMPANION_PROFILE", raising=False)
+    monkeypatch.delenv("COMPANION_SMOKE", raising=False)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "needs --profile full" in err[0], err
+
+
+def test_a_smoke_run_shows_claims_without_judging_them(tmp_path):
+    source = tmp_path / "ch98_claim.py"
+    source.write_text(FAILING_CLAIM)
+    run = runner.run_chapter(source, None, profile="full", smoke=True)
+    assert run.error is None and run.ok                       # the failing claim is not judged
+    assert [(c.id, c.smoke, c.judged) for c in run.claims] == [("ch98.two-one", True, False)]
+    report = runner.format_report([run])
+    assert "0/0 claims hold; 1/1 chapters ran clean" in report and "1 claims of a smoke run" in report
+    source.write_text(FAILING_CLAIM + "\n# %%\nraise RuntimeError('a full-profile bug')\n")
+    assert not runner.run_chapter(source, None, profile="full", smoke=True).ok   # an exception still fails
+
+
+# The chapters whose smoke run is finished: it runs to its end on a 2-core CPU within CI's budget.  Issue #18 tracks
+# the others (measured on this 2-core machine, one thread, busy: ch04 57 s, ch08 128 s — too long for CI as they
+# are; ch07 and ch09 time out at 150–200 s in their full-size sweeps, which need smoke-only cuts; ch10–ch15 not run).
+SMOKE_CHECKED = ("ch05_multiscale_networks", "ch06_frequency_mechanism")
+
+
+@pytest.mark.parametrize("chapter", SMOKE_CHECKED)
+def test_the_full_profile_of_a_chapter_runs(chapter, tmp_path, monkeypatch):
+    """The chapter's full profile, cut to a few recording intervals, runs to its end (one thread, fresh cache)."""
+    monkeypatch.setenv("COMPANION_THREADS", "1")
+    monkeypatch.setenv("COMPANION_CACHE", str(tmp_path / "cache"))
+    run = runner.run_chapter(catalog.find(chapter).source, tmp_path / "out", profile="full", smoke=True,
+                             timeout=300)
+    assert run.error is None, run.error
+    assert run.claims and all(c.smoke for c in run.claims)
+    assert SMOKE_MARK in (tmp_path / "out" / f"{chapter}.ipynb").read_text(encoding="utf-8")
+
+
+def test_a_cell_that_runs_too_long_is_reported_not_raised(tmp_path):
+    source = tmp_path / "ch98_slow.py"
+    source.write_text("# %%\nimport time\ntime.sleep(30)\n")
+    run = runner.run_chapter(source, None, timeout=2)
+    assert not run.ok and "longer than the 2 s allowed" in run.error
