@@ -108,3 +108,12 @@ def test_a_cell_that_runs_too_long_is_reported_not_raised(tmp_path):
     source.write_text("# %%\nimport time\ntime.sleep(30)\n")
     run = runner.run_chapter(source, None, timeout=2)
     assert not run.ok and "longer than the 2 s allowed" in run.error
+
+
+def test_an_error_while_a_cell_shows_its_output_fails_the_run(tmp_path):
+    """An exception raised after a cell ran — while its figure is drawn — does not fail the cell in nbclient; the
+    runner still reports it (a full-profile figure that cannot be drawn is a bug like any other)."""
+    source = tmp_path / "ch98_draw.py"
+    source.write_text("# %%\nget_ipython().events.register('post_execute', lambda: 1 / 0)\n\n# %%\nx = 1\n")
+    run = runner.run_chapter(source, None)
+    assert not run.ok and "ZeroDivisionError" in run.error and "showing its output" in run.error

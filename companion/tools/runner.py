@@ -66,6 +66,16 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: 
                        config=ipc).execute(env=env)
 
 
+def _error_output(nb: nbformat.NotebookNode) -> str | None:
+    """The first error a cell showed without failing: raised while its output was shown (a figure that could not
+    be drawn, in the kernel's post-execute hook), which nbclient does not report."""
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                return f"{out.get('ename')}: {str(out.get('evalue', '')).strip()[:120]} (cell {i}, showing its output)"
+    return None
+
+
 def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed: int = 0, timeout: int = 600,
                 extra_env: dict[str, str] | None = None, language: str = "en", smoke: bool = False) -> ChapterRun:
     """Execute one chapter source headless and collect its claims.
@@ -94,6 +104,7 @@ def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed
             error = f"{exc.ename}: {exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''}"
         except CellTimeoutError:
             error = f"a cell ran longer than the {timeout} s allowed (--timeout)"
+        error = error or _error_output(nb)
         seconds = time.perf_counter() - start
         claims = read_log(log)
     if out_dir is None:
