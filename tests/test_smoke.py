@@ -85,9 +85,9 @@ def test_a_smoke_run_shows_claims_without_judging_them(tmp_path):
     assert not runner.run_chapter(source, None, profile="full", smoke=True).ok   # an exception still fails
 
 
-# The chapters whose smoke run is finished: it runs to its end on a 2-core CPU within CI's budget.  Issue #18 tracks
-# the others (measured on this 2-core machine, one thread, busy: ch04 57 s, ch08 128 s — too long for CI as they
-# are; ch07 and ch09 time out at 150–200 s in their full-size sweeps, which need smoke-only cuts; ch10–ch15 not run).
+# The chapters whose smoke run fits CI's budget (2 cores, no GPU): each of the twelve runs clean (measured on a
+# 16-core H100 machine, issue #18), but one at a time on one thread they take 28–115 s each (ch12, ch13, ch14 the
+# longest), about 12 min in all, so CI runs these two.
 SMOKE_CHECKED = ("ch05_multiscale_networks", "ch06_frequency_mechanism")
 
 
