@@ -237,3 +237,16 @@ def test_a_figure_phrase_translated_to_english_is_refused_but_a_symbol_or_a_name
     monkeypatch.setattr(i18n.figure_words, "cache_clear", lambda: None, raising=False)
     assert translate.figure_word_problems() == ["figures: the translation of 'step' keeps English words: 'step'",
                                                 "figures: the translation of 'loss' keeps English words: '损失 loss'"]
+
+
+def test_an_inset_gets_the_chinese_of_its_words_too(monkeypatch) -> None:
+    monkeypatch.setattr(i18n, "figure_words", lambda language="zh": FIGURE_TABLE)
+    fig, ax = plt.subplots()
+    inset = ax.inset_axes([0.6, 0.6, 0.3, 0.3])
+    inset.plot([0, 1], [0, 1], label="loss")
+    inset.set(title="layer 1", xlabel="step")
+    inset.legend()
+    fig.savefig(io.BytesIO(), format="png")
+    assert inset.get_title() == "layer 1\n层 1" and inset.get_xlabel() == "step · 步数"
+    assert [t.get_text() for t in inset.get_legend().get_texts()] == ["loss · 损失"]
+    plt.close(fig)

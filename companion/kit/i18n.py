@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -221,8 +222,6 @@ def bilingual(text: str, *, two_lines: bool = False, language: str = "zh") -> st
     :class:`MissingFigureWords` warning naming them."""
     translated, missing = translate_figure_text(text, language)
     if missing:
-        import warnings
-
         warnings.warn(f"figure text {text!r}: no Chinese for {' | '.join(dict.fromkeys(missing))} "
                       f"(add them to companion/translations/{language}/{FIGURES}.toml)", MissingFigureWords, stacklevel=2)
     if translated is None or translated == text:

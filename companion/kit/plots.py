@@ -41,6 +41,18 @@ def cjk_font() -> str | None:
     return next((name for name in CJK_FONTS if name in installed), None)
 
 
+def _all_axes(fig: Figure) -> Iterator[Axes]:
+    """The axes of ``fig`` and, inside each, its inset axes (``ax.inset_axes``), which ``fig.axes`` leaves out."""
+    def within(ax: Axes) -> Iterator[Axes]:
+        yield ax
+        for child in ax.get_children():
+            if isinstance(child, Axes):
+                yield from within(child)
+
+    for ax in fig.axes:
+        yield from within(ax)
+
+
 def _texts(fig: Figure) -> Iterator[tuple[Text, bool]]:
     """Every word-bearing text of ``fig`` but the tick labels, with whether it is a title (drawn on two lines)."""
     for title in (fig._suptitle, fig._supxlabel, fig._supylabel):  # noqa: SLF001 — matplotlib keeps them here
@@ -49,20 +61,12 @@ def _texts(fig: Figure) -> Iterator[tuple[Text, bool]]:
     yield from ((text, False) for text in fig.texts)
     for legend in fig.legends:
         yield from ((text, False) for text in legend.get_texts())
-    for ax in fig.axes:
+    for ax in _all_axes(fig):
         yield from ((title, True) for title in (ax.title, ax._left_title, ax._right_title))  # noqa: SLF001
         yield from ((label, False) for label in (ax.xaxis.label, ax.yaxis.label))
         yield from ((text, False) for text in ax.texts)
         if ax.get_legend() is not None:
             yield from ((text, False) for text in ax.get_legend().get_texts())
-        for child in ax.get_children():  # legends and texts of inset axes
-            if isinstance(child, Axes):
-                yield from _texts_of_inset(child)
-
-
-def _texts_of_inset(ax: Axes) -> Iterator[tuple[Text, bool]]:
-    yield ax.title, True
-    yield from ((label, False) for label in (ax.xaxis.label, ax.yaxis.label))
 
 
 def add_chinese(fig: Figure) -> Figure:
@@ -73,7 +77,7 @@ def add_chinese(fig: Figure) -> Figure:
     """
     for text, title in _texts(fig):
         text.set_text(bilingual(text.get_text(), two_lines=title))
-    for ax in fig.axes:
+    for ax in _all_axes(fig):
         for axis in (ax.xaxis, ax.yaxis):
             formatter = axis.get_major_formatter()
             if isinstance(formatter, (FixedFormatter, FuncFormatter, StrCategoryFormatter)):
