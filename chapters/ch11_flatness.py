@@ -131,9 +131,8 @@ SMALL_ETA = 0.1
 TRACK_EVERY = pick(quick=20, full=10)
 data = digits(N_TRAIN, None, standardise=True)   # test: the other 1669 images
 y, y_test = data.one_hot(), data.one_hot(test=True)
-# every run of sections 2–4 starts from one initialisation: fl.DropoutMLP(WIDTHS, "tanh", generator=generator(seed, 1))
-eos = {eta: fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(seed, 1)), data.x, y, eta=eta,
-                             steps=EOS_STEPS, track_every=TRACK_EVERY, generator=generator(seed, 2))
+# every run of sections 2–4 starts from one initialisation, the stream (seed, 1) (`fl.train_fresh`, cached)
+eos = {eta: fl.train_fresh(WIDTHS, data.x, y, seed=seed, batches=2, eta=eta, steps=EOS_STEPS, track_every=TRACK_EVERY)
        for eta in (SMALL_ETA, BS_ETA, *EOS_ETAS)}
 
 fig, axes = panels(2, width=4.6)
@@ -195,9 +194,8 @@ show(fl.check_small_eta_below(eos[SMALL_ETA]))
 BATCHES = (8, 32)
 sgd_runs = {}
 for b in BATCHES:
-    sgd_runs[b] = fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(seed, 1)), data.x, y, eta=BS_ETA,
-                                   steps=EOS_STEPS, batch_size=b, track_every=EOS_STEPS // 8, loss_every=10,
-                                   generator=generator(seed, 2 + b))
+    sgd_runs[b] = fl.train_fresh(WIDTHS, data.x, y, seed=seed, batches=2 + b, eta=BS_ETA, steps=EOS_STEPS,
+                                 batch_size=b, track_every=EOS_STEPS // 8, loss_every=10)
 bs_runs = {**sgd_runs, N_TRAIN: eos[BS_ETA]}
 bs_sharp = {b: r.final_sharpness for b, r in bs_runs.items()}
 
@@ -333,9 +331,8 @@ show(fl.check_feng_tu(ft))
 # (Negative control: "SGD" with the full batch, B = n, which has no noise.)
 
 # %%
-gld = fl.train_tracked(fl.DropoutMLP(WIDTHS, "tanh", generator=generator(seed, 1)), data.x, y, eta=BS_ETA,
-                       steps=EOS_STEPS, track_every=EOS_STEPS // 8, loss_every=10, generator=generator(seed, 4),
-                       noise=fl.isotropic_noise(data.x, y, NOISE_B, refresh_every=20, generator=generator(seed, 5)))
+gld = fl.train_fresh(WIDTHS, data.x, y, seed=seed, batches=4, eta=BS_ETA, steps=EOS_STEPS, gld_batch=NOISE_B,
+                     track_every=EOS_STEPS // 8, loss_every=10)
 dyn_sharp = {"GD": bs_sharp[N_TRAIN], "GLD (isotropic)": gld.final_sharpness, f"SGD (B={NOISE_B})": bs_sharp[NOISE_B]}
 dyn_test = {"GD": fl.accuracy(eos[BS_ETA].model, data.x_test, data.labels_test),
             "GLD (isotropic)": fl.accuracy(gld.model, data.x_test, data.labels_test),

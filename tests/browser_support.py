@@ -124,13 +124,20 @@ def isolated_env(home: Path) -> dict[str, str]:
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The book built by the README's command (warnings are errors) once per test session.
 
-    Returns the folder holding ``index.html``.
+    Under pytest-xdist every worker has its own base temporary folder below a common one; the site is
+    built there once, under a file lock, and the other workers read it.  Returns the folder holding
+    ``index.html``.
     """
     require_jupyter_book()
+    from filelock import FileLock
+
     from companion.__main__ import main
 
-    out = tmp_path_factory.getbasetemp() / "book-site"
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out = shared / "book-site"
     html = out / "_build" / "html"
-    if not (html / "index.html").exists():
-        assert main(["book", "--out", str(out)]) == 0, "`python -m companion book` failed (its output is above)"
+    with FileLock(str(shared / "book-site.lock")):
+        if not (html / "index.html").exists():
+            assert main(["book", "--out", str(out)]) == 0, "`python -m companion book` failed (its output is above)"
     return html

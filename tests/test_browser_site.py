@@ -1,7 +1,8 @@
 """The book site in a real browser: every page shows its title, its figures and its math, without errors.
 
 The site is built once per session (warnings are errors), served on 127.0.0.1 and opened in
-headless Debian Chromium; one full-page screenshot per page is kept under pytest's tmp dir.
+headless Debian Chromium; a page that fails leaves a full-page screenshot under pytest's tmp dir
+(``screenshots/site``): taking one of every page would cost about 3 s a page.
 """
 
 from __future__ import annotations
@@ -102,12 +103,14 @@ def test_page_renders_title_figures_and_math(page: str, language: str, site_url:
         _check_page(tab, page, language)
         switch = tab.locator(".companion-language-switch a")  # to the same page of the other edition
         assert switch.count() == 1 and switch.get_attribute("href").endswith(f"{page}.html")
-    finally:
+        assert not log.errors, f"{page}: " + "\n".join(log.errors)
+    except AssertionError:
         shots = tmp_path_factory.getbasetemp() / "screenshots" / "site"
         shots.mkdir(parents=True, exist_ok=True)
         tab.screenshot(path=str(shots / f"{language}-{page}.png"), full_page=True)
+        raise
+    finally:
         tab.close()
-    assert not log.errors, f"{page}: " + "\n".join(log.errors)
 
 
 # Every chapter's explorer in the English edition; the Chinese edition's explorers run the same script over the same

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from companion.kit import cache
@@ -124,3 +126,28 @@ def test_a_failed_run_is_not_stored_and_cache_info_and_clear(fresh_cache, capsys
     assert main(["cache", "clear", "--outdated"]) == 0 and "deleted 2 results" in capsys.readouterr().out
     assert cache.folders() == [] or all(f.entries == 0 for f in cache.folders())
     assert main(["cache", "clear"]) == 0
+
+
+def _total(x) -> float:
+    return float(x.sum())
+
+
+def test_a_tensor_argument_finds_its_result_from_another_process(fresh_cache, tmp_path):
+    """A tensor's pickle differs from process to process; its cache key must not (a second run, a warm
+    `reproduce`, a robustness sweep read results another process stored)."""
+    import subprocess
+    import sys
+
+    import torch
+
+    program = ("import sys, torch; sys.path.insert(0, sys.argv[1]); from companion.kit import cache; "
+               "import test_cache as t; x = torch.linspace(0, 1, 11, dtype=torch.float64); "
+               "net = torch.nn.Linear(2, 3); torch.nn.init.constant_(net.weight, 0.5); "
+               "print(cache.is_cached(t._total, x=x), cache.is_cached(t._total, x=net.weight), t._total(x), "
+               "cache.cached(t._total)(x), cache.cached(t._total)(net.weight))")
+    runs = [subprocess.run([sys.executable, "-c", program, str(Path(__file__).parent)], capture_output=True,
+                           text=True, check=True).stdout.split() for _ in range(2)]
+    assert runs[0][:2] == ["False", "False"] and runs[1][:2] == ["True", "True"]  # the 2nd process reads the 1st's
+    x = torch.linspace(0, 1, 11, dtype=torch.float64)
+    assert not cache.is_cached(_total, x=x.float()) and not cache.is_cached(_total, x=x + 1e-12)  # dtype, values
+    assert not cache.is_cached(_total, x=x.reshape(1, -1))  # shape

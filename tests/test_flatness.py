@@ -69,6 +69,16 @@ def test_gd_path_2d_stable_iff_eta_below_2_over_lambda_max():
 
 
 # ---------------------------------------------------------------- data, model
+def test_the_bundled_digits_are_scikit_learns_without_importing_it():
+    from sklearn.datasets import load_digits
+
+    from companion.core.data import bundled_digits
+
+    images, labels = bundled_digits()
+    expected_images, expected_labels = load_digits(return_X_y=True)
+    assert np.array_equal(images, expected_images) and np.array_equal(labels, expected_labels)
+
+
 def test_digits_standardised_and_split():
     d = digits(100, 50, standardise=True)
     assert d.x.shape == (100, 64) and d.one_hot().shape == (100, 10) and d.x_test.shape == (50, 64)

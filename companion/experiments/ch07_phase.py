@@ -41,6 +41,7 @@ from companion.core.neurons import (
     plot_feature_scatter,
     projection,
 )
+from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Condition, Verdict, compare, count, identity, threshold
 from companion.kit.seeds import active_seed
 
@@ -189,6 +190,7 @@ def _index(values: np.ndarray, value: float, name: str) -> int:
     return int(hits[0])
 
 
+@cached
 def run_phase(gammas: Sequence[float], gamma_primes: Sequence[float], widths: Sequence[int], *,
               x: torch.Tensor | None = None, y: torch.Tensor | None = None, max_steps: int = 20_000,
               rel_tol: float = 1e-4, seed: int = 0, n_seeds: int = 1, record_every: int = 100,

@@ -64,6 +64,7 @@ from companion.core.neurons import (
     sorted_cosine_matrix,
 )
 from companion.core.train import History, descend, make_optimizer, run
+from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
 from companion.kit.seeds import active_seed, generator
 
@@ -114,6 +115,7 @@ class InitialCondensation:
     risk: np.ndarray | None = None
 
 
+@cached
 def run_initial_condensation(act: str, *, n_members: int = 3, steps: int = 100, lr: float | None = None,
                              init_std: float = 50.0 ** -4, record_every: int | None = None,
                              seed: int = 0) -> InitialCondensation:
@@ -164,6 +166,7 @@ class MultiplicityRun:
     loss_ratio: np.ndarray
 
 
+@cached
 def run_multiplicity(act: str, *, n_members: int = 4, max_steps: int = 400, n: int = 40, width: int = 50,
                      init_std: float | None = None, seed: int = 0) -> MultiplicityRun:
     """1-D initial condensation: n points x ~ U[−1, 1], target sin(3x + 1), f = Σ_k a_k σ(w_k x + b_k)
@@ -271,6 +274,7 @@ class ResidualCondensation:
     loss_ratio: np.ndarray
 
 
+@cached
 def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 4e-5, std: float = 0.01,
                               width: int = 18, d: int = 3, n: int = 80) -> ResidualCondensation:
     """图8.11: a residual net with a different activation per layer, trained by Adam from N(0, std²).
@@ -374,6 +378,7 @@ class CondensationProcess:
     dead: np.ndarray
 
 
+@cached
 def run_condensation(*, width: int = 100, init_std: float = 1e-3, act: str = "relu", keep: float = 1.0,
                      n: int = 50, steps: int = 12_000, lr: float = 0.05, n_snapshots: int = 41,
                      seed: int = 0, progress: bool = True) -> CondensationProcess:
@@ -498,6 +503,7 @@ def run_dropout_fit(x: Tensor, y: Tensor, *, keeps: tuple[float, ...] = (1.0, 0.
                       risk=hist["risk"])
 
 
+@cached
 def run_dropout_sample_size(sizes: tuple[int, ...], *, keeps: tuple[float, ...] = (1.0, 0.9), trials: int = 2,
                             width: int = 200, steps: int = 3_000, seed: int = 0) -> np.ndarray:
     """图8.16: test error ½⟨(f − f*)²⟩ on [−10, 10] of students fitted to n evenly spaced samples of the
@@ -764,6 +770,7 @@ class DropoutRelu:
     mc_se: float
 
 
+@cached
 def run_dropout_relu(*, width: int = 500, keep: float = 0.9, steps: int = 20_000, lr: float = 1e-3,
                      n_masks: int = 40_000, seed: int = 0) -> DropoutRelu:
     """图8.12 and (8.5): the target ½ReLU(−x − ⅓) + ½ReLU(x − ⅓) on 8 points of [−1, 1], two-layer ReLU
@@ -851,6 +858,7 @@ class TanhDropout(DropoutFit):
 SMALL_INIT = (1e-3, 1.0)
 
 
+@cached
 def run_tanh_dropout(*, keep: float = 0.9, trials: int = 3, width: int = 500, steps: int = 5_000,
                      small: tuple[float, float] = SMALL_INIT, seed: int = 0) -> TanhDropout:
     """图8.13–8.14: f(x) = tanh(x − 6) + tanh(x + 6) on 10 evenly spaced points of [−10, 10], two-layer tanh
@@ -1094,6 +1102,7 @@ class ConvCondensation:
         return np.array([line_share(m) for m in mats])
 
 
+@cached
 def run_cnn_condensation(*, n_train: int = 300, n_test: int = 300, channels: int = 32, small_std: float = 1e-4,
                          control_std: float | None = None, lr: float = 1e-3, steps: int = 1_500,
                          optimizer: str = "adam", record_every: int = 10, seed: int = 0) -> ConvCondensation:

@@ -35,6 +35,7 @@ from torch import Tensor
 
 from companion.core import neurons as condensation
 from companion.core import landscape
+from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
 from companion.core.nets import MLP
 from companion.core.data import Digits
@@ -304,6 +305,7 @@ def _polish(theta: np.ndarray, args: tuple, iters: int, eps: float = 1e-6) -> np
     return theta
 
 
+@cached
 def best_fits(x_aug: Tensor, y: Tensor, m: int, *, restarts: int = 16, act: str = "tanh", scale: float = 1.0,
               seed: int = 0, polish: int = 8, max_iter: int = 400) -> list[Fit]:
     """Critical points of the width-m net by many-restart L-BFGS (float64) + Newton polish, best first.
@@ -342,6 +344,7 @@ def is_strict_minimum(fit: Fit, x_aug: Tensor, y: Tensor, act: str = "tanh", *, 
     return counts.negative == 0 and counts.zero == 0
 
 
+@cached
 def strict_minimum(x_aug: Tensor, y: Tensor, m: int, *, batch: int = 8, max_restarts: int = 96, act: str = "tanh",
                    seed: int = 0) -> tuple[Fit, int]:
     """The lowest strict minimum among restarts of :func:`best_fits`, run in batches of ``batch`` until one
@@ -433,6 +436,7 @@ def three_tanh_target(n: int = 64, lo: float = -4.0, hi: float = 4.0) -> tuple[T
     return x, augment(x), y[:, None]
 
 
+@cached
 def run_widths(x_aug: Tensor, y: Tensor, widths: Sequence[int], n_seeds: int, *, init_std: float, lr: float,
                steps: int, record_every: int, seed: int, act: str = "tanh",
                progress: bool = True) -> dict[int, BatchRun]:
@@ -513,6 +517,7 @@ class SplitSpectrum:
     out_diff: float
 
 
+@cached
 def split_spectra(fit: Fit, x_aug: Tensor, y: Tensor, ks: Sequence[int] = (1, 2, 3), *, s: int | None = None,
                   alpha: float = 0.5, factor: float = 1e3, floor: float = 1e-11, act: str = "tanh") -> list[SplitSpectrum]:
     """图9.7: split neuron s (default: the largest amplitude) of a critical point into k copies for each
@@ -559,6 +564,7 @@ def plateau_sharpness(fit: Fit, x_aug: Tensor, y: Tensor, widths: Sequence[int],
     return np.asarray(out)
 
 
+@cached
 def split_identity_errors(x_aug: Tensor, y: Tensor, seed: int, *,
                           alphas: Sequence[float] = (-0.5, 0.3, 1.7), width: int = 3, s: int = 1,
                           act: str = "tanh", jitter: float = 0.0) -> np.ndarray:
@@ -634,6 +640,7 @@ class Compression:
         return abs(self.loss_pruned / self.loss_wide - 1)
 
 
+@cached
 def compress(data: Digits, *, width: int, init_std: float, steps: int, lr: float, seed: int,
              cos_threshold: float = 0.95, amp_cutoff: float = 0.02, act: str = "relu") -> Compression:
     """图9.8: train a width-``width`` two-layer net on the digits ``data`` (inputs x̃ = (x, 1), one-hot targets) by
@@ -720,6 +727,7 @@ class LearningPath:
         return delta_f(self.out_narrow, self.y, self.ks)
 
 
+@cached
 def learning_path(width: int = 500, *, init_std: float = 1e-3, lr: float = 0.05, steps: int = 40_000,
                   record_every: int = 100, seed: int = 0, n: int = 80, ks: Sequence[int] = tuple(range(1, 9)),
                   restarts: int = 16, act: str = "tanh", optimizer: str = "gd", progress: bool = True) -> LearningPath:

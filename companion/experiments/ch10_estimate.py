@@ -30,6 +30,7 @@ from torch.func import jacfwd
 
 from companion.core.nets import BatchedMLP
 from companion.core.train import descend, run, train
+from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, is_never, threshold
 from companion.kit.seeds import active_seed, generator, numpy_rng
 
@@ -216,6 +217,7 @@ class RecoveryGrid:
     median_error: np.ndarray
 
 
+@cached
 def completion_grid(ranks: list[int], ns: np.ndarray, trials: int, *, d: int = 4, init_std: float = 1e-3,
                     lr: float = 0.1, steps: int = 6000, threshold: float = 1e-2, seed: int = 0) -> RecoveryGrid:
     """图10.2: for every rank r and number n of observed entries, ``trials`` random (target, mask)
@@ -393,6 +395,7 @@ def patch_net_step(u: Tensor, a: Tensor, k: Tensor, y: Tensor, weight: Tensor) -
     return f, grad_a, grad_k
 
 
+@cached
 def fit_nets_10_18(arch: str, ns: np.ndarray, trials: int, *, width: int, init_std: float = 1e-6,
                    lr: float = 0.3, steps: int = 3000, seed: int = 0, n_test: int = 500) -> np.ndarray:
     """图10.3: fit the target (10.18) from n samples x ~ N(0, I_5) by full-batch GD on the mean squared
@@ -473,6 +476,7 @@ class RankResult:
 W_STAR_10_18 = ((0.6, 0.8, 1.0, 0.0, 0.0), (0.0, 0.6, 0.8, 1.0, 0.0), (0.0, 0.0, 0.6, 0.8, 1.0))
 
 
+@cached
 def model_ranks(seed: int, *, perturb: float = 0.0, n_inputs: int = 2000,
                 widths: Sequence[int] = (3, 10, 30)) -> RankResult:
     """Every model rank of section 1 on ``n_inputs`` random inputs drawn from ``seed`` (float64).
@@ -583,6 +587,7 @@ class LinearFitResult:
         return err[[self.names.index(k) for k in names], list(self.ns).index(n)]
 
 
+@cached
 def fl_vs_fnl(trials: int, steps: int, *, seed: int = 0, names: Sequence[str] = NAMES_10_1,
               ns: Sequence[int] = (1, 2, 3, 4), small_std: float = 1e-4, large_std: float = 0.3) -> LinearFitResult:
     """f_L and f_NL from init std ``small_std`` and f_NL from ``large_std`` on the targets ``names``."""
@@ -658,6 +663,7 @@ class CompletionResult:
 COMPLETION = dict(lr=0.2, steps=6000, threshold=1e-3)
 
 
+@cached
 def matrix_completion(ranks: Sequence[int], ns: Sequence[int], trials: int, init_stds: Sequence[float], *,
                       seed: int = 0, lr: float = COMPLETION["lr"], steps: int = COMPLETION["steps"],
                       threshold: float = COMPLETION["threshold"]) -> CompletionResult:
@@ -773,6 +779,7 @@ class InitScaleFits:
         return float(np.abs(np.diff(self.target)).sum())
 
 
+@cached
 def init_scale_fits(scales: Sequence[float] = (0.1, 4.0), *, width: int = 500, depth: int = 4, n: int = 12,
                     steps: int = 2000, lr: float = 1e-3, seed: int = 0, n_grid: int = 401) -> InitScaleFits:
     """图10.4: a tanh net with ``depth`` hidden layers of ``width`` neurons per init scale c, every weight and bias

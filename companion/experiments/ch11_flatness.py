@@ -48,6 +48,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -60,6 +61,7 @@ from companion.core import landscape
 from companion.core import train as engine
 from companion.core.data import digits
 from companion.core.nets import MLP, BatchedMLP
+from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Condition, Verdict, compare, count, identity, threshold
 from companion.kit.seeds import active_seed, generator
 
@@ -133,6 +135,7 @@ class QuadraticSweep:
         return self.eta * self.lam
 
 
+@cached
 def quadratic_sweep(lambdas: Sequence[float], eta_lambdas: Sequence[float], *, steps: int = 400,
                     tol: float = 1e-3, momentum: float = 0.0) -> QuadraticSweep:
     """Run GD (heavy-ball GD for ``momentum`` > 0) on ½λx² from x₀ = 1 for each λ and each η·λ, all cases in
@@ -342,6 +345,20 @@ def train_tracked(model: nn.Module, x: Tensor, y: Tensor, *, eta: float, steps: 
     return Run(eta, batch_size, float(getattr(model, "keep", 1.0)), history, theta, model)
 
 
+@cached
+def train_fresh(widths: Sequence[int], x: Tensor, y: Tensor, *, seed: int, batches: int, eta: float, steps: int,
+                gld_batch: int | None = None, **options: Any) -> Run:
+    """:func:`train_tracked` on a fresh tanh :class:`DropoutMLP` of ``widths`` drawn from the stream (``seed``, 1),
+    with mini-batches (and power-iteration starts) from the stream (``seed``, ``batches``); with ``gld_batch``,
+    plus the isotropic noise of that batch size's SGD noise (GLD, :func:`isotropic_noise`, re-estimated every
+    20 steps from the stream (``seed``, 5)).  The chapter's runs of 图11.2–11.4 are written this way so that they
+    are cached: a second run of the chapter reads them back.  ``options`` go to :func:`train_tracked`."""
+    noise = None if gld_batch is None else isotropic_noise(x, y, gld_batch, refresh_every=20,
+                                                           generator=generator(seed, 5))
+    return train_tracked(DropoutMLP(widths, "tanh", generator=generator(seed, 1)), x, y, eta=eta, steps=steps,
+                         noise=noise, generator=generator(seed, batches), **options)
+
+
 def accuracy(model: nn.Module, x: Tensor, labels: Tensor) -> float:
     """Fraction of samples whose arg-max output is the label (evaluation mode)."""
     model.eval()
@@ -502,6 +519,7 @@ class EnsembleAccuracy:
         return self.test_accuracy[self.dynamics.index(better)] - self.test_accuracy[self.dynamics.index(worse)]
 
 
+@cached
 def train_ensembles(widths: Sequence[int], data, *, members: int, eta: float, steps: int, batch_size: int,
                     dynamics: Sequence[str] = DYNAMICS, refresh_every: int = 20, seed: int = 0) -> EnsembleAccuracy:
     """Train ``members`` tanh MLPs of ``widths`` (every parameter ~ N(0, 1/fan_in), as :class:`DropoutMLP`) on
@@ -713,6 +731,7 @@ class DropoutFlatness:
         return float(np.mean([profile[i] - profile[mid] for i in near]))
 
 
+@cached
 def dropout_flatness(keeps: Sequence[float] = (1.0, 0.5), *, width: int = 1000, n: int = 40, steps: int = 2000,
                      lr: float = 3e-3, n_dirs: int = 5, alphas: np.ndarray | None = None,
                      seed: int = 0) -> DropoutFlatness:
@@ -861,6 +880,7 @@ class Alignment:
         self.span_ratio = self.tr_h_sigma / self.span_uniform
 
 
+@cached
 def noise_alignment(model: nn.Module, x: Tensor, y: Tensor, batch_size: int, loss: str = "mse",
                     n_probes: int = 30, *, generator: torch.Generator,
                     factor: Tensor | None = None) -> Alignment:
@@ -948,6 +968,7 @@ class FengTu:
     spearman: float
 
 
+@cached
 def feng_tu(model: nn.Module, x: Tensor, y: Tensor, batch_size: int, k: int = 40, loss: str = "mse",
             factor: Tensor | None = None) -> FengTu:
     """σ_i² and F_i along the top-k eigen-directions of Σ_sgd (or of a given noise ``factor``) at the model's
@@ -1067,6 +1088,7 @@ def explorer_sharpness(model: nn.Module, x: Tensor, y: Tensor, v0: Tensor, iters
     return float(lam), v
 
 
+@cached
 def explore_training(eta: float = 0.25, batch_size: int = EXPLORER_SAMPLES, keep: float = 1.0, width: int = 64,
                      steps: int = EXPLORER_STEPS, seed: int = 0) -> Run:
     """One digits run for the explorer: a tanh MLP 64-w-w-w-10, MSE, GD/SGD with dropout ``keep``, on the engine.

@@ -250,6 +250,7 @@ class Comparison:
 
 
 @torch.no_grad()
+@cached
 def compare(model: Transformer, config: ICLConfig, ks: list[int] | None = None, n_tasks: int = 512,
             n_probes: int = 16, lam: float = 0.1, noise: float | None = None, seed: int = 1) -> Comparison:
     """Evaluate the trained learner against the baselines on fresh tasks at each context length k.
@@ -353,6 +354,7 @@ class PolyakStep(torch.optim.Optimizer):
         self.losses = None
 
 
+@cached
 def finetune_vs_delta_w(model: Transformer, config: ICLConfig, n_tasks: int = 64, n_test: int = 32,
                         lr: float = 0.5, seed: int = 2, shuffle_labels: bool = False) -> FineTuning:
     """Dherin et al.'s comparison (§4.3): for new tasks w_test, (a) fine-tuning the MLP first-layer weights W₁
@@ -449,6 +451,7 @@ def random_identity_checks(seed: int, *, dim: int = 8, hidden: int = 32, n_promp
 
 
 @torch.no_grad()
+@cached
 def trained_identity_checks(model: Transformer, tasks: Tasks, scale: float = 1.0) -> dict[str, icl.Verification]:
     """:func:`~companion.core.icl.verify` on every block of ``model`` (a copy in float32 and in float64) on the
     prompts of ``tasks``, the query alone embedded at position 0; also the relative error of the model's
@@ -675,6 +678,7 @@ BASE_NOISE, BASE_DEPTH = 0.0, 2  # the explorer's base learner: its default nois
 ADAPT_SHARE = 8  # an adaptation takes 1/8 of the base's steps (75 for the quick profile's 600)
 
 
+@cached
 def explorer_base(steps: int, seed: int) -> Transformer:
     """The explorer's base learner, at its defaults σ = 0 and 2 blocks: :func:`train_icl` with ``steps`` steps
     (the notebook's 600 quick, 3000 full; the chapter's main learner takes 2000), cached."""

@@ -44,6 +44,22 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds comp
 SWEEPS = "sweeps"  # the namespace of the robustness sweeps (keyed by their chapter digests instead)
 
 
+def _hash_tensor(hasher: joblib.hashing.Hasher, tensor: torch.Tensor) -> None:
+    """Hash a tensor by its type, dtype, shape and bytes.
+
+    joblib hashes an argument through its pickle, and a tensor's pickle differs from one process to the next
+    (torch serialises its storage with per-process keys): a tensor argument, and any object holding one, gave a
+    new key in every process, so a second run never found the first one's results.
+    """
+    data = tensor.detach().cpu().contiguous().reshape(-1)
+    hasher.save((type(tensor).__name__, str(tensor.dtype), tuple(tensor.shape), tensor.requires_grad,
+                 data.view(torch.uint8).numpy() if data.numel() else b""))
+
+
+for _tensor_type in (torch.Tensor, torch.nn.Parameter):
+    joblib.hashing.Hasher.dispatch[_tensor_type] = _hash_tensor
+
+
 def cache_location() -> Path | None:
     """The cache folder named by ``COMPANION_CACHE``, or ``None`` when caching is off."""
     raw = os.environ.get("COMPANION_CACHE", "").strip()
