@@ -672,6 +672,7 @@ def embedding_order(embeddings: np.ndarray, values: np.ndarray | None = None, k:
     return float(random / knn)
 
 
+@cached
 def embedding_tsne(run: CompositeRun, member: str | Sequence = "multi_anchor", seed: int = 0,
                    perplexity: float = 15.0) -> tuple[np.ndarray, np.ndarray]:
     """图12.7: 2-D t-SNE maps (scikit-learn, van der Maaten & Hinton 2008) of the member's embeddings of the numbers

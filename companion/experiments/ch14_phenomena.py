@@ -1047,6 +1047,7 @@ def noisy_digits(n_train: int, n_test: int, label_noise: float, *, seed: int) ->
     return Digits(data.x, labels, data.x_test, data.labels_test)
 
 
+@cached
 def run_double_descent(config: DoubleDescentConfig) -> DoubleDescentResult:
     """Fit every width of the sweep (closed form, no training loop) and measure the errors."""
     data = noisy_digits(config.n_train, config.n_test, config.label_noise, seed=config.seed)

@@ -281,6 +281,7 @@ class WanScaling:
     squash: bool             # the test functions were tanh(cφ) instead of cφ
 
 
+@cached
 def wan_scaling(scales: Sequence[float] = (1.0, 10.0, 100.0), width: int = 20, depth: int = 2, n_grid: int = 128,
                 squash: bool = False, seed: int = 0) -> WanScaling:
     """Evaluate both WAN losses of a random u_θ against cφ_η (or tanh(cφ_η) with ``squash``) for each c.
@@ -333,6 +334,7 @@ class WanRun:
     max_error: float
 
 
+@cached
 def run_wan(normalise: bool, steps: int = 300, lr_u: float = 3e-3, lr_phi: float = 1e-2, record_every: int = 25,
             width: int = 20, depth: int = 2, n_grid: int = 128, seed: int = 0) -> WanRun:
     """Train u_θ and φ_η (tanh nets of the given size, seeded) by alternating Adam steps on the book's loss
@@ -649,6 +651,7 @@ class SolverRun:
     mode_errors: np.ndarray
 
 
+@cached
 def explore_solver(k_high: float = 24.0, method: str = "ritz", width: int = 50, steps: int = 600,
                    iterations: int = 1000, n: int = 200, seed: int | None = None) -> SolverRun:
     """One solve of (15.18) with frequency ``k_high`` on an n-interval grid, for the explorer.
