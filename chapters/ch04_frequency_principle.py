@@ -134,7 +134,7 @@ step_config = FPConfig(
     n_train=pick(quick=128, full=600), n_test=pick(quick=256, full=1000),
     hidden=pick(quick=(100, 100), full=(200, 200, 200, 100)),
     lr=pick(quick=2e-2, full=1e-4),
-    steps=pick_steps(quick=1000, full=10000, every=50),
+    steps=pick_steps(quick=1000, full=10000, every=50, smoke=10),
     record_every=pick(quick=10, full=50),
     members=2,
 )
@@ -193,9 +193,9 @@ plateau_config = FPConfig(
     n_train=pick(quick=128, full=600), n_test=pick(quick=256, full=1000),
     hidden=pick(quick=(100, 100), full=(200, 200, 200, 100)),
     lr=pick(quick=5e-3, full=1e-4),
-    steps=pick_steps(quick=1200, full=20000, every=50),
+    steps=pick_steps(quick=1200, full=20000, every=50, smoke=10),
     record_every=pick(quick=10, full=50),
-    members=pick(quick=3, full=5),
+    members=pick(quick=3, full=5, smoke=2),
 )
 plateau = run_fprinciple(plateau_config, seed)
 pm = plateau_measures(plateau)
@@ -375,7 +375,7 @@ show(check_sin_rate(sin_fit))
 image_stds = (0.1, 1.5)
 img = run_image(shape=pick(quick=(24, 36), full=(75, 60)), init_stds=image_stds,
                 hidden=pick(quick=(64, 64, 64), full=(500, 400, 300, 200, 200, 100)),
-                steps=pick_steps(quick=2000, full=20000, every=1000, smoke=20), lr=pick(quick=1e-2, full=5e-5),
+                steps=pick_steps(quick=2000, full=20000, every=1000, smoke=2), lr=pick(quick=1e-2, full=5e-5),
                 record_every=pick(quick=100, full=1000), seed=seed)
 
 fig, axes = panels(6, width=2.4, height=2.0, nrows=2)

@@ -79,8 +79,8 @@ print(S.describe())
 # full profile (width 200, scales 1…100, 5000 steps) gets k = 25 below 0.1 as well.
 
 # %%
-ms_kw = dict(width=pick(quick=100, full=200), steps=pick_steps(quick=2000, full=5000, every=50), lr=2e-3, n_train=pick(quick=200, full=300),
-             record_every=50, seed=seed)
+ms_kw = dict(width=pick(quick=100, full=200), steps=pick_steps(quick=2000, full=5000, every=50, smoke=10), lr=2e-3,
+             n_train=pick(quick=200, full=300), record_every=50, seed=seed)
 ms_runs = {
     "plain (sReLU)": run_multiscale("plain", **ms_kw),
     # quick: 25 scales, 4 neurons each at width 100 (with 50 scales, 2 neurons per scale left k=10 short on 2 of
@@ -120,7 +120,7 @@ show(check_mscale(ms_runs["plain (sReLU)"], ms_runs["MscaleDNN (sReLU)"]))
 # are plenty.
 
 # %%
-ff_kw = ms_kw | {"steps": pick_steps(quick=500, full=5000, every=50)}
+ff_kw = ms_kw | {"steps": pick_steps(quick=500, full=5000, every=50, smoke=10)}
 ms_runs["Fourier σ=10"] = run_multiscale("fourier", sigma=10.0, **ff_kw)
 ms_runs["Fourier σ=100"] = run_multiscale("fourier", sigma=100.0, **ff_kw)
 
@@ -178,7 +178,8 @@ show(check_fourier(ms_runs["Fourier σ=10"], ms_runs["Fourier σ=100"]))
 # 图5.5 shows each sub-module's output on top of the part of (5.9) at its own scale.
 
 # %%
-sd2 = run_sd2dnn(width=pick(quick=32, full=100), steps=pick_steps(quick=600, full=10000, every=100), seed=seed)
+sd2 = run_sd2dnn(width=pick(quick=32, full=100), steps=pick_steps(quick=600, full=10000, every=100, smoke=10),
+                 seed=seed)
 names = ["x − x²", "(ε₁/4π) sin(2πx/ε₁)", "(ε₂/4π) sin(2πx/ε₂)"]
 fig, axes = panels(4, width=2.9, height=2.6)
 axes[0].plot(sd2.x, sd2.exact, "--", color="0.3", lw=1, label="exact (5.9)")

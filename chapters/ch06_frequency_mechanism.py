@@ -208,12 +208,12 @@ show(check_ricker_order(ricker))
 # %%
 plain_config = FPConfig(ks=(1, 3, 5), amps=(1.0, 1.0, 1.0), n_train=pick(quick=128, full=600), n_test=256,
                         hidden=pick(quick=(100, 100), full=(200, 200, 200, 100)), lr=pick(quick=1e-3, full=1e-4),
-                        steps=pick_steps(quick=2000, full=20000, every=50), record_every=pick(quick=10, full=50),
-                        members=pick(quick=3, full=5))
+                        steps=pick_steps(quick=2000, full=20000, every=50, smoke=10),
+                        record_every=pick(quick=10, full=50), members=pick(quick=3, full=5, smoke=2))
 plain = run_fprinciple(plain_config, seed)
 grad_config = FPConfig(ks=plain_config.ks, amps=plain_config.amps, n_train=plain_config.n_train, n_test=256,
                        hidden=plain_config.hidden, lr=plain_config.lr, loss="mse+grad",
-                       steps=pick_steps(quick=1000, full=10000, every=10), record_every=10, members=2)
+                       steps=pick_steps(quick=1000, full=10000, every=10, smoke=4), record_every=10, members=2)
 grad = run_fprinciple(grad_config, seed)
 
 fig, axes = panels(2, width=4.2)

@@ -72,9 +72,9 @@ seed = active_seed()
 # %%
 GAMMAS_74 = (0.5, 1.0, 1.75)
 WIDTHS_74 = pick(quick=(250, 500, 1000, 2000, 4000), full=(1000, 2000, 4000, 8000, 16000))
-N_SEEDS_74 = pick(quick=8, full=8)
+N_SEEDS_74 = pick(quick=8, full=8, smoke=2)
 run74 = phase.run_phase(GAMMAS_74, [0.0], WIDTHS_74, seed=seed, n_seeds=N_SEEDS_74,
-                        max_steps=pick_steps(quick=20_000, full=20_000, every=100))
+                        max_steps=pick_steps(quick=20_000, full=20_000, every=100, smoke=10))
 print("all members converged:", bool(run74.converged.all()), "| most steps:", int(run74.steps.max()))
 
 # %% [markdown]
@@ -168,13 +168,13 @@ show(check_sw_signs(run74))
 # and hardly moves RD (on two tuning seeds no cell's S_w moved by more than 0.07, and no sign changed).
 
 # %%
-GAMMAS = pick(quick=(0.25, 0.75, 1.25, 1.75, 2.25), full=tuple(np.arange(0.25, 2.51, 0.25)),
-              smoke=(0.25, 0.75, 1.25, 1.75, 2.25))  # a smoke run: the quick grid of cells, at the full widths
-GAMMA_PRIMES = pick(quick=(-0.5, 0.0, 0.5, 1.0), full=tuple(np.arange(-0.75, 1.26, 0.25)), smoke=(-0.5, 0.0, 0.5, 1.0))
+# a smoke run: 3 × 2 cells at the full widths, with far linear, far condensed and adjacent cells
+GAMMAS = pick(quick=(0.25, 0.75, 1.25, 1.75, 2.25), full=tuple(np.arange(0.25, 2.51, 0.25)), smoke=(0.25, 1.25, 2.25))
+GAMMA_PRIMES = pick(quick=(-0.5, 0.0, 0.5, 1.0), full=tuple(np.arange(-0.75, 1.26, 0.25)), smoke=(-0.5, 1.0))
 WIDTHS = pick(quick=(250, 500, 1000, 2000), full=(1000, 2000, 4000, 8000, 16000))
 grid_run = phase.run_phase(GAMMAS, GAMMA_PRIMES, WIDTHS, seed=seed,
-                           max_steps=pick_steps(quick=20_000, full=200_000, every=100),
-                           n_seeds=pick(quick=3, full=3), rel_tol=pick(quick=1e-3, full=1e-4))
+                           max_steps=pick_steps(quick=20_000, full=200_000, every=100, smoke=10),
+                           n_seeds=pick(quick=3, full=3, smoke=2), rel_tol=pick(quick=1e-3, full=1e-4))
 sw, far, agrees = phase.boundary_cells(grid_run)
 
 fig, ax = plt.subplots(figsize=(5.2, 3.8), layout="constrained")
@@ -275,9 +275,11 @@ show(check_grid_condensation(grid_feat))
 # %%
 DIGIT_GAMMAS = (0.5, 1.0, 1.75)
 DIGIT_WIDTHS = pick(quick=(125, 250, 500, 1000), full=(1000, 4000, 16000, 64000))
-x_digits, y_digits = phase.digits_points(n=100, seed=seed)
+x_digits, y_digits = phase.digits_points(n=pick(quick=100, full=100, smoke=10), seed=seed)
+# a smoke run: 2 Hessian-vector products per step-size estimate instead of 8 (each costs seconds at m = 64 000)
 digit_run = phase.run_phase(DIGIT_GAMMAS, [0.0], DIGIT_WIDTHS, x=x_digits, y=y_digits, seed=seed,
-                            max_steps=pick_steps(quick=300, full=100_000, every=100, smoke=20), dtype=torch.float32)
+                            max_steps=pick_steps(quick=300, full=100_000, every=100, smoke=2), dtype=torch.float32,
+                            power_iters=pick(quick=8, full=8, smoke=2))
 sw_digits = digit_run.sw()[:, 0]
 fig, ax = plt.subplots(figsize=(4.4, 3.3), layout="constrained")
 for g, rd, s_w in zip(DIGIT_GAMMAS, digit_run.mean_rd()[:, 0, :], sw_digits):

@@ -68,9 +68,9 @@ seed = active_seed()
 # The loss is drawn against a logarithmic step axis, on which the first few hundred steps are visible.
 
 # %%
-# run_condensation records every steps // 400; a smoke run keeps the quick run's steps, which reach the first
-# plateau that the analysis below needs (a cheap width-100 net)
-STEPS_1 = pick_steps(quick=12_000, full=40_000, every=100, smoke=12_000)
+# run_condensation records every steps // 400; a smoke run keeps 6000 steps, which reach and leave the first
+# plateau that the analysis below needs (by step 4500 on seeds 0–19)
+STEPS_1 = pick_steps(quick=12_000, full=40_000, every=100, smoke=6_000)
 proc = ch8.run_condensation(width=100, init_std=1e-3, steps=STEPS_1, seed=seed)
 start, end = ch8.first_plateau(proc.steps, proc.loss)
 snap = proc.snap_steps
@@ -181,8 +181,9 @@ show(check_dead_neurons(proc))
 # 300 training images and 300 test images.
 
 # %%
-CNN_CONFIG = dict(n_train=pick(quick=300, full=1000), n_test=pick(quick=300, full=797), channels=32,
-                  small_std=96.0 ** -4, lr=pick(quick=1e-3, full=2e-4), steps=pick_steps(quick=1_500, full=20_000, every=10))
+CNN_CONFIG = dict(n_train=pick(quick=300, full=1000, smoke=100), n_test=pick(quick=300, full=797, smoke=100),
+                  channels=32, small_std=96.0 ** -4, lr=pick(quick=1e-3, full=2e-4),
+                  steps=pick_steps(quick=1_500, full=20_000, every=10))
 cnn = ch8.run_cnn_condensation(**CNN_CONFIG, seed=seed)
 fig, axes = panels(8, width=2.3, height=2.3, nrows=2)
 for k, name in enumerate(("small init", "control")):
@@ -321,7 +322,9 @@ show(check_p1_one_line(initial))
 # plateau); a 10%-drop rule alone failed once in 60 (a tanh net that stalls at 0.94·R_S(0)).
 
 # %%
-multiplicity = {act: ch8.run_multiplicity(act, n_members=4, seed=seed) for act in ch8.MULTIPLICITY}
+multiplicity = {act: ch8.run_multiplicity(act, n_members=4, seed=seed,
+                                          max_steps=pick_steps(quick=400, full=400, every=10, smoke=30))
+                for act in ch8.MULTIPLICITY}
 fig, axes = panels(5, width=2.5, height=2.6, subplot_kw={"projection": "polar"})
 for ax, (act, r) in zip(axes, multiplicity.items()):
     ch8.plot_polar(ax, r.w[0], r.a[0], title=f"{act} (p={ch8.MULTIPLICITY[act]}): {r.clusters[0]} clusters")
@@ -353,7 +356,10 @@ show(check_multiplicity_bound(multiplicity))
 # as the eigenvalues of the direction Gram needed for 95% of its trace.
 
 # %%
-residual = ch8.run_residual_condensation(n_members=pick(quick=2, full=4), seed=seed)
+# a smoke run looks at each layer after a hundredth of the book's epochs
+residual = ch8.run_residual_condensation(n_members=pick(quick=2, full=4), seed=seed,
+                                         epochs=pick(quick=ch8.RESIDUAL_EPOCHS, full=ch8.RESIDUAL_EPOCHS,
+                                                     smoke=(10, 9, 9, 14, 14)))
 fig, axes = panels(5, width=2.4, height=2.5)
 for ax, (act, epoch), w in zip(axes, ch8.RESIDUAL_LAYERS, residual.weights):
     ch8.plot_cosine_heatmap(ax, w[0], title=f"layer {ch8.RESIDUAL_LAYERS.index((act, epoch)) + 1}: {act}\n"
@@ -387,8 +393,9 @@ for (act, epoch), w in zip(ch8.RESIDUAL_LAYERS, residual.weights):
 
 # %%
 M_DROP, KEEP = 1000, 0.9
-drop = ch8.run_dropout_relu(width=M_DROP, keep=KEEP, steps=pick_steps(quick=10_000, full=50_000, every=1250),
-                             lr=pick(quick=2.5e-3, full=1e-3), n_masks=pick(quick=40_000, full=200_000), seed=seed)
+drop = ch8.run_dropout_relu(width=M_DROP, keep=KEEP, steps=pick_steps(quick=10_000, full=50_000, every=1250, smoke=200),
+                             lr=pick(quick=2.5e-3, full=1e-3), n_masks=pick(quick=40_000, full=200_000, smoke=4_096),
+                             seed=seed)
 print(f"R_S = {drop.r_s:.5f}, R_1 = {drop.r_1:.5f}, Monte Carlo E R_drop = {drop.mc_mean:.5f} "
       f"± {drop.mc_se:.5f}")
 
@@ -453,8 +460,8 @@ show(check_dropout_condenses(drop))
 # uses the mean over the three initialisations (a single net occasionally lands at a ratio near ½).
 
 # %%
-fit13 = ch8.run_tanh_dropout(keep=KEEP, trials=3, width=pick(quick=500, full=1000),
-                              steps=pick_steps(quick=5_000, full=50_000, every=500), seed=seed)
+fit13 = ch8.run_tanh_dropout(keep=KEEP, trials=pick(quick=3, full=3, smoke=2), width=pick(quick=500, full=1000),
+                              steps=pick_steps(quick=5_000, full=50_000, every=500, smoke=100), seed=seed)
 x13, y13, grid13 = fit13.x, fit13.y, fit13.grid
 tv_each, tv_target = fit13.tv, fit13.tv_target  # tv_each: (trial, 3): p = 1, p = 0.9, small init
 risk13, zero_risk13 = fit13.final_risk, fit13.zero_risk
@@ -548,8 +555,8 @@ show(check_dropout_fast_route(fit13))
 # profile 10).
 
 # %%
-SIZES = pick(quick=(3, 6, 10, 14), full=(2, 4, 6, 8, 10, 12, 16, 20))
-err16 = ch8.run_dropout_sample_size(SIZES, keeps=(1.0, KEEP), trials=pick(quick=1, full=10),
+SIZES = pick(quick=(3, 6, 10, 14), full=(2, 4, 6, 8, 10, 12, 16, 20), smoke=(2, 20))
+err16 = ch8.run_dropout_sample_size(SIZES, keeps=(1.0, KEEP), trials=pick(quick=1, full=10, smoke=2),
                                      width=pick(quick=200, full=1000), steps=pick_steps(quick=3_000, full=50_000, every=10),
                                      seed=seed)  # (len(SIZES), 2)
 fig, ax = plt.subplots(figsize=(4, 3), layout="constrained")

@@ -74,7 +74,8 @@ seed = active_seed()
 
 # %%
 x, xa, y = emb.three_tanh_target()
-narrow = emb.best_fits(xa, y, 1, restarts=16, seed=seed)[0]
+RESTARTS = pick(quick=16, full=16, smoke=2)  # L-BFGS restarts for a width-1 optimum (a smoke run: two)
+narrow = emb.best_fits(xa, y, 1, restarts=RESTARTS, seed=seed)[0]
 out_narrow = emb.two_layer(torch.as_tensor(narrow.a), torch.as_tensor(narrow.w), xa).numpy()
 print(f"width-1 optimum: L1* = {narrow.loss:.6f}, ‖∇R‖ = {narrow.grad_norm:.1e}")
 
@@ -195,7 +196,7 @@ show(check_loss_spectrum(runs, narrow.loss))
 WIDTH_94 = pick(quick=100, full=500)
 STEPS_94 = pick_steps(quick=6000, full=40_000, every=100)
 path = emb.learning_path(WIDTH_94, init_std=1e-4, lr=1e-3, optimizer="adam", steps=STEPS_94,
-                         record_every=pick(quick=20, full=100), seed=seed + 94)
+                         record_every=pick(quick=20, full=100), restarts=RESTARTS, seed=seed + 94)
 first = dict(zip(path.ks.tolist(), path.first_fitted()))
 print(f"width-1 optimum: L1* = {path.narrow.loss:.5f}; its own Δ_F(k), k = 1…8:", np.round(path.narrow_delta(), 3))
 print(f"plateau (closest to L1*) at step {path.plateau_step:.0f}: |L/L1* − 1| = {path.plateau_gap:.1e}, "
@@ -382,7 +383,8 @@ explorer
 x20 = torch.linspace(-10, 10, 80, dtype=torch.float64)
 x20a, y20 = emb.augment(x20), (torch.tanh(x20 - 7) + torch.tanh(x20) + torch.tanh(x20 + 7))[:, None]
 for m in (1, 2):  # try (1, 2, 3) and more restarts (each restart takes about a second)
-    print(m, np.round(emb.distinct_losses(emb.best_fits(x20a, y20, m, restarts=4, seed=seed)), 5))
+    fits = emb.best_fits(x20a, y20, m, restarts=pick(quick=4, full=4, smoke=2), seed=seed)
+    print(m, np.round(emb.distinct_losses(fits), 5))
 
 # %% [markdown]
 # ## Summary

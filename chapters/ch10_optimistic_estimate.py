@@ -156,7 +156,8 @@ show(check_fnl_large_init(fits))
 # %%
 TRIALS_MC = pick(quick=40, full=100, smoke=4)  # a smoke run: a few trials per cell
 INITS = pick(quick=(1e-6, 0.5), full=(1e-6, 1e-4, 1e-2, 0.1, 0.5))
-completion = est.matrix_completion([1, 2, 3, 4], np.arange(1, 17), TRIALS_MC, INITS, seed=seed)
+STEPS_MC = pick_steps(quick=6000, full=6000, every=10)  # records only its end
+completion = est.matrix_completion([1, 2, 3, 4], np.arange(1, 17), TRIALS_MC, INITS, steps=STEPS_MC, seed=seed)
 
 fig, axes = panels(len(INITS), width=4.0)
 for ax, std in zip(axes, INITS):
@@ -215,7 +216,8 @@ show(check_completion_large_init(completion))
 # %%
 WIDTHS_NET = {"CNN": 2, "CNN without sharing": 2, "fully connected": pick(quick=6, full=30)}
 OPTIMISTIC_NET = {arch: est.optimistic_10_18(arch) for arch in WIDTHS_NET}
-nets = est.architectures_10_3(pick(quick=8, full=32), pick_steps(quick=2500, full=8000, every=10), WIDTHS_NET, seed=seed)
+TRIALS_NET = pick(quick=8, full=32, smoke=4)  # a smoke run: a few trials per n
+nets = est.architectures_10_3(TRIALS_NET, pick_steps(quick=2500, full=8000, every=10), WIDTHS_NET, seed=seed)
 
 fig, axes = panels(2, width=4.6)
 for (arch, med), color in zip(nets.median.items(), ("C0", "C1", "C2")):

@@ -244,7 +244,7 @@ plt.show()
 # batch, which is GD: no gain.)
 
 # %%
-ENSEMBLE = pick(quick=8, full=16)
+ENSEMBLE = pick(quick=8, full=16, smoke=4)  # a smoke run: a few members
 ENSEMBLE_STEPS = pick_steps(quick=300, full=800, every=20)  # noise re-estimated every 20 steps
 ens = fl.train_ensembles(WIDTHS, data, members=ENSEMBLE, eta=BS_ETA, steps=ENSEMBLE_STEPS, batch_size=8,
                          seed=seed)
@@ -305,7 +305,7 @@ show(fl.check_noise_alignment(align))
 # exactly where the loss is sharpest.
 
 # %%
-K_DIRECTIONS = pick(quick=40, full=80)
+K_DIRECTIONS = pick(quick=40, full=80, smoke=10)  # a smoke run: fewer noise directions
 ft = fl.feng_tu(sgd_model, data.x, y, NOISE_B, k=K_DIRECTIONS)
 fig, axes = panels(1, width=4.6)
 axes[0].loglog(ft.flatness, ft.variances, "o", ms=4)

@@ -87,10 +87,10 @@ print("test keys mod 9 = key position:", (example.tests["test"].y % 9).numpy(), 
 # times, one copy labelled x + 1). 4000 training sequences each (the book: 1000–30000), 1000 steps.
 
 # %%
-CFG12 = dict(n_train=4000, n_test=500,
+CFG12 = dict(n_train=pick(quick=4000, full=4000, smoke=500), n_test=pick(quick=500, full=500, smoke=100),
              d_model=pick(quick=32, full=64), n_layers=pick(quick=2, full=4), n_heads=pick(quick=1, full=4),
-             steps=pick_steps(quick=1000, full=3000, every=100), lr=2e-3, weight_decay=0.01, batch_size=100, gamma=0.5,
-             record_every=100)
+             steps=pick_steps(quick=1000, full=3000, every=100, smoke=4),  # a smoke run: its first and last record
+             lr=2e-3, weight_decay=0.01, batch_size=100, gamma=0.5, record_every=100)
 run = anchors.run_anchor_tasks(anchors.TASKS, seed=seed, **CFG12)
 model = run.model()
 k_of = {t: k for k, t in enumerate(run.tasks)}
@@ -249,9 +249,10 @@ show(anchors.check_statistical(run))
 # and one mod-residue test set.
 
 # %%
-CFG_SIZES = dict(sizes=pick(quick=(500, 1000, 2000), full=(250, 500, 1000, 2000, 4000, 8000)),
-                 n_test=500, d_model=pick(quick=32, full=64), steps=pick_steps(quick=400, full=3000, every=10), lr=2e-3,
-                 weight_decay=0.01, batch_size=100)
+CFG_SIZES = dict(sizes=pick(quick=(500, 1000, 2000), full=(250, 500, 1000, 2000, 4000, 8000),
+                            smoke=(250, 500)),  # a smoke run: two small sizes (each record evaluates max(sizes) sequences)
+                 n_test=pick(quick=500, full=500, smoke=100), d_model=pick(quick=32, full=64),
+                 steps=pick_steps(quick=400, full=3000, every=10, smoke=4), lr=2e-3, weight_decay=0.01, batch_size=100)
 sizes_run = anchors.run_sample_efficiency(seed=seed, **CFG_SIZES)
 for arch in sizes_run.test:
     print(f"{arch:12s} {sizes_run.params[arch]:7d} parameters, test accuracy "
@@ -323,7 +324,8 @@ show(anchors.check_lstm_gap(sizes_run))
 CFG_COMPOSITE = dict(members=pick(quick=anchors.COMPOSITE_MEMBERS,
                                   full=anchors.COMPOSITE_MEMBERS + (("composite", ((3, 4),)), ("synonym", 5000),
                                                                     ("synonym_original", 5000))),
-                     n_train=20000, n_test=500, d_model=pick(quick=32, full=64), steps=pick_steps(quick=1500, full=3000, every=100),
+                     n_train=20000, n_test=pick(quick=500, full=500, smoke=100), d_model=pick(quick=32, full=64),
+                     steps=pick_steps(quick=1500, full=3000, every=100, smoke=4),
                      lr=pick(quick=1e-2, full=3e-3), weight_decay=0.01, gamma=0.5, batch_size=100, record_every=100)
 two = anchors.run_composite(seed=seed, **CFG_COMPOSITE)
 print(f"trained in {two.seconds:.0f} CPU-s")
@@ -503,7 +505,8 @@ show(anchors.check_embedding_order(two))
 #   (…, m, 3, n, …, n) ↦ m; 500 training sequences each. (On which one is "forward", see below.)
 
 # %%
-CFG_GRID = dict(n_test=500, d_model=32, n_layers=2, steps=pick_steps(quick=800, full=3000, every=100),
+CFG_GRID = dict(n_test=pick(quick=500, full=500, smoke=100), d_model=32, n_layers=2,
+                steps=pick_steps(quick=800, full=3000, every=100, smoke=4),
                 lr=pick(quick=1e-2, full=3e-3), weight_decay=0.01, batch_size=100, record_every=100)
 MEMBERS = (("forward", 500), ("backward", 500), ("statistical_2", 2000), ("working_memory", 4000))
 GAMMAS = (0.5, 0.5, 0.5, 0.4)  # one initialisation rate per member

@@ -128,13 +128,14 @@ WEAK, STRONG = complexity.WEAK_CONTROL, complexity.STRONG_CONTROL  # (0.8, 0.01)
 DATA_SEEDS = pick(quick=(3 * seed, 3 * seed + 1, 3 * seed + 2), full=tuple(range(5 * seed, 5 * seed + 5)),
                   smoke=(5 * seed, 5 * seed + 1))
 S0 = DATA_SEEDS[0]
-MODEL = dict(n_train=20000, n_test=1000, d_model=pick(quick=32, full=64), n_layers=2, batch_size=128)
+MODEL = dict(n_train=20000, n_test=pick(quick=1000, full=1000, smoke=300),  # a smoke run: smaller test sets
+             d_model=pick(quick=32, full=64), n_layers=2, batch_size=128)
 run = complexity.run_composition([(g, l, S0) for g in GAMMAS for l in LAMBDAS], **MODEL,
-                              steps=pick_steps(quick=1000, full=3000, every=250), lr=pick(quick=1e-2, full=3e-3),
-                              record_every=250)
+                              steps=pick_steps(quick=1000, full=3000, every=250, smoke=5),
+                              lr=pick(quick=1e-2, full=3e-3), record_every=250)
 contrast = complexity.run_composition([(*setting, s) for s in DATA_SEEDS for setting in (WEAK, STRONG)], **MODEL,
-                                   steps=pick_steps(quick=1500, full=3000, every=300), lr=pick(quick=1e-2, full=3e-3),
-                                   record_every=300)
+                                   steps=pick_steps(quick=1500, full=3000, every=300, smoke=5),
+                                   lr=pick(quick=1e-2, full=3e-3), record_every=300)
 print(f"grid: {len(run.settings)} members in {run.seconds:.0f} CPU-s; "
       f"contrast: {len(contrast.settings)} members in {contrast.seconds:.0f} CPU-s")
 
@@ -380,9 +381,11 @@ show(complexity.check_wq_condensation(run))
 DEPTH_GAMMAS = pick(quick=(0.3, 0.6, 0.9, 1.2), full=(0.3, 0.4, 0.5, 0.6, 0.7, 0.9, 1.1), smoke=(0.3, 0.6, 1.1))
 DEPTHS = pick(quick=(2, 3, 4), full=(2, 3, 4, 5, 6), smoke=(2, 6))  # a smoke run: the shallowest and the deepest
 depth_cond = complexity.run_depth_condensation(
-    DEPTH_GAMMAS, DEPTHS, lam=0.01, seed=S0, steps=pick_steps(quick=300, full=3000, every=10),  # records its end
+    DEPTH_GAMMAS, DEPTHS, lam=0.01, seed=S0,
+    steps=pick_steps(quick=300, full=3000, every=10, smoke=5),  # records its end
     **pick(quick=dict(n_train=4000, n_test=300, d_model=16),
-           full=dict(n_train=20000, n_test=1000, d_model=64, lr=3e-3, batch_size=128)))
+           full=dict(n_train=20000, n_test=1000, d_model=64, lr=3e-3, batch_size=128),
+           smoke=dict(n_train=20000, n_test=100, d_model=64, lr=3e-3, batch_size=128)))
 fig, axes = panels(len(DEPTHS) * len(DEPTH_GAMMAS), width=2.1, height=2.0, nrows=len(DEPTHS))
 for i, depth in enumerate(DEPTHS[::-1]):  # deepest on top, as in the book
     row = len(DEPTHS) - 1 - i
@@ -472,9 +475,10 @@ show(complexity.check_embedding_contrast(run))
 
 # %%
 FIT_INITS = ((0.5, 0.01), (1.4, 0.1))  # (γ, λ): large initialisation first, then small
-FIT = dict(depths=pick(quick=(1,), full=(2, 3, 4, 5, 6)), complexities=pick(quick=(0, 1, 3), full=(0, 1, 2, 3, 4)),
+FIT = dict(depths=pick(quick=(1,), full=(2, 3, 4, 5, 6), smoke=(2, 6)),
+           complexities=pick(quick=(0, 1, 3), full=(0, 1, 2, 3, 4), smoke=(0, 1, 4)),  # smoke: k = 1 for 图13.19
            replicas=pick(quick=1, full=9, smoke=1), n_train=pick(quick=1536, full=4000), d_model=pick(quick=16, full=32),
-           steps=pick_steps(quick=1000, full=4000, every=25))
+           steps=pick_steps(quick=1000, full=4000, every=25, smoke=5))
 fit = complexity.run_fit_speed(FIT_INITS, seed=seed, **FIT)
 levels = sorted({s[2] for s in fit.settings})
 depths = sorted({s[1] for s in fit.settings})

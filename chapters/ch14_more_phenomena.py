@@ -94,7 +94,8 @@ seed = active_seed()
 # weight decay the test accuracy stays at chance.
 
 # %%
-grok_config = phenomena.GrokConfig(p=pick(quick=31, full=97), steps=pick_steps(quick=2500, full=20000, every=10), seed=seed)
+grok_config = phenomena.GrokConfig(p=pick(quick=31, full=97),
+                                   steps=pick_steps(quick=2500, full=20000, every=10, smoke=10), seed=seed)
 grok = phenomena.run_grokking(grok_config)
 t_train, t_test = phenomena.grokking_steps(grok)
 fig, ax = panels(2, width=4.4)
@@ -146,7 +147,8 @@ show(phenomena.check_grokking(grok))
 # of the initial values, and the check fails.
 
 # %%
-lottery_config = phenomena.LotteryConfig(steps=pick_steps(quick=150, full=1000, every=20), seed=seed)
+lottery_config = phenomena.LotteryConfig(steps=pick_steps(quick=150, full=1000, every=20, smoke=20),
+                                         rounds=pick(quick=6, full=6, smoke=3), seed=seed)  # smoke: 14 % left
 lottery = phenomena.run_lottery(lottery_config)
 fig, ax = panels(2, width=4.4)
 for j, r in enumerate(range(0, lottery_config.rounds + 1, 2)):
@@ -188,7 +190,7 @@ show(phenomena.check_lottery(lottery))
 # it (the negative control).
 
 # %%
-dd_config = phenomena.DoubleDescentConfig(n_draws=pick(quick=5, full=20), seed=seed)
+dd_config = phenomena.DoubleDescentConfig(n_draws=pick(quick=5, full=20, smoke=2), seed=seed)
 dd = phenomena.run_double_descent(dd_config)
 fig, ax = panels(2, width=4.4)
 ax[0].plot(dd.widths, dd.test_error, "o-", ms=3, label="test")
@@ -330,7 +332,8 @@ plt.show()
 # absorbs that too. In float32 the identities hold to rounding (relative 1e-5); in float64 to 1e-12.
 
 # %%
-test = phenomena.sample_tasks(256, config.k_max, config.d, generator=generator(seed, 1))
+test = phenomena.sample_tasks(pick(quick=256, full=256, smoke=32), config.k_max, config.d,
+                              generator=generator(seed, 1))
 trained_checks = phenomena.trained_identity_checks(model, test)
 for dtype, v in trained_checks.items():
     print(f"--- {dtype}")
@@ -352,7 +355,7 @@ show(check_identity_trained(trained_checks))
 # least-squares fit of its predictions on 16 probe queries with the context held fixed.
 
 # %%
-comparison = phenomena.compare(model, config, n_tasks=pick(quick=512, full=4096, smoke=256), seed=seed + 1)
+comparison = phenomena.compare(model, config, n_tasks=pick(quick=512, full=4096, smoke=64), seed=seed + 1)
 fig, ax = panels(3, width=4.0)
 for j, (name, mse) in enumerate(comparison.mse.items()):
     ax[0].plot(comparison.ks, mse, "o-", ms=3, color=PALETTE[j], label=name)
@@ -394,7 +397,8 @@ for k in (2, config.d, 8, config.k_max):
 # prompt grows, so a falling error is evidence of learning only when the learner also predicts.
 
 # %%
-evaluation = phenomena.compare(model, config, ks=[2, config.d, 8, config.k_max], n_tasks=8192, n_probes=0,
+evaluation = phenomena.compare(model, config, ks=[2, config.d, 8, config.k_max],
+                               n_tasks=pick(quick=8192, full=8192, smoke=256), n_probes=0,
                                seed=seed + 3)
 
 # %%
@@ -418,11 +422,13 @@ show(check_closer_to_gd1(evaluation, config.d))
 # the *untrained* network (same initialisation) is shown beside it.
 
 # %%
-tasks = phenomena.sample_tasks(200, config.k_max, config.d, generator=generator(seed, 2))
+tasks = phenomena.sample_tasks(pick(quick=200, full=200, smoke=32), config.k_max, config.d,
+                               generator=generator(seed, 2))
 incr_trained = phenomena.mean_increment(phenomena.delta_w_path(model, tasks))
 incr_random = phenomena.mean_increment(phenomena.delta_w_path(phenomena.random_init(config), tasks))
-finetune = phenomena.finetune_vs_delta_w(model, config, seed=seed + 2)
-untrained = phenomena.finetune_vs_delta_w(phenomena.random_init(config), config, seed=seed + 2)
+FINETUNE = dict(n_tasks=pick(quick=64, full=64, smoke=16), n_test=pick(quick=32, full=32, smoke=8), seed=seed + 2)
+finetune = phenomena.finetune_vs_delta_w(model, config, **FINETUNE)
+untrained = phenomena.finetune_vs_delta_w(phenomena.random_init(config), config, **FINETUNE)
 fig, ax = panels(2, width=4.4)
 i = np.arange(1, config.k_max + 1)
 ax[0].plot(i, incr_trained, "o-", ms=3, label="trained")
@@ -521,7 +527,7 @@ show(check_pattern_attention(accuracy, mass, uniform))
 # task as an image, and its singular values — one non-zero, the rest at rounding level.
 
 # %%
-explorer = phenomena.make_explorer(steps=pick_steps(quick=600, full=3000, every=50), seed=seed)
+explorer = phenomena.make_explorer(steps=pick_steps(quick=600, full=3000, every=50, smoke=16), seed=seed)
 explorer
 
 # %% [markdown]

@@ -119,8 +119,10 @@ show(check_newton(poly, net))
 dim = pick(quick=1, full=2)
 poisson_cfg = dict(dim=dim, freqs=(1.0, 2.0), amps=(1.0, 0.25), width=40, depth=3, n_grid=pick(quick=128, full=48),
                    seed=seed)
-pinn = pde_experiments.run_poisson("pinn", steps=pick_steps(quick=800, full=4000, every=100), lr=5e-3, final_lr=5e-4, **poisson_cfg)
-ritz = pde_experiments.run_poisson("ritz", steps=pick_steps(quick=1500, full=6000, every=150), lr=3e-3, **poisson_cfg)
+pinn = pde_experiments.run_poisson("pinn", steps=pick_steps(quick=800, full=4000, every=100, smoke=20), lr=5e-3,
+                                   final_lr=5e-4, **poisson_cfg)  # a smoke run: 2-D second derivatives are slow
+ritz = pde_experiments.run_poisson("ritz", steps=pick_steps(quick=1500, full=6000, every=150, smoke=20), lr=3e-3,
+                                   **poisson_cfg)
 
 fig, axes = panels(3, width=3.6)
 for res, name in ((pinn, "PINN"), (ritz, "Deep Ritz")):
@@ -220,10 +222,13 @@ plt.show()
 # three peaks sit at $j = 2, 6, 16$ (sin 4x, sin 8x, sin 24x: $j \approx 2k/\pi$; $u_{\rm ref}$ is odd, so only even $j$).
 
 # %%
-contrast = pde_experiments.run_frequency_contrast(k_high=24.0, n=1000, width=100, depth=3, steps=3000, lr=1e-3,
+contrast = pde_experiments.run_frequency_contrast(k_high=24.0, n=1000, width=100, depth=3, lr=1e-3,
+                                                  steps=pick_steps(quick=3000, full=3000, every=50),
                                                   beta=2000.0, record_every=50,
                                                   jacobi_iterations=pick_steps(quick=100_000, full=1_000_000, every=1000),
-                                                  switch_steps=(500, 1500, 3000), hybrid_iterations=2000,
+                                                  switch_steps=pick(quick=(500, 1500, 3000), full=(500, 1500, 3000),
+                                                                    smoke=(50, 100)),  # a smoke run: its 100 steps
+                                                  hybrid_iterations=2000,
                                                   n_train=pick(quick=200, full=1000), seed=seed)
 modes = contrast.modes
 fig, axes = panels(3, width=3.7)

@@ -180,3 +180,40 @@ def test_bad_options_name_the_value(tmp_path, capsys):
                           (["translate", "ch99"], "unknown chapter 'ch99'")):
         assert main(argv) == 2, argv
         assert message in capsys.readouterr().err, argv
+
+
+PRELOAD_PROBE = '''# %%
+import sys, time
+print("preloaded", all(name in sys.modules for name in ("torch", "matplotlib.pyplot", "ipywidgets")))
+print("started", time.time())
+'''
+
+
+def test_the_next_chapters_kernel_starts_ahead_with_torch_and_pyplot_imported(tmp_path):
+    """run_chapters starts chapter k+1's kernel (which imports runner.PRELOAD as it starts) while chapter k runs: the
+    second notebook finds the modules there, its first cell still has execution count 1, and it runs after the
+    first notebook (one at a time, in order)."""
+    from dataclasses import dataclass
+    from pathlib import Path
+
+    import nbformat
+
+    @dataclass(frozen=True)
+    class Chapter:
+        slug: str
+        source: Path
+
+    chapters = []
+    for slug, pause in (("ch93_slow", 3), ("ch94_next", 0)):
+        (tmp_path / f"{slug}.py").write_text(PRELOAD_PROBE + f"\n# %%\ntime.sleep({pause}); print('ended', time.time())\n")
+        chapters.append(Chapter(slug, tmp_path / f"{slug}.py"))
+    runs = runner.run_chapters(chapters, tmp_path / "out", profile="quick", seed=0, jobs=1, progress=False)
+    assert [r.error for r in runs] == [None, None]
+    notebooks = [nbformat.read(tmp_path / "out" / f"{c.slug}.ipynb", as_version=4) for c in chapters]
+    texts = [nb.cells[0].outputs[0]["text"] for nb in notebooks]
+    assert all("preloaded True" in text for text in texts)
+    assert [nb.cells[0].execution_count for nb in notebooks] == [1, 1]
+    first_ended = float(notebooks[0].cells[1].outputs[0]["text"].split()[1])
+    second_started = float(texts[1].split("started")[1].split()[0])
+    assert second_started > first_ended  # in order, one at a time
+    assert runs[1].seconds < 3  # its kernel was ready: no start-up and no torch import left in its time

@@ -194,14 +194,15 @@ def _index(values: np.ndarray, value: float, name: str) -> int:
 def run_phase(gammas: Sequence[float], gamma_primes: Sequence[float], widths: Sequence[int], *,
               x: torch.Tensor | None = None, y: torch.Tensor | None = None, max_steps: int = 20_000,
               rel_tol: float = 1e-4, seed: int = 0, n_seeds: int = 1, record_every: int = 100,
-              dtype: torch.dtype = torch.float64) -> PhaseRun:
+              dtype: torch.dtype = torch.float64, power_iters: int = 8) -> PhaseRun:
     """Train every (γ, γ′) cell at every width to R_S < rel_tol·½·mean(y²) (GD, Hessian-adaptive lr).
 
     All cells (× ``n_seeds`` initialisations) of one width form one :class:`TwoLayerEnsemble`
     (``dtype``: float64 by default, which the four points need: far in the linear regime their weights move
     too little for float32); a member stops as soon as it has fitted the data, so the slow condensed cells do
     not hold up the others.  rel_tol = 1e-4 gives the same S_w as 1e-8 (to ±0.02 on the 4-point
-    data) in a fifth of the steps: RD is settled long before the last digits of the fit.
+    data) in a fifth of the steps: RD is settled long before the last digits of the fit.  ``power_iters``: the
+    Hessian-vector products of each step-size estimate (:func:`~companion.core.ensemble.train_ensemble`).
     """
     gammas, gamma_primes = np.asarray(gammas, dtype=float), np.asarray(gamma_primes, dtype=float)
     widths = np.asarray(widths, dtype=int)
@@ -221,7 +222,7 @@ def run_phase(gammas: Sequence[float], gamma_primes: Sequence[float], widths: Se
         b1, b2, al = zip(*(scales(g, gp, int(m)) for g, gp in cells))
         net = TwoLayerEnsemble(x.shape[1], int(m), beta1=b1, beta2=b2, alpha=al, dtype=dtype,
                                seed=seed * 7919 + j)
-        hist = train_ensemble(net, x, y, steps=max_steps, lr="hessian", stop_below=threshold,
+        hist = train_ensemble(net, x, y, steps=max_steps, lr="hessian", stop_below=threshold, power_iters=power_iters,
                               record_every=record_every, seed=seed, desc=f"phase diagram, m = {m}")
         shape = (len(gammas), len(gamma_primes), n_seeds)
         stops = stopped_at(hist)

@@ -87,6 +87,8 @@ MULTIPLICITY_GAP = 0.3
 
 #: Layer activations and the epochs of the panels of 图8.11 (hidden layers 1 to 5).
 RESIDUAL_LAYERS = (("x2tanh", 1000), ("xtanh", 900), ("sigmoid", 900), ("tanh", 1400), ("softplus", 1400))
+#: Those epochs alone, one per hidden layer: when :func:`run_residual_condensation` looks at each layer by default.
+RESIDUAL_EPOCHS = tuple(epoch for _, epoch in RESIDUAL_LAYERS)
 
 
 def _check_activation(act: str) -> None:
@@ -276,7 +278,8 @@ class ResidualCondensation:
 
 @cached
 def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 4e-5, std: float = 0.01,
-                              width: int = 18, d: int = 3, n: int = 80) -> ResidualCondensation:
+                              width: int = 18, d: int = 3, n: int = 80,
+                              epochs: tuple[int, ...] = RESIDUAL_EPOCHS) -> ResidualCondensation:
     """图8.11: a residual net with a different activation per layer, trained by Adam from N(0, std²).
 
     Data: n points x ~ U[−4, 2]^d, target Σ_k 4 sin(12 x_k + 1) (the book: n = 80, d = 3, m = 18,
@@ -284,11 +287,15 @@ def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 
     :data:`RESIDUAL_LAYERS` h_{l+1} = σ_l(W_l h_l + b_l) + h_l, then f = w_outᵀ h_5 + b_out — our reading
     of the book's "six-layer" net (an input map, five residual layers).  Loss ½·mean (f − y)².
 
-    Returns, for each residual layer, its input weights with the bias appended, (K, m, m + 1), at the
-    epoch of its panel in the book, and the final loss ratio.
+    Returns, for each residual layer, its input weights with the bias appended, (K, m, m + 1), at its epoch
+    in ``epochs`` (default: the epoch of its panel in the book, :data:`RESIDUAL_EPOCHS`; the run trains until
+    the last of them), and the final loss ratio.
     """
     if n_members < 1 or not lr > 0 or not std > 0:
         raise ValueError(f"need n_members ≥ 1, lr > 0, std > 0; got {n_members}, {lr}, {std}")
+    epochs = [int(epoch) for epoch in epochs]
+    if len(epochs) != len(RESIDUAL_LAYERS) or min(epochs) < 1:
+        raise ValueError(f"need one epoch ≥ 1 per residual layer ({len(RESIDUAL_LAYERS)}); got {epochs}")
     gen = generator(seed)
     x = torch.rand(n, d, generator=gen) * 6 - 4
     y = (4 * torch.sin(12 * x + 1)).sum(dim=1)
@@ -314,7 +321,6 @@ def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 
         row.update({f"layer{i}": torch.cat([w, b], dim=1).transpose(1, 2) for i, (_, w, b) in enumerate(layers)})
         return row
 
-    epochs = [epoch for _, epoch in RESIDUAL_LAYERS]
     hist = run(descend(torch.optim.Adam(params, lr=lr), loss), steps=max(epochs), record=record,
                record_at=[0, *epochs], desc="residual condensation")
     return ResidualCondensation(weights=[hist[f"layer{i}"][hist.at(epoch)] for i, epoch in enumerate(epochs)],

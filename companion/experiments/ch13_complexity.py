@@ -78,7 +78,8 @@ def _run_composition(settings: tuple[tuple[float, float, int], ...], n_train: in
                                     d_model=d_model, n_layers=n_layers, n_heads=1, steps=steps, lr=lr,
                                     batch_size=batch_size, record_every=record_every, n_eval=n_test,
                                     seed=1_000 + settings[0][2], desc="composite task")
-    comm = np.array([commutativity(model, d.tests["OOD"])[k] for k, d in enumerate(data)])
+    by_data = {s: commutativity(model, d.tests["OOD"]) for s, d in by_seed.items()}  # (K,) each: once per data seed
+    comm = np.array([by_data[s][k] for k, (_, _, s) in enumerate(settings)])
     return CompositionRun(history, model.cfg, model.state_dict(), tuple(settings), comm, n_train, n_test)
 
 

@@ -5,31 +5,41 @@ requested profile and seed (and, for a smoke run, ``COMPANION_SMOKE=1``), writes
 and every figure it drew (PNG, named after the book figure it reproduces) to an output folder, and collects
 the claims the notebook checked.  :func:`format_report` prints the table the ``reproduce`` command ends with:
 chapter, claim, verdict, measured numbers, seconds.
+
+A kernel imports :data:`PRELOAD` (torch, pyplot, ipywidgets: ≈ 4 s) while it starts, before it is given its
+notebook.  :func:`run_chapters` starts the kernels of the next ``jobs`` chapters while the current ones run, so
+that start-up overlaps with work (a chapter's notebook runs on one torch thread and leaves a core idle).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import tempfile
+import threading
 import time
 import unicodedata
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jupytext
 import nbformat
+from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError
 from tqdm.auto import tqdm
-from traitlets.config import Config
 
 from companion.kit.claims import LoggedClaim, read_log
 from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke
 from companion.kit.i18n import read_language, tr
 from companion.tools.reproduction import SavedFigure, save_figures
+
+T = TypeVar("T")
+#: What every kernel imports while it starts (IPython's ``exec_lines``: no output, no execution count).
+PRELOAD = "import torch, matplotlib.pyplot, ipywidgets, companion.kit.claims, companion.kit.plots, companion.kit.widgets"
 
 
 @dataclass
@@ -52,8 +62,10 @@ def load_source(path: Path) -> nbformat.NotebookNode:
     return jupytext.read(path)
 
 
-def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: int = 600) -> None:
-    """Execute ``nb`` in place in a fresh python3 kernel whose environment includes ``env``.
+@contextlib.asynccontextmanager
+async def kernel(cwd: Path, env: dict[str, str]) -> AsyncIterator[AsyncKernelManager]:
+    """A python3 kernel in ``cwd`` whose environment includes ``env``, importing :data:`PRELOAD` as it starts; shut
+    down on leaving the context.
 
     The kernel talks to us over local IPC sockets in a private temporary folder, not over TCP on the loopback
     interface (which ipykernel warns about, unencrypted, for every chapter).
@@ -61,9 +73,79 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: 
     # The kernel gets its own environment (this process's is left alone, so several chapters can start at once).
     env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline", **env}  # figures as PNG outputs
     with tempfile.TemporaryDirectory(prefix="companion-kernel-") as sockets:
-        ipc = Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "kernel")}})
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}},
-                       config=ipc).execute(env=env)
+        manager = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
+        interrupted = False
+        try:
+            await manager.start_kernel(env=env, cwd=str(cwd), extra_arguments=[
+                f"--IPKernelApp.exec_lines={PRELOAD}", "--HistoryManager.hist_file=:memory:"])  # as nbclient does
+            yield manager
+        except asyncio.CancelledError:
+            interrupted = True
+            raise
+        finally:  # killed at once after an interrupt (if that is cut short, the kernel ends with this process)
+            await _stop(manager, now=interrupted)
+
+
+async def _stop(manager: AsyncKernelManager, now: bool) -> None:
+    """Shut the kernel down, unless nbclient already did (after a client that failed to start)."""
+    if manager.has_kernel and await manager.is_alive():
+        await manager.shutdown_kernel(now=now)
+
+
+async def execute_in(nb: nbformat.NotebookNode, manager: AsyncKernelManager, cwd: Path, timeout: int) -> None:
+    """Execute ``nb`` in place in the started kernel of ``manager``."""
+    client = NotebookClient(nb, km=manager, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(cwd)}})
+    try:
+        await client.async_execute()
+    finally:
+        if client.kc is not None:
+            client.kc.stop_channels()
+
+
+def in_own_loop(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the coroutine ``make()`` to its end in an event loop of its own thread and return its result.
+
+    The loop lives outside the main thread so that nbclient installs no signal handlers of its own: Ctrl-C reaches
+    this thread as a KeyboardInterrupt, which cancels the coroutine and is re-raised; the kernels are killed (one whose
+    shutdown is cut short exits with this process, as ipykernel does when its parent is gone).
+    """
+    running: dict[str, Any] = {}  # the loop and the task, once they exist
+    outcome: dict[str, Any] = {}
+    finished = threading.Event()  # not Thread.join: an interrupted join can leave the thread looking stopped
+
+    async def main() -> T:
+        running.update(loop=asyncio.get_running_loop(), task=asyncio.current_task())
+        return await make()
+
+    def thread() -> None:
+        try:
+            outcome["value"] = asyncio.run(main())  # at the end it cancels and awaits any task still pending
+        except BaseException as exc:  # handed to the caller's thread below
+            outcome["error"] = exc
+        finally:
+            finished.set()
+
+    threading.Thread(target=thread, name="companion-kernels", daemon=True).start()
+    try:
+        finished.wait()
+    except KeyboardInterrupt:
+        if running:
+            running["loop"].call_soon_threadsafe(running["task"].cancel)
+        finished.wait()
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: int = 600) -> None:
+    """Execute ``nb`` in place in a fresh python3 kernel whose environment includes ``env``."""
+    async def run() -> None:
+        async with kernel(cwd, env) as manager:
+            await execute_in(nb, manager, cwd, timeout)
+
+    in_own_loop(run)
 
 
 def _error_output(nb: nbformat.NotebookNode) -> str | None:
@@ -87,6 +169,17 @@ def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed
     named after the book figures they reproduce (:func:`~companion.tools.reproduction.save_figures`);
     with ``None`` nothing is written (the robustness sweep keeps only the claims).
     """
+    return in_own_loop(lambda: chapter_run(source, out_dir, profile=profile, seed=seed, timeout=timeout,
+                                           extra_env=extra_env, language=language, smoke=smoke))
+
+
+async def chapter_run(source: Path, out_dir: Path | None, *, profile: str, seed: int, timeout: int,
+                      extra_env: dict[str, str] | None, language: str, smoke: bool,
+                      turn: asyncio.Semaphore | None = None) -> ChapterRun:
+    """:func:`run_chapter` as a coroutine: its kernel starts at once, its notebook runs once it holds ``turn``.
+
+    ``seconds`` counts from the start of the notebook's execution (a kernel started ahead is ready sooner).
+    """
     profile, seed = read_profile(profile), read_seed(seed)
     smoke = read_smoke(profile, smoke)
     slug = source.stem
@@ -96,16 +189,17 @@ def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed
         env = {"COMPANION_PROFILE": profile, "COMPANION_SEED": str(seed), "COMPANION_CLAIMS_LOG": str(log),
                "COMPANION_CHAPTER": slug, "COMPANION_PROGRESS": "0", "COMPANION_LANG": read_language(language),
                "COMPANION_SMOKE": "1" if smoke else "0", **(extra_env or {})}
-        start = time.perf_counter()
-        error = None
-        try:
-            execute(nb, source.parent, env, timeout=timeout)
-        except CellExecutionError as exc:
-            error = f"{exc.ename}: {exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''}"
-        except CellTimeoutError:
-            error = f"a cell ran longer than the {timeout} s allowed (--timeout)"
-        error = error or _error_output(nb)
-        seconds = time.perf_counter() - start
+        async with kernel(source.parent, env) as manager, turn or contextlib.nullcontext():
+            start = time.perf_counter()
+            error = None
+            try:
+                await execute_in(nb, manager, source.parent, timeout)
+            except CellExecutionError as exc:
+                error = f"{exc.ename}: {exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''}"
+            except CellTimeoutError:
+                error = f"a cell ran longer than the {timeout} s allowed (--timeout)"
+            error = error or _error_output(nb)
+            seconds = time.perf_counter() - start
         claims = read_log(log)
     if out_dir is None:
         return ChapterRun(slug, seconds, claims, [], error, None)
@@ -138,24 +232,31 @@ def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: 
     env = {} if jobs == 1 or os.environ.get("COMPANION_THREADS", "").strip() else \
         {"COMPANION_THREADS": str(max(1, (os.cpu_count() or 1) // jobs))}
     bar = tqdm(total=len(chapters), desc=f"chapters ({jobs} at a time)", disable=not progress or not chapters)
-    done: dict[str, ChapterRun] = {}
 
-    def one(ch: Any) -> ChapterRun:
-        return run_chapter(ch.source, out_dir, profile=profile, seed=seed, timeout=timeout, extra_env=env,
-                           language=language, smoke=smoke)
+    async def one(ch: Any, turns: asyncio.Semaphore, kernels: asyncio.Semaphore) -> ChapterRun:
+        async with kernels:  # at most 2·jobs kernels: those running and the next ones starting up
+            run = await chapter_run(ch.source, out_dir, profile=profile, seed=seed, timeout=timeout, extra_env=env,
+                                    language=language, smoke=smoke, turn=turns)
+        bar.write(f"  {ch.slug}: {'ok' if run.ok else 'FAILED'} in {run.seconds:.1f} s, {len(run.claims)} claims, "
+                  f"{len(run.figures)} figures → {run.notebook}")
+        bar.update(1)
+        return run
+
+    async def every_chapter() -> list[ChapterRun]:
+        turns, kernels = asyncio.Semaphore(jobs), asyncio.Semaphore(2 * jobs)  # both serve waiters in order
+        tasks = [asyncio.ensure_future(one(ch, turns, kernels)) for ch in chapters]
+        try:
+            return list(await asyncio.gather(*tasks))  # cancelled (Ctrl-C), it cancels every task and waits for them
+        except Exception:  # one chapter failed outright: the others stop and their kernels shut down
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
     try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait: the work is in the kernels
-            futures = {pool.submit(one, ch): ch for ch in chapters}
-            for future in as_completed(futures):
-                run = future.result()
-                done[futures[future].slug] = run
-                bar.write(f"  {futures[future].slug}: {'ok' if run.ok else 'FAILED'} in {run.seconds:.1f} s, "
-                          f"{len(run.claims)} claims, {len(run.figures)} figures → {run.notebook}")
-                bar.update(1)
+        return in_own_loop(every_chapter)
     finally:
         bar.close()
-    return [done[ch.slug] for ch in chapters]
 
 
 def sync_notebook(source: Path, seed: int = 0, timeout: int = 600) -> Path:
