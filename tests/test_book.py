@@ -168,6 +168,14 @@ def test_widget_outputs_become_the_kernel_free_explorer_or_a_note(tmp_path: Path
     assert site.add_static_explorers(nb, "ch95_none", source, grids) == 0  # no grid: nothing placed
 
 
+def test_the_site_drops_nbvals_markers_and_keeps_the_code() -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nshow(check(run))  # a claim\n"),
+                nbformat.v4.new_markdown_cell("# NBVAL_CHECK_OUTPUT is what nbval reads")]
+    site.drop_test_markers(nb)
+    assert [c.source for c in nb.cells] == ["show(check(run))  # a claim\n", "# NBVAL_CHECK_OUTPUT is what nbval reads"]
+
+
 def test_local_extension_drops_duplicate_inline_scripts() -> None:
     """Sphinx 7 lists one inline script under the file names None and ''; the extension keeps one."""
     javascript = pytest.importorskip("sphinx.builders.html._assets")._JavaScript

@@ -86,6 +86,12 @@ def _check_page(tab: Any, page: str, language: str) -> None:
         assert untypeset.count() == 0, f"{page}: math not rendered: {untypeset.first.inner_text()}"
         assert tab.locator("main mjx-merror").count() == 0, f"{page}: MathJax reports a TeX error"
 
+    # code and printed outputs wrap at the page width (book/_static/companion.css): nothing scrolls sideways
+    wide = tab.evaluate("""() => [...document.querySelectorAll('main pre')]
+        .filter(pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.innerText.slice(0, 80))""")
+    assert not wide, f"{page}: {len(wide)} code or output blocks run off the page's width, e.g. {wide[0]!r}"
+    assert "NBVAL_" not in tab.locator("main").inner_text(), f"{page}: shows nbval's test markers"
+
 
 def _url(site_url: str, page: str, language: str) -> str:
     folder = site.EDITIONS[language]

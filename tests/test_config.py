@@ -36,6 +36,25 @@ def test_defaults_and_pick(monkeypatch):
         config.settings()
 
 
+@pytest.mark.parametrize("threads", [2, 1])
+def test_the_thread_count_limits_numpys_and_scipys_blas_too(monkeypatch, threads):
+    """Two notebooks side by side must not start one OpenBLAS thread per core each (oversubscription)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    monkeypatch.setenv("COMPANION_THREADS", str(threads))
+    config.reset_settings()
+    try:
+        threadpool_limits(limits=3 - threads, user_api="blas")  # the other count, so that settings() must set it
+        config.settings()
+        blas = {info["filepath"]: info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"}
+        assert len(blas) >= 2, f"NumPy's and SciPy's BLAS should both be loaded and limited; found {blas}"
+        assert set(blas.values()) == {threads}, blas
+    finally:
+        monkeypatch.delenv("COMPANION_THREADS")
+        config.reset_settings()
+        config.settings()
+
+
 def test_full_profile_uses_all_cores_and_pick(monkeypatch):
     monkeypatch.setenv("COMPANION_PROFILE", "FULL")
     monkeypatch.delenv("COMPANION_THREADS", raising=False)

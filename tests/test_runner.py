@@ -38,6 +38,25 @@ def test_run_chapter_collects_claims_figures_and_times(tmp_path, capfd):
     assert "PASS" in report and "1/1 claims hold" in report and "margin +0.5 rel" in report
 
 
+def test_a_finished_kernel_is_asked_to_shut_down_not_interrupted(tmp_path, monkeypatch):
+    """jupyter_client's shutdown_kernel sends SIGINT first, which a kernel handling a late message reports as an
+    ERROR line in the reproduce output; the runner shuts a finished kernel down without it."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    interrupts = []
+    original = AsyncKernelManager._async_interrupt_kernel
+
+    async def counted(self):
+        interrupts.append(self)
+        await original(self)
+
+    monkeypatch.setattr(AsyncKernelManager, "_async_interrupt_kernel", counted)
+    source = tmp_path / "ch97_short.py"
+    source.write_text("# %%\nprint('done')\n")
+    run = runner.run_chapter(source, tmp_path / "out")
+    assert run.error is None and interrupts == []
+
+
 def test_a_failing_claim_lets_the_notebook_go_on_and_marks_the_chapter_failed(tmp_path):
     source = tmp_path / "ch98_bad.py"
     source.write_text(TINY.replace('compare("one", 1, "<", "two", 2)', 'compare("one", 1, ">", "two", 2)'))

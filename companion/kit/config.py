@@ -24,9 +24,12 @@ the full profile's recording interval, so that a smoke run can cut it::
 
 Torch's thread count is set once, here, the first time a chapter asks for the settings:
 small matrix products run many times faster on one thread than on oversubscribed ones, so
-the quick profile uses ``COMPANION_THREADS`` (default 1) threads.  A large batched computation
-(a whole ensemble of transformers per step) is the exception: :func:`batched_threads` lends it up to
-two threads for its duration.
+the quick profile uses ``COMPANION_THREADS`` (default 1) threads.  The same count limits the BLAS
+libraries that NumPy and SciPy bundle (OpenBLAS, through threadpoolctl): left at one thread per core,
+two notebooks side by side (``reproduce --jobs 2``, the robustness sweep) start four BLAS threads on
+two cores, and OpenBLAS's spinning threads then make a small SVD or least-squares fit tens of times
+slower.  A large batched computation (a whole ensemble of transformers per step) is the exception:
+:func:`batched_threads` lends it up to two threads for its duration.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import torch
+from threadpoolctl import threadpool_limits
 
 PROFILES = ("quick", "full")
 LANGUAGES = ("en", "zh")  # the editions (companion.kit.i18n)
@@ -137,13 +141,15 @@ _SETTINGS: Settings | None = None
 
 
 def settings() -> Settings:
-    """Read the environment once, set torch's threads once and return the active settings."""
+    """Read the environment once, set torch's threads (and NumPy's BLAS threads) once; the active settings."""
     global _SETTINGS
     if _SETTINGS is None:
         read_language()  # a bad COMPANION_LANG is named in the setup cell, not at the first claim
         profile = read_profile()
         threads = read_threads(profile)
         torch.set_num_threads(threads)
+        import scipy.linalg  # noqa: F401 — loads SciPy's own OpenBLAS, so that the limit reaches it too
+        threadpool_limits(limits=threads, user_api="blas")
         smoke = read_smoke(profile)
         _SETTINGS = Settings(profile=profile, seed=read_seed(), device=pick_device(profile), threads=threads,
                              smoke=smoke)

@@ -87,9 +87,20 @@ async def kernel(cwd: Path, env: dict[str, str]) -> AsyncIterator[AsyncKernelMan
 
 
 async def _stop(manager: AsyncKernelManager, now: bool) -> None:
-    """Shut the kernel down, unless nbclient already did (after a client that failed to start)."""
-    if manager.has_kernel and await manager.is_alive():
-        await manager.shutdown_kernel(now=now)
+    """Shut the kernel down, unless nbclient already did (after a client that failed to start): killed ``now``, or
+    asked to shut down (and killed if it has not ended after jupyter_client's wait).
+
+    Not through ``shutdown_kernel(now=False)``: that first sends the kernel SIGINT, and a kernel still handling a
+    late message then logs "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel." into the reproduce output.
+    """
+    if not (manager.has_kernel and await manager.is_alive()):
+        return
+    if now:
+        await manager.shutdown_kernel(now=True)
+        return
+    await manager.request_shutdown()
+    await manager.finish_shutdown()
+    await manager.cleanup_resources()
 
 
 async def execute_in(nb: nbformat.NotebookNode, manager: AsyncKernelManager, cwd: Path, timeout: int) -> None:

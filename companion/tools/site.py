@@ -387,12 +387,24 @@ def localize_outputs(nb: nbformat.NotebookNode, language: str) -> None:
                 output["data"]["text/plain"] = localize("".join(text) if isinstance(text, list) else text)
 
 
+#: nbval's cell markers (``# NBVAL_CHECK_OUTPUT``): instructions to the tests, not code a reader of the site needs.
+_TEST_MARKER = re.compile(r"^# NBVAL_[A-Z_]+\n?", re.MULTILINE)
+
+
+def drop_test_markers(nb: nbformat.NotebookNode) -> None:
+    """Remove the lines that only mark a code cell for nbval (the notebooks keep them: the tests read them)."""
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = _TEST_MARKER.sub("", cell.source)
+
+
 def edition_notebook(notebook: Path, source: Path, language: str) -> nbformat.NotebookNode:
     """The chapter page of ``language``'s edition: the committed notebook (its code and outputs as executed once),
-    its words in ``language``, the kernel-free explorer and the worked solutions folded in."""
+    its words in ``language``, the kernel-free explorer and the worked solutions folded in, nbval's markers dropped."""
     nb = nbformat.read(notebook, as_version=4)
     localize_markdown(nb, notebook.stem, language)
     localize_outputs(nb, language)
+    drop_test_markers(nb)
     markdown_title(nb, notebook.name)  # fail early, with the notebook's name, if a page would have no title
     add_static_explorers(nb, notebook.stem, source, language=language)
     add_solution_toggles(nb, notebook.stem, language)
