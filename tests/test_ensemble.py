@@ -1,5 +1,7 @@
 """The batched two-layer ensemble equals a loop of ordinary modules, and its trainer's options work."""
 
+import contextlib
+
 import numpy as np
 import pytest
 import torch
@@ -105,3 +107,37 @@ def test_adam_and_dropout_run_and_validate():
         TwoLayerEnsemble(1, 5, dtype=torch.int32)
     with pytest.raises(ValueError, match="shape"):
         TwoLayerNet(torch.ones(3), torch.ones(2, 2))
+
+
+@contextlib.contextmanager
+def _another_device(model):
+    """Stands in for :func:`companion.core.train.on_device` with a device that is not the CPU: the model's tensors
+    become fake tensors on the meta device (no data, no arithmetic), so any operation that meets a tensor left on
+    the CPU raises a device-mismatch error, as it would on a GPU; CPU scalars (0-dim) are allowed, as on a GPU."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        for group in (model._parameters, model._buffers):
+            for name, t in list(group.items()):
+                moved = torch.empty_like(t, device="meta")
+                group[name] = torch.nn.Parameter(moved) if isinstance(t, torch.nn.Parameter) else moved
+        yield torch.device("meta")
+
+
+def test_the_run_computes_on_the_settings_device_and_keeps_its_books_on_the_cpu(monkeypatch):
+    """Per-member data and weights, Adam, dropout masks drawn on the CPU and snapshots: with the model on another
+    device, every operation finds its tensors on that device (the risk's record is copied back to the CPU).  The
+    Hessian step size and the stopping thresholds read values (a power iteration's convergence, which members are
+    done), which fake tensors do not have; on the CPU they are checked by the tests above."""
+    from companion.core import ensemble, train as engine
+
+    monkeypatch.setattr(ensemble, "on_device", _another_device)
+    monkeypatch.setattr(engine, "_as_numpy", lambda value: value)  # fake tensors hold no numbers to copy out
+    monkeypatch.setattr(engine.History, "from_rows", classmethod(lambda cls, steps, rows: rows))
+    model = TwoLayerEnsemble(1, [6, 8], beta1=0.5, alpha=[1.0, 2.0], n_members=2, seed=0)
+    x = torch.linspace(-1, 1, 5)[None, :, None].expand(2, 5, 1).clone()
+    rows = train_ensemble(model, x, torch.sin(x[..., 0]), steps=3, lr=[0.1, 0.2], optimizer="adam", keep=[0.9, 1.0],
+                          record_every=1, snapshot_steps=(2,), progress=False, sample_weight=torch.ones(2, 5))
+    assert len(rows) == 4
+    assert {name: value.device.type for name, value in rows[-1].items()} == {"risk": "cpu", "lr": "cpu", "a": "meta",
+                                                                            "w": "meta"}

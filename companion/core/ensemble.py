@@ -22,7 +22,10 @@ one training engine (:func:`companion.core.train.run` and :func:`~companion.core
   the batch, so the remaining members run faster;
 * optional dropout on the hidden layer with the book's keep probability p (§8.4.1);
 * recorded risk every ``record_every`` steps and parameter snapshots at chosen steps, in one
-  :class:`~companion.core.train.History`.
+  :class:`~companion.core.train.History`;
+* the computation on the settings' device (a GPU in the full profile, :func:`companion.core.train.on_device`),
+  its bookkeeping and random draws on the CPU, so a seed draws the same dropout masks and start vectors on every
+  device.
 
 :class:`TwoLayerNet` is the same network as an ordinary single module; the benchmark trains K of
 them in a Python loop to measure what batching buys, and the tests check both agree.
@@ -39,7 +42,7 @@ from torch import Tensor, nn
 
 from companion.core.landscape import power_iteration
 from companion.core.nets import activation
-from companion.core.train import History, ManualOptimizer, descend, run
+from companion.core.train import History, ManualOptimizer, descend, on_device, run
 from companion.kit.seeds import generator
 
 OPTIMIZERS = ("gd", "adam")
@@ -230,7 +233,7 @@ def _risk(model: TwoLayerEnsemble, a: Tensor, w: Tensor, alpha: Tensor, mask: Te
     hidden = model.act(torch.matmul(xt, w.transpose(1, 2)))  # (K', N, m)
     if keep is not None:
         p = keep.reshape(-1, 1, 1)
-        draw = torch.rand(hidden.shape, generator=generator, dtype=hidden.dtype)
+        draw = torch.rand(hidden.shape, generator=generator, dtype=hidden.dtype).to(hidden.device)  # CPU stream
         hidden = hidden * (draw < p) / p  # (1 + η) ⊙ h, §8.4.1
     out = _output(hidden, a * mask, alpha)  # (K', N)
     if weight is None:
@@ -259,7 +262,7 @@ def hessian_norms(loss_sum: Callable[[Tensor, Tensor], Tensor], a: Tensor, w: Te
         return torch.cat([ha, hw.flatten(1)], dim=1)
 
     v0 = torch.cat([torch.randn(a.shape, generator=generator, dtype=a.dtype),
-                    torch.randn(w.shape, generator=generator, dtype=w.dtype).flatten(1)], dim=1)
+                    torch.randn(w.shape, generator=generator, dtype=w.dtype).flatten(1)], dim=1).to(a.device)
     _, norm, _ = power_iteration(matvec, v0, iters=iters)
     return norm.detach()
 
@@ -334,23 +337,44 @@ def train_ensemble(model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int,
     if snaps and (snaps[0] < 0 or snaps[-1] > steps):
         raise ValueError(f"snapshot_steps must lie within [0, {steps}], got {list(snapshot_steps)}")
 
+    with on_device(model) as device:  # the settings' device (a GPU in the full profile), the model back home after
+        return _train_on(device, model, x, y, steps=steps, adaptive=adaptive, rate=rate, optimizer=optimizer,
+                         lr_factor=lr_factor, lr_every=lr_every, power_iters=power_iters, threshold=threshold,
+                         keep=keep_t, weight=weight, record_every=record_every, snaps=snaps, seed=seed,
+                         progress=progress, desc=desc)
+
+
+def _train_on(device: torch.device, model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int, adaptive: bool,
+              rate: Tensor, optimizer: str, lr_factor: float, lr_every: int, power_iters: int,
+              threshold: Tensor | None, keep: Tensor | None, weight: Tensor | None, record_every: int,
+              snaps: list[int], seed: int, progress: bool, desc: str) -> History:
+    """The run of :func:`train_ensemble` (arguments checked there) with ``model`` on ``device``.
+
+    The computation — data, parameters, Adam's moments, step sizes, dropout masks — lives on ``device``; the
+    bookkeeping — which members still train, their recorded risk, their step sizes and thresholds — on the CPU.
+    Random draws (dropout masks, the power iteration's start vectors) come from one CPU generator and are moved,
+    so a seed draws the same numbers on every device.
+    """
+    k, dtype = model.n_members, model.a.dtype
+    per_member = x.ndim == 3
     if per_member:  # (K, N, d̃), (K, N)
-        xt = torch.stack([augment(xk, model.bias) for xk in x.to(dtype)])
-        yt = y.to(dtype)
+        xt = torch.stack([augment(xk, model.bias) for xk in x.to(dtype)]).to(device)
+        yt = y.to(dtype).to(device)
     else:
-        xt = augment(x.to(dtype), model.bias)  # (N, d̃)
-        yt = y.to(dtype).reshape(1, -1)  # (1, N)
+        xt = augment(x.to(dtype), model.bias).to(device)  # (N, d̃)
+        yt = y.to(dtype).reshape(1, -1).to(device)  # (1, N)
+    weight = None if weight is None else weight.to(device)
     gen = generator(seed)
     a, w = nn.Parameter(model.a.detach().clone()), nn.Parameter(model.w.detach().clone())  # members still training
-    opt = MemberwiseStep([a, w], rate.clone(), optimizer)
+    opt = MemberwiseStep([a, w], rate.clone().to(device), optimizer)
     live = {"idx": torch.arange(k)}
     last_risk = torch.full((k,), float("nan"), dtype=dtype)
     converged = torch.zeros(k, dtype=torch.bool)
 
     def select() -> None:
         """Per-member constants of the members still training (refreshed when the batch shrinks)."""
-        idx = live["idx"]
-        live.update(alpha=model.alpha[idx], mask=model.mask[idx], keep=None if keep_t is None else keep_t[idx],
+        idx = live["idx"].to(device)
+        live.update(alpha=model.alpha[idx], mask=model.mask[idx], keep=None if keep is None else keep.to(device)[idx],
                     xt=xt[idx] if per_member else xt, yt=yt[idx] if per_member else yt,
                     weight=None if weight is None else weight[idx])
 
@@ -361,14 +385,14 @@ def train_ensemble(model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int,
     def record(step: int) -> dict[str, Tensor]:
         idx = live["idx"]
         with torch.no_grad():
-            last_risk[idx] = risk(a, w, False)
+            last_risk[idx] = risk(a, w, False).cpu()
         row = {"risk": last_risk.clone(), "lr": rate.clone()}
         if threshold is not None:
             converged[idx] |= last_risk[idx] < threshold[idx]
             row["converged"] = converged.clone()
         if snaps:
             a_full, w_full = model.a.detach().clone(), model.w.detach().clone()
-            a_full[idx], w_full[idx] = a.detach(), w.detach()
+            a_full[idx.to(device)], w_full[idx.to(device)] = a.detach(), w.detach()
             row.update(a=a_full, w=w_full)
         return row
 
@@ -377,9 +401,10 @@ def train_ensemble(model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int,
         idx = live["idx"]
         done = converged[idx]
         if bool(done.any()):
+            on = done.to(device)
             with torch.no_grad():
-                model.a[idx[done]], model.w[idx[done]] = a.detach()[done], w.detach()[done]
-            opt.keep_members(~done)
+                model.a[idx[done].to(device)], model.w[idx[done].to(device)] = a.detach()[on], w.detach()[on]
+            opt.keep_members(~on)
             live["idx"] = idx[~done]
             select()
 
@@ -388,8 +413,8 @@ def train_ensemble(model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int,
     def update(step: int) -> None:
         if adaptive and step % lr_every == 0:  # before freezing: the estimate covers the batch as recorded
             norm = hessian_norms(lambda a_, w_: risk(a_, w_, False).sum(), a, w, iters=power_iters, generator=gen)
-            rate[live["idx"]] = lr_factor / norm.clamp_min(1e-30)
-            opt.member_lr = rate[live["idx"]]
+            rate[live["idx"]] = (lr_factor / norm.clamp_min(1e-30)).cpu()
+            opt.member_lr = rate[live["idx"]].to(device)
         if threshold is not None:  # only thresholds freeze members
             freeze_converged()
         descend_once(step)
@@ -400,7 +425,7 @@ def train_ensemble(model: TwoLayerEnsemble, x: Tensor, y: Tensor, *, steps: int,
     history = run(update, steps=steps, record=record, record_every=record_every, record_at=record_at, stop=stop,
                   progress=progress, desc=desc)
     with torch.no_grad():
-        model.a[live["idx"]], model.w[live["idx"]] = a.detach(), w.detach()
+        model.a[live["idx"].to(device)], model.w[live["idx"].to(device)] = a.detach(), w.detach()
     return history
 
 

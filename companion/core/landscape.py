@@ -137,7 +137,7 @@ def power_iteration(matvec: Callable[[Tensor], Tensor], v0: Tensor, *, iters: in
     if iters < 1:
         raise ValueError(f"iters must be ≥ 1, got {iters}")
     v = v0 / v0.norm(dim=-1, keepdim=True).clamp_min(1e-300)
-    rayleigh = torch.full(v.shape[:-1], float("nan"), dtype=v.dtype)
+    rayleigh = torch.full(v.shape[:-1], float("nan"), dtype=v.dtype, device=v.device)
     for _ in range(iters):
         hv = matvec(v)
         new = (hv * v).sum(dim=-1)
