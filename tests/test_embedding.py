@@ -173,3 +173,20 @@ def test_checks_reject_empty_selections():
         E.check_width_plateau({2: None})
     with pytest.raises(ValueError, match="two widths"):
         E.check_split_hessian({0.5: [None]})
+
+
+def test_train_batch_runs_on_the_settings_device(monkeypatch):
+    """With the settings' device another one (tests/device_support.py), every step of :func:`train_batch` finds
+    its data and parameters there: a tensor left on the CPU fails, as it would on a GPU."""
+    from types import SimpleNamespace
+
+    from device_support import META, OneDevicePerCall, steps_only
+
+    records = []
+    monkeypatch.setattr(E, "settings", lambda: SimpleNamespace(device=META))
+    monkeypatch.setattr(E, "run", steps_only(records))
+    _, xa, y = E.three_tanh_target(16)
+    a, w, per = E.init_batch([3, 5], 2, 2, 1, 0.5, torch.Generator().manual_seed(3))
+    with OneDevicePerCall():
+        E.train_batch(xa, y, a, w, per, lr=0.1, steps=2, record_every=1, progress=False)
+    assert {name: value.device.type for name, value in records[0].items()} == {"loss": "meta", "a": "meta", "w": "meta"}

@@ -1,7 +1,5 @@
 """The batched two-layer ensemble equals a loop of ordinary modules, and its trainer's options work."""
 
-import contextlib
-
 import numpy as np
 import pytest
 import torch
@@ -15,6 +13,7 @@ from companion.core.ensemble import (
     train_single,
 )
 from companion.kit.seeds import generator
+from device_support import on_fake_meta
 
 
 def _data(n=6, dtype=torch.float64):
@@ -109,29 +108,14 @@ def test_adam_and_dropout_run_and_validate():
         TwoLayerNet(torch.ones(3), torch.ones(2, 2))
 
 
-@contextlib.contextmanager
-def _another_device(model):
-    """Stands in for :func:`companion.core.train.on_device` with a device that is not the CPU: the model's tensors
-    become fake tensors on the meta device (no data, no arithmetic), so any operation that meets a tensor left on
-    the CPU raises a device-mismatch error, as it would on a GPU; CPU scalars (0-dim) are allowed, as on a GPU."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    with FakeTensorMode(allow_non_fake_inputs=True):
-        for group in (model._parameters, model._buffers):
-            for name, t in list(group.items()):
-                moved = torch.empty_like(t, device="meta")
-                group[name] = torch.nn.Parameter(moved) if isinstance(t, torch.nn.Parameter) else moved
-        yield torch.device("meta")
-
-
 def test_the_run_computes_on_the_settings_device_and_keeps_its_books_on_the_cpu(monkeypatch):
     """Per-member data and weights, Adam, dropout masks drawn on the CPU and snapshots: with the model on another
-    device, every operation finds its tensors on that device (the risk's record is copied back to the CPU).  The
-    Hessian step size and the stopping thresholds read values (a power iteration's convergence, which members are
-    done), which fake tensors do not have; on the CPU they are checked by the tests above."""
+    device (tests/device_support.py), every operation finds its tensors on that device (the risk's record is
+    copied back to the CPU).  The Hessian step size and the stopping thresholds read values (a power iteration's
+    convergence, which members are done), which fake tensors do not have; the tests above check them on the CPU."""
     from companion.core import ensemble, train as engine
 
-    monkeypatch.setattr(ensemble, "on_device", _another_device)
+    monkeypatch.setattr(ensemble, "on_device", on_fake_meta)
     monkeypatch.setattr(engine, "_as_numpy", lambda value: value)  # fake tensors hold no numbers to copy out
     monkeypatch.setattr(engine.History, "from_rows", classmethod(lambda cls, steps, rows: rows))
     model = TwoLayerEnsemble(1, [6, 8], beta1=0.5, alpha=[1.0, 2.0], n_members=2, seed=0)

@@ -11,6 +11,7 @@ from companion.core.nets import BatchedMLP
 from companion.experiments import ch14_phenomena as icl_tasks
 from companion.core.transformer import Transformer, TransformerConfig
 from companion.kit.seeds import generator
+from device_support import OneDevicePerCall, on_meta, steps_only
 
 F64 = torch.float64
 
@@ -416,3 +417,20 @@ def test_bezier_and_line_join_the_endpoints():
     x = torch.randn(5, 4, generator=generator(5))
     with torch.no_grad():
         assert torch.allclose(connectivity.mlp_outputs(connectivity.line(w1, w2, t[[0, 2]]), x), model(x), atol=1e-6)
+
+
+def test_the_in_context_learners_train_on_the_settings_device(monkeypatch):
+    """The three training loops of ch14's in-context learners (the regression learner, the pattern classifier, the
+    explorer's adaptation) with the model on another device (tests/device_support.py): a task left on the CPU fails,
+    as it would on a GPU.  Two steps each."""
+    records = []
+    monkeypatch.setattr(icl_tasks, "on_device", on_meta)
+    monkeypatch.setattr(icl_tasks, "run", steps_only(records, recorded=False))  # its records average losses
+    config = icl_tasks.ICLConfig(steps=2, batch=4, seed=0)
+    base = Transformer(config.transformer(), generator=generator(0))
+    with OneDevicePerCall():
+        learner = icl_tasks.train_icl.__wrapped__(config).model
+        classifier = icl_tasks.train_pattern_learner.__wrapped__(steps=2, n_context=4, n_patterns=2).model
+        adapted = icl_tasks.adapt_learner(base, 0.5, 3, steps=2, seed=0)
+    assert len(records) == 3
+    assert {p.device.type for net in (learner, classifier, adapted) for p in net.parameters()} == {"meta"}

@@ -41,6 +41,7 @@ from companion.core.nets import MLP
 from companion.core.data import Digits
 from companion.core.spectral import delta_f, first_step_below
 from companion.core.train import History, descend, run
+from companion.kit.config import settings
 from companion.kit.seeds import active_seed, generator, numpy_rng
 
 ACTS = ("tanh", "relu")
@@ -218,12 +219,15 @@ def train_batch(x_aug: Tensor, y: Tensor, a: Tensor, w: Tensor, widths: np.ndarr
 
     x̃ (N, d+1), y (N, c), a (K, M, c), w (K, M, d+1) (left unchanged).  The members' risks are summed, so
     each gets its own gradient; a padded neuron (a_j = 0, w_j = 0) has zero gradient (σ(0) = 0 for tanh and
-    ReLU), so it stays zero.  Records the losses and the parameters every ``record_every`` steps.
+    ReLU), so it stays zero.  Records the losses and the parameters every ``record_every`` steps.  The steps run
+    on the settings' device (a GPU in the full profile); the records come back as NumPy arrays.
     """
     _check_act(act)
     if not lr > 0 or steps < 1 or record_every < 1:
         raise ValueError(f"need lr > 0, steps ≥ 1, record_every ≥ 1; got {lr}, {steps}, {record_every}")
-    a, w, n = a.clone(), w.clone(), x_aug.shape[0]
+    device = settings().device
+    a, w, n = a.to(device).clone(), w.to(device).clone(), x_aug.shape[0]
+    x_aug, y = x_aug.to(device), y.to(device)
 
     def gradient_step(step: int) -> None:
         """One GD step with R_k's closed-form gradient, ∇_a = (1/N) σ(w x̃ᵀ) r and ∇_w = (1/N) (a rᵀ ⊙ σ′) x̃
@@ -742,10 +746,11 @@ def learning_path(width: int = 500, *, init_std: float = 1e-3, lr: float = 0.05,
         run_ = train_batch(xa, y, a, w, per, lr=lr, steps=steps, act=act, record_every=record_every, progress=progress)
         history, a_hist, w_hist = run_.history, run_.a[:, 0], run_.w[:, 0]
     elif optimizer == "adam":
-        a, w = a.requires_grad_(), w.requires_grad_()
-        update = descend(torch.optim.Adam([a, w], lr=lr), lambda: half_mse_per_member(a, w, xa, y, act))
+        device = settings().device  # as in train_batch: the steps on the settings' device, the records in NumPy
+        a, w, x_on, y_on = a.to(device).requires_grad_(), w.to(device).requires_grad_(), xa.to(device), y.to(device)
+        update = descend(torch.optim.Adam([a, w], lr=lr), lambda: half_mse_per_member(a, w, x_on, y_on, act))
         history = run(update, steps=steps, record_every=record_every, progress=progress, desc="图9.4, Adam",
-                      record=lambda step: {"loss": half_mse_per_member(a, w, xa, y, act), "a": a, "w": w})
+                      record=lambda step: {"loss": half_mse_per_member(a, w, x_on, y_on, act), "a": a, "w": w})
         a_hist, w_hist = history["a"][:, 0], history["w"][:, 0]
     else:
         raise ValueError(f"unknown optimizer {optimizer!r}; choose 'gd' or 'adam'")

@@ -46,7 +46,7 @@ from companion.core import classify, connectivity, icl, modular, pruning, random
 from companion.core.data import Digits, digits
 from companion.core.nets import BatchedMLP
 from companion.core.spectral import relative_error
-from companion.core.train import History, descend, run
+from companion.core.train import History, descend, on_device, run
 from companion.core.transformer import Transformer, TransformerConfig
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare as compare_values, identity, threshold
@@ -190,28 +190,34 @@ class Trained:
     history: History
 
 
-def fit_on_fresh_batches(model: Transformer, batch_loss: Callable[[], Tensor], *, steps: int, lr: float,
+def fit_on_fresh_batches(model: Transformer, batch_loss: Callable[[torch.device], Tensor], *, steps: int, lr: float,
                          cosine: bool = False, record_every: int = 50, desc: str = "training") -> Trained:
-    """Adam (with a cosine-annealed rate if ``cosine``) on ``batch_loss()``, a loss on a fresh batch of tasks
-    drawn at each call; the engine records the mean of the mini-batch losses since the previous record."""
+    """Adam (with a cosine-annealed rate if ``cosine``) on ``batch_loss(device)``, a loss on a fresh batch of tasks
+    drawn at each call; the engine records the mean of the mini-batch losses since the previous record.
+
+    The model trains on the settings' device (:func:`~companion.core.train.on_device`; back on the CPU after);
+    ``batch_loss`` draws its tasks on the CPU, from its generator, and moves them to ``device``, so a seed draws the
+    same tasks on every device.  The losses stay on the device until a record reads them (no copy per step)."""
     if steps < 0 or record_every < 1:
         raise ValueError(f"need steps ≥ 0 and record_every ≥ 1, got {steps}, {record_every}")
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, steps) if cosine else None
-    window: list[float] = []
+    with on_device(model) as device:
+        optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+        schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, steps) if cosine else None
+        window: list[Tensor] = []
 
-    def loss() -> Tensor:
-        value = batch_loss()
-        window.append(value.item())
-        return value
+        def loss() -> Tensor:
+            value = batch_loss(device)
+            window.append(value.detach())
+            return value
 
-    def record(step: int) -> dict[str, float]:
-        mean = float(np.mean(window)) if window else float("nan")  # nan: no step yet (steps = 0)
-        window.clear()
-        return {"train_loss": mean}
+        def record(step: int) -> dict[str, float]:
+            # each float32 loss exactly as a float64, averaged by NumPy (nan: no step yet, steps = 0)
+            mean = float(np.mean(torch.stack(window).cpu().numpy().astype(np.float64))) if window else float("nan")
+            window.clear()
+            return {"train_loss": mean}
 
-    history = run(descend(optimizer, loss, schedule=schedule), steps=steps, record=record,
-                  record_at=sorted({*range(record_every, steps + 1, record_every), steps}), desc=desc)
+        history = run(descend(optimizer, loss, schedule=schedule), steps=steps, record=record,
+                      record_at=sorted({*range(record_every, steps + 1, record_every), steps}), desc=desc)
     return Trained(model.eval(), history)
 
 
@@ -224,10 +230,10 @@ def train_icl(config: ICLConfig, record_every: int = 50) -> Trained:
     gen = generator(config.seed)
     model = Transformer(config.transformer(), generator=gen)
 
-    def batch_loss() -> Tensor:
+    def batch_loss(device: torch.device) -> Tensor:
         k = int(torch.randint(1, config.k_max + 1, (1,), generator=gen))
         t = sample_tasks(config.batch, k, config.d, config.noise, generator=gen)
-        return ((predict(model, t.tokens()) - t.yq) ** 2).mean()
+        return ((predict(model, t.tokens().to(device)) - t.yq.to(device)) ** 2).mean()
 
     return fit_on_fresh_batches(model, batch_loss, steps=config.steps, lr=config.lr, cosine=True,
                                 record_every=record_every, desc="in-context learner")
@@ -654,9 +660,9 @@ def train_pattern_learner(steps: int = 600, n_context: int = 16, n_patterns: int
                             n_layers=1, n_heads=1, d_ff=64, d_out=1, norm="none", causal=False, activation="relu")
     model = Transformer(cfg, generator=gen)
 
-    def hinge_loss() -> Tensor:
+    def hinge_loss(device: torch.device) -> Tensor:
         t = sample_pattern_tasks(128, n_context, n_patterns, generator=gen)
-        return torch.relu(1 - t.y * predict(model, t.tokens)).mean()
+        return torch.relu(1 - t.y.to(device) * predict(model, t.tokens.to(device))).mean()
 
     return fit_on_fresh_batches(model, hinge_loss, steps=steps, lr=2e-3, desc="pattern classifier")
 
@@ -704,7 +710,6 @@ def adapt_learner(base: Transformer, noise: float, depth: int, *, steps: int, se
         for name in ("w_attn", "w2", "b2"):
             state[f"layers.{block}.{name}"].zero_()
     model.load_state_dict(state)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     warmup = max(1, steps // 10)
 
     def rate(step: int) -> float:
@@ -712,14 +717,17 @@ def adapt_learner(base: Transformer, noise: float, depth: int, *, steps: int, se
             return (step + 1) / warmup
         return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
 
-    def batch_loss() -> Tensor:
-        k = int(torch.randint(1, config.k_max + 1, (1,), generator=gen))
-        t = sample_tasks(config.batch, k, config.d, config.noise, generator=gen)
-        return ((model(t.tokens(), last_only=True)[:, -1, 0] - t.yq) ** 2).mean()
+    with on_device(model) as device:  # as in fit_on_fresh_batches: tasks drawn on the CPU, trained on the device
+        optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
 
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
-    run(descend(optimizer, batch_loss, schedule=schedule), steps=steps, record=lambda step: {},
-        record_at=[steps], progress=False)
+        def batch_loss() -> Tensor:
+            k = int(torch.randint(1, config.k_max + 1, (1,), generator=gen))
+            t = sample_tasks(config.batch, k, config.d, config.noise, generator=gen)
+            return ((model(t.tokens().to(device), last_only=True)[:, -1, 0] - t.yq.to(device)) ** 2).mean()
+
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
+        run(descend(optimizer, batch_loss, schedule=schedule), steps=steps, record=lambda step: {},
+            record_at=[steps], progress=False)
     return model.eval()
 
 

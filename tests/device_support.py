@@ -1,0 +1,71 @@
+"""Checks that a trainer computes on the settings' device, without a GPU.
+
+Two stand-ins for :func:`companion.core.train.on_device`:
+
+* :func:`on_meta` moves the model to the meta device, whose tensors have shapes and no data; every torch call is
+  checked not to mix devices (:class:`OneDevicePerCall`: some meta kernels accept a CPU argument that CUDA
+  refuses).  The engine turns records into NumPy arrays, which meta tensors cannot give, so :func:`steps_only`
+  stands in for :func:`companion.core.train.run`: a few updates, then one record, kept for the test to inspect.
+* :func:`on_fake_meta` runs the whole training under PyTorch's fake tensors, which check devices strictly and let
+  a record copy its values to the CPU (there are none to copy), but cannot read a number (``int(t)``, ``.item()``):
+  for trainers whose steps read none (the record's conversion to NumPy is then stubbed by the test).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_leaves
+
+from companion.core.train import History
+
+META = torch.device("meta")
+
+
+class OneDevicePerCall(TorchFunctionMode):
+    """Fails any torch call whose tensor arguments lie on more than one device."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        devices = {t.device.type for t in tree_leaves((args, kwargs or {})) if isinstance(t, torch.Tensor)}
+        assert len(devices) <= 1, f"{getattr(func, '__name__', func)} mixes tensors on {sorted(devices)}"
+        return func(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def on_meta(model: torch.nn.Module) -> Iterator[torch.device]:
+    """Stands in for :func:`companion.core.train.on_device` with the meta device (the model is not moved back)."""
+    with torch._C.DisableTorchFunction():  # the move itself pairs each CPU tensor with its meta copy
+        model.to(META)
+    yield META
+
+
+@contextlib.contextmanager
+def on_fake_meta(model: torch.nn.Module) -> Iterator[torch.device]:
+    """Stands in for :func:`companion.core.train.on_device`: the model's tensors become fake tensors on the meta
+    device, and everything until the context ends runs on fake tensors (CPU scalars allowed, as on a GPU)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        for group in (model._parameters, model._buffers):
+            for name, t in list(group.items()):
+                moved = torch.empty_like(t, device=META)
+                group[name] = torch.nn.Parameter(moved) if isinstance(t, torch.nn.Parameter) else moved
+        yield META
+
+
+def steps_only(records: list[dict[str, Any]], updates: int = 2, *, recorded: bool = True) -> Callable[..., History]:
+    """A stand-in for the engine's ``run``: ``updates`` updates, then one record appended to ``records`` (an empty
+    one where the trainer's record reads numbers: ``recorded=False``)."""
+
+    def run(update: Callable[[int], Any], *, steps: int, record: Callable[[int], dict[str, Any]], **options: Any) -> History:
+        for step in range(updates):
+            update(step)
+        records.append(record(updates) if recorded else {})
+        return History(steps=np.array([updates]))
+
+    return run
