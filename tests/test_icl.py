@@ -434,3 +434,21 @@ def test_the_in_context_learners_train_on_the_settings_device(monkeypatch):
         adapted = icl_tasks.adapt_learner(base, 0.5, 3, steps=2, seed=0)
     assert len(records) == 3
     assert {p.device.type for net in (learner, classifier, adapted) for p in net.parameters()} == {"meta"}
+
+
+def test_the_classifiers_train_on_the_settings_device(monkeypatch):
+    """ch14's grokking, lottery-ticket and mode-connectivity runs train through classify.train_classifiers: with
+    the model on another device (tests/device_support.py), weight decay, the pruning masks kept on the CPU (the
+    after-step hook) and the records all compute there."""
+    records = []
+    monkeypatch.setattr(classify, "on_device", on_meta)
+    monkeypatch.setattr(classify, "run", steps_only(records))
+    model = BatchedMLP([3, 8, 4], 2, act="relu", init_std=0.5, generator=generator(0))
+    masks = [torch.ones_like(w) for w in model.weights]
+    x, labels = torch.randn(10, 3, generator=generator(1)), torch.arange(10) % 4
+    with OneDevicePerCall():
+        classify.train_classifiers(model, x, labels, x_test=x[:4], labels_test=labels[:4], steps=2, lr=0.01,
+                                   weight_decay=[0.1, 0.0], after_step=lambda: pruning.apply_masks(model.weights, masks),
+                                   progress=False)
+    assert sorted(records[0]) == ["test_acc", "test_loss", "train_acc", "train_loss"]
+    assert {value.device.type for value in records[0].values()} == {"meta"}

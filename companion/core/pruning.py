@@ -37,9 +37,10 @@ def prune_smallest(score: Tensor, mask: Tensor, rate: float) -> Tensor:
 
 
 def apply_masks(weights: Sequence[Tensor], masks: Sequence[Tensor]) -> None:
-    """Zero the pruned entries of every weight in place (call without gradient tracking)."""
+    """Zero the pruned entries of every weight in place (call without gradient tracking); a mask kept on the CPU
+    reaches a weight on another device (a GPU) as a copy."""
     for w, m in zip(weights, masks):
-        w.mul_(m)
+        w.mul_(m.to(w.device))
 
 
 def remaining(masks: Sequence[Tensor]) -> float:
