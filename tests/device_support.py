@@ -38,10 +38,17 @@ class OneDevicePerCall(TorchFunctionMode):
 
 @contextlib.contextmanager
 def on_meta(model: torch.nn.Module) -> Iterator[torch.device]:
-    """Stands in for :func:`companion.core.train.on_device` with the meta device (the model is not moved back)."""
-    with torch._C.DisableTorchFunction():  # the move itself pairs each CPU tensor with its meta copy
+    """Stands in for :func:`companion.core.train.on_device` with the meta device; the model comes back to the CPU
+    with every tensor zero (the meta tensors had no values to bring back)."""
+    with torch._C.DisableTorchFunction():  # the moves pair each tensor with its copy on the other device
         model.to(META)
-    yield META
+    try:
+        yield META
+    finally:
+        with torch._C.DisableTorchFunction():
+            model.to_empty(device="cpu")
+            for tensor in (*model.parameters(), *model.buffers()):
+                tensor.detach().zero_()
 
 
 @contextlib.contextmanager
@@ -60,12 +67,17 @@ def on_fake_meta(model: torch.nn.Module) -> Iterator[torch.device]:
 
 def steps_only(records: list[dict[str, Any]], updates: int = 2, *, recorded: bool = True) -> Callable[..., History]:
     """A stand-in for the engine's ``run``: ``updates`` updates, then one record appended to ``records`` (an empty
-    one where the trainer's record reads numbers: ``recorded=False``)."""
+    one where the trainer's record reads numbers: ``recorded=False``); it returns a one-record history of zeros
+    shaped like the record, for whatever the trainer computes from its history afterwards."""
 
     def run(update: Callable[[int], Any], *, steps: int, record: Callable[[int], dict[str, Any]], **options: Any) -> History:
         for step in range(updates):
             update(step)
-        records.append(record(updates) if recorded else {})
-        return History(steps=np.array([updates]))
+        row = record(updates) if recorded else {}
+        records.append(row)
+        # what the trainer reads afterwards: a history of one record with the record's shapes, filled with zeros
+        zeros = {name: torch.zeros(value.shape, dtype=value.dtype).numpy() if isinstance(value, torch.Tensor)
+                 else np.zeros(np.shape(value)) for name, value in row.items()}
+        return History.from_rows([updates], [zeros])
 
     return run

@@ -269,3 +269,21 @@ def test_memberwise_adam_equals_torch_adam():
             opt.step()
         assert torch.allclose(ens.a.detach()[k], net.a.detach(), atol=1e-10)
         assert torch.allclose(ens.w.detach()[k], net.w.detach(), atol=1e-10)
+
+
+def test_the_residual_and_convolutional_runs_train_on_the_settings_device(monkeypatch):
+    """图8.11's residual net (raw tensors on the settings' device) and 图8.5's CNN (the module through on_device), with
+    the device another one (tests/device_support.py): a tensor left on the CPU fails, as it would on a GPU."""
+    from types import SimpleNamespace
+
+    from device_support import META, OneDevicePerCall, on_meta, steps_only
+
+    records = []
+    monkeypatch.setattr(ch08, "settings", lambda: SimpleNamespace(device=META))
+    monkeypatch.setattr(ch08, "on_device", on_meta)
+    monkeypatch.setattr(ch08, "run", steps_only(records))
+    with OneDevicePerCall(), np.errstate(invalid="ignore", divide="ignore"):  # the stand-ins' zeros: 0/0
+        ch08.run_residual_condensation(n_members=2, n=10, epochs=(1, 1, 1, 1, 2))
+        ch08.run_cnn_condensation(n_train=20, n_test=10, channels=2, steps=10, record_every=5)
+    assert {value.device.type for row in records for value in row.values()} == {"meta"}
+    assert len(records) == 2 and set(records[1]) == {"loss", "accuracy", "kernels", "bias", "fc", "fc_bias"}

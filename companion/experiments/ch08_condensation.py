@@ -63,8 +63,9 @@ from companion.core.neurons import (
     orientation,
     sorted_cosine_matrix,
 )
-from companion.core.train import History, descend, make_optimizer, run
+from companion.core.train import History, descend, make_optimizer, on_device, run
 from companion.kit.cache import cached
+from companion.kit.config import settings
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
 from companion.kit.seeds import active_seed, generator
 
@@ -289,19 +290,20 @@ def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 
 
     Returns, for each residual layer, its input weights with the bias appended, (K, m, m + 1), at its epoch
     in ``epochs`` (default: the epoch of its panel in the book, :data:`RESIDUAL_EPOCHS`; the run trains until
-    the last of them), and the final loss ratio.
+    the last of them), and the final loss ratio.  Drawn on the CPU, trained on the settings' device.
     """
     if n_members < 1 or not lr > 0 or not std > 0:
         raise ValueError(f"need n_members ≥ 1, lr > 0, std > 0; got {n_members}, {lr}, {std}")
     epochs = [int(epoch) for epoch in epochs]
     if len(epochs) != len(RESIDUAL_LAYERS) or min(epochs) < 1:
         raise ValueError(f"need one epoch ≥ 1 per residual layer ({len(RESIDUAL_LAYERS)}); got {epochs}")
-    gen = generator(seed)
+    gen, device = generator(seed), settings().device
     x = torch.rand(n, d, generator=gen) * 6 - 4
     y = (4 * torch.sin(12 * x + 1)).sum(dim=1)
+    x, y = x.to(device), y.to(device)
 
     def param(*shape: int) -> torch.Tensor:
-        return (torch.randn(n_members, *shape, generator=gen) * std).requires_grad_()
+        return (torch.randn(n_members, *shape, generator=gen) * std).to(device).requires_grad_()
 
     w_in, b_in = param(d, width), param(1, width)
     layers = [(activation(act), param(width, width), param(1, width)) for act, _ in RESIDUAL_LAYERS]
@@ -1119,7 +1121,8 @@ def run_cnn_condensation(*, n_train: int = 300, n_test: int = 300, channels: int
     std 1/√fan-in per layer (conv 1/3, fully connected 1/√(36·C)), or ``control_std`` for every layer if given.
 
     Each member is looked at when its training accuracy first reaches 100% (checked every
-    ``record_every`` steps; the book trains until then), or at the last step if it never does."""
+    ``record_every`` steps; the book trains until then), or at the last step if it never does.  The net trains
+    on the settings' device (:func:`~companion.core.train.on_device`); what follows reads its records on the CPU."""
     if n_train < 10 or channels < 2 or steps < record_every or not small_std > 0 or not lr > 0:
         raise ValueError(f"need n_train ≥ 10, channels ≥ 2, steps ≥ record_every, small_std > 0, lr > 0; got "
                          f"n_train={n_train}, channels={channels}, steps={steps}, small_std={small_std}, lr={lr}")
@@ -1133,19 +1136,22 @@ def run_cnn_condensation(*, n_train: int = 300, n_test: int = 300, channels: int
                          generator=generator(seed, 1))
     kernels0 = net.kernels.detach().numpy().copy()
 
-    def loss() -> Tensor:  # cross-entropy per member, (K,)
-        return cross_entropy(net(images), labels)  # logits (K, N, 10)
+    with on_device(net) as device:
+        images_on, labels_on = images.to(device), labels.to(device)
 
-    def record(step: int) -> dict[str, Tensor]:
-        with torch.no_grad():
-            logits = net(images)
-            return {"loss": cross_entropy(logits, labels), "accuracy": accuracy(logits, labels),
-                    "kernels": net.kernels.detach().clone(), "bias": net.conv_bias.detach().clone(),
-                    "fc": net.fc.detach().clone(), "fc_bias": net.fc_bias.detach().clone()}
+        def loss() -> Tensor:  # cross-entropy per member, (K,)
+            return cross_entropy(net(images_on), labels_on)  # logits (K, N, 10)
 
-    hist = run(descend(make_optimizer(optimizer, net.parameters(), lr), loss), steps=steps, record=record,
-               record_every=record_every, stop=lambda row: bool((row["accuracy"] >= 1).all()),
-               desc="one-conv-layer CNN")
+        def record(step: int) -> dict[str, Tensor]:
+            with torch.no_grad():
+                logits = net(images_on)
+                return {"loss": cross_entropy(logits, labels_on), "accuracy": accuracy(logits, labels_on),
+                        "kernels": net.kernels.detach().clone(), "bias": net.conv_bias.detach().clone(),
+                        "fc": net.fc.detach().clone(), "fc_bias": net.fc_bias.detach().clone()}
+
+        hist = run(descend(make_optimizer(optimizer, net.parameters(), lr), loss), steps=steps, record=record,
+                   record_every=record_every, stop=lambda row: bool((row["accuracy"] >= 1).all()),
+                   desc="one-conv-layer CNN")
     fitted = hist["accuracy"] >= 1  # (T, K)
     rows = np.where(fitted.any(axis=0), np.argmax(fitted, axis=0), len(hist.steps) - 1)
     both = torch.cat([images, test_images])
