@@ -9,6 +9,9 @@ Two stand-ins for :func:`companion.core.train.on_device`:
 * :func:`on_fake_meta` runs the whole training under PyTorch's fake tensors, which check devices strictly and let
   a record copy its values to the CPU (there are none to copy), but cannot read a number (``int(t)``, ``.item()``):
   for trainers whose steps read none (the record's conversion to NumPy is then stubbed by the test).
+
+:class:`MetaReadsAsZeros` lets a record read meta tensors (``float(t)``, ``.item()``, ``.cpu()``, ``.numpy()``): it
+gets zeros of the right shape, so a trainer's record can be run on the meta device too.
 """
 
 from __future__ import annotations
@@ -30,10 +33,33 @@ META = torch.device("meta")
 class OneDevicePerCall(TorchFunctionMode):
     """Fails any torch call whose tensor arguments lie on more than one device."""
 
+    # torch's own query when a module is moved (nn.utils.skip_init builds a layer on meta, then on the CPU): no computation
+    QUERIES = ("_has_compatible_shallow_copy_type",)
+
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         devices = {t.device.type for t in tree_leaves((args, kwargs or {})) if isinstance(t, torch.Tensor)}
-        assert len(devices) <= 1, f"{getattr(func, '__name__', func)} mixes tensors on {sorted(devices)}"
+        assert len(devices) <= 1 or getattr(func, "__name__", "") in self.QUERIES, f"{getattr(func, '__name__', func)} mixes tensors on {sorted(devices)}"
         return func(*args, **(kwargs or {}))
+
+
+class MetaReadsAsZeros(TorchFunctionMode):
+    """A number read from a meta tensor (``float``, ``.item()``) is 0; a meta tensor copied out (``.cpu()``,
+    ``.to("cpu")``, ``.numpy()``) gives zeros of its shape and dtype — so a record that reads its values runs."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        tensor = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        if tensor is not None and tensor.device.type == "meta":
+            name = getattr(func, "__name__", "")
+            to_cpu = name == "to" and any(isinstance(a, (str, torch.device)) and torch.device(a).type == "cpu"
+                                          for a in (*args[1:], kwargs.get("device")) if a is not None)
+            if name in ("__float__", "item"):
+                return 0.0
+            if name == "cpu" or to_cpu:
+                return torch.zeros(tensor.shape, dtype=kwargs.get("dtype", tensor.dtype))
+            if name == "numpy":
+                return torch.zeros(tensor.shape, dtype=tensor.dtype).numpy()
+        return func(*args, **kwargs)
 
 
 @contextlib.contextmanager

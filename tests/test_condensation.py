@@ -283,7 +283,7 @@ def test_the_residual_and_convolutional_runs_train_on_the_settings_device(monkey
     monkeypatch.setattr(ch08, "on_device", on_meta)
     monkeypatch.setattr(ch08, "run", steps_only(records))
     with OneDevicePerCall(), np.errstate(invalid="ignore", divide="ignore"):  # the stand-ins' zeros: 0/0
-        ch08.run_residual_condensation(n_members=2, n=10, epochs=(1, 1, 1, 1, 2))
-        ch08.run_cnn_condensation(n_train=20, n_test=10, channels=2, steps=10, record_every=5)
+        ch08.run_residual_condensation.__wrapped__(n_members=2, n=10, epochs=(1, 1, 1, 1, 2))
+        ch08.run_cnn_condensation.__wrapped__(n_train=20, n_test=10, channels=2, steps=10, record_every=5)
     assert {value.device.type for row in records for value in row.values()} == {"meta"}
     assert len(records) == 2 and set(records[1]) == {"loss", "accuracy", "kernels", "bias", "fc", "fc_bias"}

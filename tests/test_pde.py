@@ -249,6 +249,29 @@ def test_solvers_run_on_the_engine_and_record_named_series():
     assert np.allclose(newton.history.train_loss, newton.history["pde"] + newton.history["ic"], rtol=1e-5)
 
 
+def test_the_solvers_train_on_the_settings_device(monkeypatch):
+    """Every solver of the chapter (PINN, Deep Ritz, WAN, the Newton toy, 图15.1's net, the MscaleDNN, the explorer's)
+    trains with its networks and points on the settings' device, here the meta device (tests/device_support.py): a
+    point set, a probe's grid or a field's constant left on the CPU fails, as it would on a GPU.  (The polynomial of
+    §15.1 takes the same path with L-BFGS, whose line search reads numbers that meta tensors do not have.)"""
+    from device_support import MetaReadsAsZeros, OneDevicePerCall, on_meta, steps_only
+
+    records = []
+    monkeypatch.setattr(pde_experiments, "on_device", on_meta)
+    monkeypatch.setattr(pde, "run", steps_only(records))
+    with OneDevicePerCall(), MetaReadsAsZeros(), np.errstate(invalid="ignore", divide="ignore"):
+        pde_experiments.run_newton.__wrapped__("net", steps=4, width=8)
+        for method, sampling in (("pinn", "grid"), ("ritz", "random")):
+            pde_experiments.run_poisson.__wrapped__(method, n_grid=8, steps=4, width=8, sampling=sampling)
+        pde_experiments.run_wan.__wrapped__(True, steps=4, record_every=2, width=8, n_grid=8)
+        pde_experiments.run_frequency_contrast.__wrapped__(n=40, width=8, steps=4, record_every=2,
+                                                          jacobi_iterations=10, switch_steps=(2,), hybrid_iterations=4)
+        pde_experiments.run_mscale_poisson.__wrapped__("mscale", width=8, n_grid=32, steps=4, record_every=2)
+        pde_experiments.explore_solver.__wrapped__(method="pinn", width=8, steps=4, n=40, seed=0)
+    assert len(records) == 7 and all(row for row in records)
+    assert {"pde", "ic"} <= set(records[0]) and {"u"} <= set(records[4]) and {"mode_errors"} <= set(records[5])
+
+
 def test_exercise_checks_of_fd_matrix_and_jacobi_eigenvalues():
     n = 6
     assert pde_experiments.check_fd_matrix(2 * np.eye(n - 1) - np.eye(n - 1, k=1) - np.eye(n - 1, k=-1))

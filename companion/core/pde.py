@@ -15,8 +15,10 @@ are built with autograd:
   functions that vanish on ∂Ω (φ = cutoff(x)·φ_η(x), needed for (15.14) to hold) and divide by
   ‖φ‖²_{L²}; the result is scale invariant and bounded by ‖−Δu − f‖²_{L²} (Cauchy–Schwarz).
 
-:func:`fit` and :func:`fit_wan` train a solver through the package's one engine (:mod:`companion.core.train`).  The chapter's problems and experiments live in
-:mod:`companion.experiments.ch15_pinns`.
+:func:`fit` and :func:`fit_wan` train a solver through the package's one engine (:mod:`companion.core.train`),
+where its networks and points are: the chapter's experiments (:mod:`companion.experiments.ch15_pinns`) draw them on
+the CPU and move both to the settings' device (:func:`companion.core.train.on_device`, :meth:`Points.to`); a field of
+a :class:`Problem` computes on the device of the points it is given.
 """
 
 from __future__ import annotations
@@ -210,6 +212,13 @@ class Points:
     initial: Tensor
     data: tuple[Tensor, Tensor] | None = None
 
+    def to(self, device: torch.device | str) -> Points:
+        """The same points on ``device`` (drawn on the CPU, where a seed gives the same points on every machine,
+        then moved to where the solver trains)."""
+        data = None if self.data is None else (self.data[0].to(device), self.data[1].to(device))
+        return Points(self.interior.to(device), self.weights.to(device), self.boundary.to(device),
+                      self.initial.to(device), data)
+
 
 def _faces(problem: Problem, n: int, generator: torch.Generator | None) -> Tensor:
     """n points uniform on the faces x_k = lo_k or hi_k of the spatial axes, chosen ∝ face area."""
@@ -322,7 +331,7 @@ def ritz_loss(model: nn.Module, problem: Problem, points: Points, beta: float = 
 
 def cutoff(problem: Problem, x: Tensor) -> Tensor:
     """Π_k (x_k − lo_k)(hi_k − x_k) / ((hi_k − lo_k)/2)²: zero on ∂Ω, one at the centre; shape (N,)."""
-    out = torch.ones(x.shape[0], dtype=x.dtype)
+    out = torch.ones(x.shape[0], dtype=x.dtype, device=x.device)
     for k, (lo, hi) in enumerate(problem.domain):
         out = out * (x[:, k] - lo) * (hi - x[:, k]) / ((hi - lo) / 2) ** 2
     return out

@@ -30,7 +30,7 @@ from companion.core.nets import MLP, MscaleDNN
 from companion.core.pde import (NEG_LAPLACIAN, Field, Points, Problem, fit, fit_wan, grid_points, newton_operator,
                   pinn_loss, ritz_loss, sample_points, values, wan_loss)
 from companion.core.spectral import first_step_below
-from companion.core.train import History
+from companion.core.train import History, on_device
 
 METHODS = ("pinn", "ritz")
 SAMPLINGS = ("grid", "random")
@@ -47,7 +47,7 @@ def newton_problem(m: float = 1.0, horizon: float = 2.0) -> Problem:
         t = t[:, 0]
         return (t + t ** 3 / 6 - torch.sin(t)) / m
 
-    zero = lambda t: torch.zeros(t.shape[0], dtype=t.dtype)  # noqa: E731
+    zero = lambda t: torch.zeros(t.shape[0], dtype=t.dtype, device=t.device)  # noqa: E731
     return Problem(newton_operator(m), lambda t: torch.sin(t[:, 0]) + t[:, 0], ((0.0, horizon),),
                    initial=(zero, zero), time_axis=0, exact=exact, name="Newton (15.1)")
 
@@ -71,7 +71,7 @@ def book_poisson(k_high: float = 24.0) -> Problem:
         x = x[:, 0]
         return p(x) - p(torch.ones((), dtype=x.dtype)) * x
 
-    return Problem(NEG_LAPLACIAN, source, ((-1.0, 1.0),), boundary=lambda x: torch.zeros(x.shape[0], dtype=x.dtype),
+    return Problem(NEG_LAPLACIAN, source, ((-1.0, 1.0),), boundary=lambda x: torch.zeros(x.shape[0], dtype=x.dtype, device=x.device),
                    exact=exact, name=f"(15.18), k={k_high:g}")
 
 
@@ -182,8 +182,10 @@ def run_newton(method: str, m: float = 1.0, horizon: float = 2.0, n_points: int 
     else:
         raise ValueError(f"unknown method {method!r}; choose 'polynomial' or 'net'")
     points = sample_points(problem, n_points, n_initial=1, generator=gen)
-    history = fit(model, lambda: pinn_loss(model, problem, points), steps=steps, lr=lr, optimizer=optimizer,
-                  record_every=max(1, steps // 50))
+    with on_device(model) as device:                   # drawn on the CPU, solved on the settings' device
+        points = points.to(device)
+        history = fit(model, lambda: pinn_loss(model, problem, points), steps=steps, lr=lr, optimizer=optimizer,
+                      record_every=max(1, steps // 50))
     x = torch.linspace(0.0, horizon, 401)[:, None]
     solution, exact = _evaluate(model, problem, x)
     extra = {"coefficients": model.coef.detach().numpy().copy()} if method == "polynomial" else {}
@@ -224,21 +226,24 @@ def run_poisson(method: str, dim: int = 1, freqs: tuple[float, ...] = (1.0, 4.0)
     model = tanh_net(dim, width, depth, generator=gen)
     grid = grid_points(problem, n_grid)
 
-    def draw() -> Points:
-        if sampling == "grid":
-            return grid
-        return sample_points(problem, len(grid.interior), len(grid.boundary), generator=gen)
+    with on_device(model) as device:       # points drawn on the CPU (from the seed's generator), solved on the device
+        grid_on_device = grid.to(device)
 
-    def loss() -> dict[str, Tensor]:
-        points = draw()
-        if method == "pinn":
-            terms = pinn_loss(model, problem, points)
-            terms["total"] = terms["pde"] + beta * terms["bc"]
-        else:
-            terms = ritz_loss(model, problem, points, beta=beta)
-        return terms
+        def draw() -> Points:
+            if sampling == "grid":
+                return grid_on_device
+            return sample_points(problem, len(grid.interior), len(grid.boundary), generator=gen).to(device)
 
-    history = fit(model, loss, steps=steps, lr=lr, final_lr=final_lr, record_every=max(1, steps // 40))
+        def loss() -> dict[str, Tensor]:
+            points = draw()
+            if method == "pinn":
+                terms = pinn_loss(model, problem, points)
+                terms["total"] = terms["pde"] + beta * terms["bc"]
+            else:
+                terms = ritz_loss(model, problem, points, beta=beta)
+            return terms
+
+        history = fit(model, loss, steps=steps, lr=lr, final_lr=final_lr, record_every=max(1, steps // 40))
     n_eval = 401 if dim == 1 else 61
     axes = [torch.linspace(-1.0, 1.0, n_eval)] * dim
     x = torch.stack(torch.meshgrid(*axes, indexing="ij"), -1).reshape(-1, dim)
@@ -343,8 +348,9 @@ def run_wan(normalise: bool, steps: int = 300, lr_u: float = 3e-3, lr_phi: float
     points = grid_points(problem, n_grid)
     gen = generator(seed)
     u_net, phi_net = tanh_net(1, width, depth, generator=gen), tanh_net(1, width, depth, generator=gen)
-    history = fit_wan(u_net, phi_net, problem, points, steps=steps, lr_u=lr_u, lr_phi=lr_phi, normalise=normalise,
-                      record_every=record_every)
+    with on_device(u_net) as device, on_device(phi_net):
+        history = fit_wan(u_net, phi_net, problem, points.to(device), steps=steps, lr_u=lr_u, lr_phi=lr_phi,
+                          normalise=normalise, record_every=record_every)
     return WanRun(normalise, history, max_error(u_net, problem, points.interior))
 
 
@@ -444,12 +450,15 @@ def run_frequency_contrast(k_high: float = 24.0, n: int = 1000, width: int = 100
     start = time.process_time()
     model = tanh_net(1, width, depth, generator=generator(seed))
 
-    def grid_output(net: nn.Module, _step: int) -> dict[str, np.ndarray]:
-        with torch.no_grad():
-            return {"u": values(net, xt).double().numpy()}
+    with on_device(model) as device:
+        points, xt = points.to(device), xt.to(device)
 
-    history = fit(model, lambda: ritz_loss(model, problem, points, beta=beta), steps=steps, lr=lr,
-                  final_lr=final_lr, record_every=record_every, probe=grid_output)
+        def grid_output(net: nn.Module, _step: int) -> dict[str, np.ndarray]:
+            with torch.no_grad():
+                return {"u": values(net, xt).double().cpu().numpy()}
+
+        history = fit(model, lambda: ritz_loss(model, problem, points, beta=beta), steps=steps, lr=lr,
+                      final_lr=final_lr, record_every=record_every, probe=grid_output)
     seconds_net = time.process_time() - start
     outputs = history["u"]                                         # (T, n+1)
 
@@ -604,13 +613,16 @@ def run_mscale_poisson(kind: str, freqs: tuple[float, ...] = (1.0, 10.0), amps: 
     xt = torch.as_tensor(x, dtype=torch.float32)[:, None]
     exact = field_on_grid(problem.exact, x[:, None])
 
-    def probe(net: nn.Module, _step: int) -> dict[str, np.ndarray]:
-        with torch.no_grad():
-            u = values(net, xt).double().numpy()
-        return {"mode_errors": mode_errors(u, exact, modes), "max_error": np.abs(u - exact).max()}
+    with on_device(model) as device:
+        points, xt_on_device = points.to(device), xt.to(device)
 
-    history = fit(model, lambda: ritz_loss(model, problem, points, beta=beta), steps=steps, lr=lr,
-                  record_every=record_every, probe=probe)
+        def probe(net: nn.Module, _step: int) -> dict[str, np.ndarray]:
+            with torch.no_grad():
+                u = values(net, xt_on_device).double().cpu().numpy()
+            return {"mode_errors": mode_errors(u, exact, modes), "max_error": np.abs(u - exact).max()}
+
+        history = fit(model, lambda: ritz_loss(model, problem, points, beta=beta), steps=steps, lr=lr,
+                      record_every=record_every, probe=probe)
     solution, _ = _evaluate(model, problem, xt)
     return SolveResult(kind, x[:, None], exact, solution, history, {"modes": tuple(modes)})
 
@@ -674,21 +686,22 @@ def explore_solver(k_high: float = 24.0, method: str = "ritz", width: int = 50, 
     trace = np.zeros((1, n + 1))
     if method != "jacobi":
         model = tanh_net(1, width, 2, generator=generator(active_seed() if seed is None else seed))
-        points = grid_points(problem, n)
         loss_name = "pinn" if method == "pinn" else "ritz"
+        with on_device(model) as device:
+            points, xt = grid_points(problem, n).to(device), xt.to(device)
 
-        def loss() -> dict[str, Tensor]:
-            if loss_name == "ritz":
-                return ritz_loss(model, problem, points, beta=2000.0)
-            terms = pinn_loss(model, problem, points)
-            terms["total"] = terms["pde"] + 1000.0 * terms["bc"]
-            return terms
+            def loss() -> dict[str, Tensor]:
+                if loss_name == "ritz":
+                    return ritz_loss(model, problem, points, beta=2000.0)
+                terms = pinn_loss(model, problem, points)
+                terms["total"] = terms["pde"] + 1000.0 * terms["bc"]
+                return terms
 
-        def grid_output(net: nn.Module, _step: int) -> dict[str, np.ndarray]:
-            with torch.no_grad():
-                return {"u": values(net, xt).double().numpy()}
+            def grid_output(net: nn.Module, _step: int) -> dict[str, np.ndarray]:
+                with torch.no_grad():
+                    return {"u": values(net, xt).double().cpu().numpy()}
 
-        history = fit(model, loss, steps=steps, lr=2e-3, record_every=max(1, steps // 25), probe=grid_output)
+            history = fit(model, loss, steps=steps, lr=2e-3, record_every=max(1, steps // 25), probe=grid_output)
         counts, trace = history.steps, history["u"]
     if method in ("jacobi", "hybrid"):
         start = trace[-1].copy()
