@@ -32,3 +32,18 @@ def test_bad_values_raise(explorer):
         explorer.set(heads=3)
     with pytest.raises(ValueError, match="key_range"):
         explorer.set(task="reading", split="key_range")
+
+
+def test_an_explorer_run_trains_on_the_settings_device(monkeypatch):
+    """The explorer's run keeps its model and sequences on the settings' device, here the meta device
+    (tests/device_support.py): a mini-batch index or a sequence left on the CPU fails, as it would on a GPU."""
+    from types import SimpleNamespace
+
+    from device_support import META, MetaReadsAsZeros, OneDevicePerCall
+
+    monkeypatch.setattr(anchors, "settings", lambda: SimpleNamespace(device=META))
+    with OneDevicePerCall(), MetaReadsAsZeros():
+        run = anchors._ExplorerRun("identity", 1, 1, seed=0)
+        run.advance(2)
+    assert {p.device.type for p in run.model.parameters()} == {"meta"}
+    assert sorted(run.accuracy) == [0, 2] and [m.shape for m in run.maps[2]] == [run.maps[0][0].shape]

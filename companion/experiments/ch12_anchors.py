@@ -31,6 +31,7 @@ from companion.core.attention import (anchor_top_ratio, attention_maps, broadcas
 from companion.core.sequence_models import ARCHITECTURES
 from companion.core.transformer import Transformer, TransformerConfig, last_token_logits, last_token_loss, lr_factor
 from companion.kit.cache import cached
+from companion.kit.config import settings
 from companion.kit.claims import ClaimSpec, Verdict, compare, is_never, threshold
 from companion.kit.seeds import active_seed, generator
 
@@ -749,20 +750,23 @@ class _ExplorerRun:
     :class:`~companion.core.transformer.MemberAdamW` does for one member —, warm-up + cosine from 2e-3, loss on
     the last token), with a mini-batch of :data:`EXPLORER_BATCH` and accuracies on :data:`EXPLORER_EVAL`
     sequences.  The schedule always spans :data:`EXPLORER_HORIZON` steps, so the state after s steps does not
-    depend on how far the run goes: a snapshot is the same whichever path reached it.
+    depend on how far the run goes: a snapshot is the same whichever path reached it.  The model and the
+    sequences live on the settings' device for the run's life; the initialisation and the mini-batches are drawn
+    on the CPU (the same for a seed on every machine).
     """
 
     def __init__(self, name: str, depth: int, heads: int, seed: int) -> None:
+        device = settings().device
         data = make_task(name, 2000, 500, seed=seed)
         test = data.tests["test"]
-        self.x, self.y = data.train.x, data.train.y
-        self.eval_x = torch.cat([self.x[:EXPLORER_EVAL], test.x[:EXPLORER_EVAL]])  # training, then test sequences
-        self.eval_y = torch.cat([self.y[:EXPLORER_EVAL], test.y[:EXPLORER_EVAL]])
-        self.probe = test.x[test.key_pos == EXPLORER_POSITION]
+        self.x, self.y = data.train.x.to(device), data.train.y.to(device)
+        self.eval_x = torch.cat([data.train.x[:EXPLORER_EVAL], test.x[:EXPLORER_EVAL]]).to(device)  # training, then test
+        self.eval_y = torch.cat([data.train.y[:EXPLORER_EVAL], test.y[:EXPLORER_EVAL]]).to(device)
+        self.probe = test.x[test.key_pos == EXPLORER_POSITION].to(device)
         self.generator = generator(seed)  # draws the initialisation, then the mini-batches
         cfg = TransformerConfig(vocab_size=data.vocab_size, max_len=data.seq_len, d_model=32, n_layers=depth,
                                 n_heads=heads, d_ff=128)
-        self.model = Transformer(cfg, gamma=0.5, generator=self.generator)
+        self.model = Transformer(cfg, gamma=0.5, generator=self.generator).to(device)
         self.flat = _flatten(list(self.model.parameters()))
         optimizer = _ClippedAdamW([self.flat], lr=2e-3, weight_decay=0.01)
         schedule = LambdaLR(optimizer, lambda step: lr_factor(step, EXPLORER_HORIZON))
@@ -778,11 +782,11 @@ class _ExplorerRun:
         self.accuracy[self.step] = float(right[:EXPLORER_EVAL].mean()), float(right[EXPLORER_EVAL:].mean())
         if maps:
             _, attention = self.model(self.probe, return_attention=True)
-            self.maps[self.step] = [a.mean(dim=(0, 1)).numpy() for a in attention[:2]]
+            self.maps[self.step] = [a.mean(dim=(0, 1)).cpu().numpy() for a in attention[:2]]
 
     def _loss(self) -> Tensor:
         """The last-token loss on a fresh mini-batch of the training sequences."""
-        idx = torch.randint(len(self.x), (EXPLORER_BATCH,), generator=self.generator)
+        idx = torch.randint(len(self.x), (EXPLORER_BATCH,), generator=self.generator).to(self.x.device)
         return last_token_loss(self.model(self.x[idx], last_only=True)[None], self.y[idx][None])
 
     def advance(self, to: int) -> None:
