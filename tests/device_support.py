@@ -9,6 +9,9 @@ Two stand-ins for :func:`companion.core.train.on_device`:
 * :func:`on_fake_meta` runs the whole training under PyTorch's fake tensors, which check devices strictly and let
   a record copy its values to the CPU (there are none to copy), but cannot read a number (``int(t)``, ``.item()``):
   for trainers whose steps read none (the record's conversion to NumPy is then stubbed by the test).
+
+Where a trainer reads numbers on the device (a record's loss, a power iteration's convergence test),
+:func:`meta_reads_zero` stands in for the read: a number read from a meta tensor is zero.
 """
 
 from __future__ import annotations
@@ -63,6 +66,19 @@ def on_fake_meta(model: torch.nn.Module) -> Iterator[torch.device]:
                 moved = torch.empty_like(t, device=META)
                 group[name] = torch.nn.Parameter(moved) if isinstance(t, torch.nn.Parameter) else moved
         yield META
+
+
+@contextlib.contextmanager
+def meta_reads_zero() -> Iterator[None]:
+    """Reading a number from a meta tensor (``float(t)``, ``bool(t)``) gives 0.0 and False instead of failing, as
+    reading it from a GPU would give some number; tensors on other devices read as usual."""
+    read_float, read_bool = torch.Tensor.__float__, torch.Tensor.__bool__
+    torch.Tensor.__float__ = lambda t: 0.0 if t.is_meta else read_float(t)
+    torch.Tensor.__bool__ = lambda t: False if t.is_meta else read_bool(t)
+    try:
+        yield
+    finally:
+        torch.Tensor.__float__, torch.Tensor.__bool__ = read_float, read_bool
 
 
 def steps_only(records: list[dict[str, Any]], updates: int = 2, *, recorded: bool = True) -> Callable[..., History]:
