@@ -10,8 +10,9 @@ Two stand-ins for :func:`companion.core.train.on_device`:
   a record copy its values to the CPU (there are none to copy), but cannot read a number (``int(t)``, ``.item()``):
   for trainers whose steps read none (the record's conversion to NumPy is then stubbed by the test).
 
-:class:`MetaReadsAsZeros` lets a record read meta tensors (``float(t)``, ``.item()``, ``.cpu()``, ``.numpy()``): it
-gets zeros of the right shape, so a trainer's record can be run on the meta device too.
+:class:`MetaReadsAsZeros` stands in for the numbers a trainer reads on the device (a record's loss, a power iteration's
+convergence test): ``float(t)``, ``.item()`` give 0, ``bool(t)`` False, ``.cpu()``, ``.numpy()`` zeros of the right shape,
+so records run on the meta device too.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ class OneDevicePerCall(TorchFunctionMode):
 
 
 class MetaReadsAsZeros(TorchFunctionMode):
-    """A number read from a meta tensor (``float``, ``.item()``) is 0; a meta tensor copied out (``.cpu()``,
-    ``.to("cpu")``, ``.numpy()``) gives zeros of its shape and dtype — so a record that reads its values runs."""
+    """A number read from a meta tensor (``float``, ``.item()``) is 0 and a truth value False, as reading it from a GPU
+    would give some value; a meta tensor copied out (``.cpu()``, ``.to("cpu")``, ``.numpy()``) gives zeros of its shape
+    and dtype.  Tensors on other devices read as usual."""
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
@@ -55,6 +57,8 @@ class MetaReadsAsZeros(TorchFunctionMode):
                                           for a in (*args[1:], kwargs.get("device")) if a is not None)
             if name in ("__float__", "item"):
                 return 0.0
+            if name == "__bool__":
+                return False
             if name == "cpu" or to_cpu:
                 return torch.zeros(tensor.shape, dtype=kwargs.get("dtype", tensor.dtype))
             if name == "numpy":

@@ -1,6 +1,7 @@
 """Tests of companion.experiments.ch11_flatness: quadratic GD, tracked sharpness, profiles, dropout, ReLU
 rescaling, SGD-noise covariance, alignment and Feng–Tu flatness."""
 
+import contextlib
 import copy
 from types import SimpleNamespace
 
@@ -403,3 +404,58 @@ def test_feng_tu_and_isotropic_noise_size():
     assert float((eps[-1] ** 2).sum()) == pytest.approx(float((c * c).sum()), rel=0.1)
     with pytest.raises(ValueError, match="refresh_every"):
         fl.isotropic_noise(d.x, d.y, 4, refresh_every=0, generator=generator(0))
+
+
+# ---------------------------------------------------------------- the settings' device
+@pytest.fixture
+def on_meta_device(monkeypatch):
+    """The trainers' model on the meta device (tests/device_support.py), two steps and one record per run, numbers
+    read there as zero; while the model is there no torch call may mix devices (the networks are built on the CPU
+    before, through meta tensors of their own): a tensor left on the CPU fails, as it would on a GPU.  Yields the
+    records."""
+    from device_support import MetaReadsAsZeros, OneDevicePerCall, on_meta, steps_only
+
+    @contextlib.contextmanager
+    def checked_on_meta(model):
+        with on_meta(model) as device, OneDevicePerCall():
+            yield device
+
+    records = []
+    monkeypatch.setattr(fl.engine, "on_device", checked_on_meta)
+    monkeypatch.setattr(fl.engine, "run", steps_only(records))
+    with MetaReadsAsZeros():
+        yield records
+
+
+def test_train_tracked_with_mini_batches_and_langevin_noise_runs_on_the_settings_device(on_meta_device):
+    """train_fresh → train_tracked: mini-batches, the GLD hook (per-sample gradients, noise) and the power
+    iteration's cold start all where the model is; the model and θ come back to the CPU."""
+    d = standardised_digits(12)
+    run = fl.train_fresh.__wrapped__([64, 8, 10], d.x, d.y, seed=0, batches=2, eta=0.1, steps=2, batch_size=4,
+                                     gld_batch=4, progress=False)
+    assert on_meta_device == [{"loss": 0.0, "sharpness": 0.0}]   # both read from the meta device
+    assert run.theta.device.type == "cpu" and not run.theta.any()  # the meta parameters came back as zeros
+    assert {p.device.type for p in run.model.parameters()} == {"cpu"}
+
+
+def test_dropout_flatness_trains_on_the_settings_device(on_meta_device):
+    """The 1-D ReLU nets (Adam, dropout masks drawn on the CPU) train where the model is; the profiles read the
+    models back on the CPU."""
+    res = fl.dropout_flatness.__wrapped__((1.0, 0.5), width=8, n=6, steps=2, n_dirs=1)
+    assert len(on_meta_device) == 3 and all(row == {"loss": 0.0, "sharpness": 0.0} for row in on_meta_device)
+    assert {p.device.type for run in (*res.runs.values(), res.matched) for p in run.model.parameters()} == {"cpu"}
+
+
+def test_ensembles_train_on_the_settings_device(on_meta_device):
+    """SGD (each member its own mini-batches), GD and GLD (noise trace, noise drawn on the CPU) of train_ensembles."""
+    data = digits(12, 6, standardise=True)
+    res = fl.train_ensembles.__wrapped__([64, 8, 10], data, members=2, eta=0.1, steps=2, batch_size=4,
+                                         refresh_every=1)
+    assert len(on_meta_device) == 3 and res.test_accuracy.shape == (3, 2)
+
+
+def test_explorer_run_is_on_the_settings_device(on_meta_device):
+    """explore_training: mini-batches, dropout and the explorer's power iteration where the model is."""
+    run = fl.explore_training.__wrapped__(0.3, 16, 0.8, 8, steps=2)
+    assert on_meta_device == [{"loss": 0.0, "sharpness": 0.0}]
+    assert run.theta.device.type == "cpu" and not run.theta.any()

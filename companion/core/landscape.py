@@ -162,13 +162,14 @@ def top_eigenvalue(f: LossFn, theta: Tensor, v0: Tensor | None = None, *, iters:
     changes slowly, so 5–10 iterations suffice (ch. 11 tracks the sharpness λ_max this way).
     Stops when successive Rayleigh quotients agree to ``tol`` (relative) or after ``iters``.
     At a minimum this is λ_max; at a saddle it may be the most negative eigenvalue — use
-    :func:`extreme_eigenvalues` with ``which="LA"``/``"SA"`` there.
+    :func:`extreme_eigenvalues` with ``which="LA"``/``"SA"`` there.  The products run on θ's device; a random
+    start is drawn on the CPU from ``generator`` and moved there.
     """
     theta = theta.detach()
     if v0 is None:
         if generator is None:
             raise ValueError("top_eigenvalue needs a start vector v0 or a generator to draw one from")
-        v = torch.randn(theta.shape, generator=generator, dtype=theta.dtype)
+        v = torch.randn(theta.shape, generator=generator, dtype=theta.dtype).to(theta.device)  # a CPU stream
     else:
         if v0.shape != theta.shape:
             raise ValueError(f"v0 has shape {tuple(v0.shape)} but θ has shape {tuple(theta.shape)}")

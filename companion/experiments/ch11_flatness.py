@@ -81,7 +81,8 @@ def gd_iterates(lams: Sequence[float], etas: Sequence[float], x0: float | Sequen
     Each coordinate follows x_{t+1} = (1 − η_kλ_k) x_t (11.9); ``momentum`` β > 0 gives heavy-ball GD,
     x_{t+1} = x_t − η_kλ_k x_t + β(x_t − x_{t−1}) (``torch.optim.SGD`` with momentum, the first step plain).
     Returns the engine's :class:`engine.History` with the series ``"x"`` (T, K), recorded at every step or at
-    ``record_at``; float64 throughout.
+    ``record_at``; float64 throughout.  It runs on the CPU whatever the settings' device: K scalar parameters,
+    a handful of tiny operations per step, which a GPU would only slow down (a kernel launch each).
     """
     lam = np.asarray(lams, dtype=float)
     eta = np.asarray(etas, dtype=float)
@@ -190,7 +191,8 @@ class DropoutMLP(MLP):
     Each hidden unit is kept with probability ``keep`` and rescaled by 1/keep (inverted dropout), so
     the expected output equals the evaluation-mode output; ``keep = 1`` is the plain network.  The
     initialisation draws from ``generator``; the dropout masks from ``mask_generator`` (by default the
-    same generator, continuing after the initialisation) — never from torch's global random state.
+    same generator, continuing after the initialisation) — never from torch's global random state.  The masks
+    are drawn on the CPU (where the generators are) and moved to the activations' device.
     """
 
     def __init__(self, widths: Sequence[int], act: str = "tanh", keep: float = 1.0,
@@ -208,7 +210,7 @@ class DropoutMLP(MLP):
         for layer in self.layers[:-1]:
             x = self.act(layer(x))
             if self.training and self.keep < 1:
-                kept = torch.rand(x.shape, generator=self.mask_generator) < self.keep
+                kept = torch.rand(x.shape, generator=self.mask_generator).to(x.device) < self.keep  # CPU stream
                 x = x * kept / self.keep
         return self.layers[-1](x)
 
@@ -283,13 +285,17 @@ def train_tracked(model: nn.Module, x: Tensor, y: Tensor, *, eta: float, steps: 
     """Train ``model`` in place on the engine (:func:`companion.core.train.run`) and track its loss and sharpness.
 
     The update (:func:`companion.core.train.descend`) is θ ← θ − η ∇L̂(θ) (``torch.optim.SGD``; Adam with
-    learning rate η for ``optimizer="adam"``), followed by θ ← θ + η ε_t when ``noise`` returns ε_t
-    ((11.4)–(11.5)); L̂ is the loss on a mini-batch of ``batch_size`` samples drawn without replacement from
-    ``generator`` (``None``: full batch).  Dropout acts if the model has ``keep < 1``.  The full-batch
+    learning rate η for ``optimizer="adam"``), followed by θ ← θ + η ε_t when ``noise(model, step)`` returns ε_t
+    on the model's device ((11.4)–(11.5)); L̂ is the loss on a mini-batch of ``batch_size`` samples drawn without
+    replacement from ``generator`` (``None``: full batch).  Dropout acts if the model has ``keep < 1``.  The full-batch
     loss (no dropout) is recorded every ``loss_every`` steps, λ_max every ``track_every`` steps, by power
     iteration warm-started from the previous eigenvector (the first start vector from ``generator``).
     With ``stop_at_loss``, training stops at the first recorded step whose loss is at most that value
     (λ_max is measured there): a run stopped at a matched loss (图11.6).
+
+    Training, the noise and the λ_max diagnostics compute on the settings' device (:func:`engine.on_device`; the
+    mini-batches and the power iteration's first start vector are drawn on the CPU and moved); the model is handed
+    back to the CPU, and the returned ``theta`` is on the CPU too.
     """
     n = x.shape[0]
     if not eta > 0 or steps < 1 or track_every < 1 or loss_every < 1:
@@ -300,46 +306,49 @@ def train_tracked(model: nn.Module, x: Tensor, y: Tensor, *, eta: float, steps: 
     if optimizer not in TRACKED_OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(TRACKED_OPTIMIZERS)}")
     fn = loss_fn(loss)
-    f_full = full_loss(model, x, y, loss)
+    with engine.on_device(model) as device:
+        x, y = x.to(device), y.to(device)
+        f_full = full_loss(model, x, y, loss)
 
-    def batch_loss() -> Tensor:
-        if batch_size is None:
-            return fn(model(x), y)
-        idx = torch.randperm(n, generator=generator)[:batch_size]
-        return fn(model(x[idx]), y[idx])
+        def batch_loss() -> Tensor:
+            if batch_size is None:
+                return fn(model(x), y)
+            idx = torch.randperm(n, generator=generator)[:batch_size].to(device)
+            return fn(model(x[idx]), y[idx])
 
-    gradient_step = engine.descend(engine.make_optimizer(optimizer, model.parameters(), eta), batch_loss)
+        gradient_step = engine.descend(engine.make_optimizer(optimizer, model.parameters(), eta), batch_loss)
 
-    def update(step: int) -> None:
-        model.train()
-        gradient_step(step)
-        if noise is not None:
-            theta, _ = landscape.flatten_params(model)
-            landscape.load_flat(model, theta + eta * noise(model, step))
+        def update(step: int) -> None:
+            model.train()
+            gradient_step(step)
+            if noise is not None:
+                theta, _ = landscape.flatten_params(model)
+                landscape.load_flat(model, theta + eta * noise(model, step))
 
-    eigenvector: Tensor | None = None
+        eigenvector: Tensor | None = None
 
-    def record(step: int) -> dict[str, float]:
-        nonlocal eigenvector
-        model.eval()
-        row = {"loss": float("nan"), "sharpness": float("nan")}
-        last = step == steps
-        if step % loss_every == 0 or last:
-            with torch.no_grad():
-                row["loss"] = float(fn(model(x), y))
-            last = last or (stop_at_loss is not None and row["loss"] <= stop_at_loss)
-        if step % track_every == 0 or last:
-            theta, _ = landscape.flatten_params(model)
-            row["sharpness"], eigenvector = landscape.top_eigenvalue(f_full, theta, eigenvector, iters=power_iters,
-                                                                     tol=1e-4, generator=generator, mode=HVP_MODE)
-        return row
+        def record(step: int) -> dict[str, float]:
+            nonlocal eigenvector
+            model.eval()
+            row = {"loss": float("nan"), "sharpness": float("nan")}
+            last = step == steps
+            if step % loss_every == 0 or last:
+                with torch.no_grad():
+                    row["loss"] = float(fn(model(x), y))
+                last = last or (stop_at_loss is not None and row["loss"] <= stop_at_loss)
+            if step % track_every == 0 or last:
+                theta, _ = landscape.flatten_params(model)
+                row["sharpness"], eigenvector = landscape.top_eigenvalue(
+                    f_full, theta, eigenvector, iters=power_iters, tol=1e-4, generator=generator, mode=HVP_MODE)
+            return row
 
-    def reached_loss(row: dict[str, float]) -> bool:     # NaN (loss not measured) never stops
-        return stop_at_loss is not None and row["loss"] <= stop_at_loss
+        def reached_loss(row: dict[str, float]) -> bool:     # NaN (loss not measured) never stops
+            return stop_at_loss is not None and row["loss"] <= stop_at_loss
 
-    record_at = sorted({*range(0, steps + 1, loss_every), *range(0, steps + 1, track_every), steps})
-    history = engine.run(update, steps=steps, record=record, record_at=record_at, stop=reached_loss, progress=progress,
-                  desc=desc or f"eta={eta:g}" + ("" if batch_size is None else f", B={batch_size}"))
+        record_at = sorted({*range(0, steps + 1, loss_every), *range(0, steps + 1, track_every), steps})
+        history = engine.run(update, steps=steps, record=record, record_at=record_at, stop=reached_loss,
+                             progress=progress, desc=desc or f"eta={eta:g}" + ("" if batch_size is None
+                                                                              else f", B={batch_size}"))
     model.eval()
     theta, _ = landscape.flatten_params(model)
     return Run(eta, batch_size, float(getattr(model, "keep", 1.0)), history, theta, model)
@@ -533,7 +542,9 @@ def train_ensembles(widths: Sequence[int], data, *, members: int, eta: float, st
       ``batch_size`` (:func:`ensemble_noise_trace`), re-estimated every ``refresh_every`` steps (11.5,
       "GLD dynamic" of 表11.2).
 
-    Streams of ``seed``: 0 the initialisations, 1 the mini-batches, 2 the Langevin noise."""
+    Streams of ``seed``: 0 the initialisations, 1 the mini-batches, 2 the Langevin noise, all drawn on the CPU;
+    each dynamics trains on the settings' device (:func:`engine.on_device`), and its accuracies are read on the
+    CPU, where the model is handed back."""
     unknown = [d for d in dynamics if d not in DYNAMICS]
     if unknown or not dynamics or members < 1 or steps < 1 or not eta > 0 or refresh_every < 1:
         raise ValueError(f"need dynamics from {DYNAMICS}, members ≥ 1, steps ≥ 1, eta > 0, refresh_every ≥ 1; got "
@@ -547,29 +558,35 @@ def train_ensembles(widths: Sequence[int], data, *, members: int, eta: float, st
     train_acc, test_acc, losses = [], [], []
     for name in dynamics:
         model = copy.deepcopy(start)
-        params = list(model.parameters())
-        dim = sum(p[0].numel() for p in params)
-        sigma = torch.zeros(members)
+        with engine.on_device(model) as device:
+            params = list(model.parameters())
+            dim = sum(p[0].numel() for p in params)
+            sigma = torch.zeros(members, device=device)
+            x_on, y_on = x.to(device), y.to(device)
 
-        def loss(model: BatchedMLP = model, name: str = name) -> Tensor:   # (K,)
-            if name != "SGD":
-                return 0.5 * ((model(x) - y) ** 2).sum(-1).mean(-1)
-            idx = torch.argsort(torch.rand(members, n, generator=batches), 1)[:, :batch_size]  # (K, B)
-            return 0.5 * ((model(x[idx]) - y[idx]) ** 2).sum(-1).mean(-1)
+            def loss(model: BatchedMLP = model, name: str = name, x_on: Tensor = x_on,
+                     y_on: Tensor = y_on) -> Tensor:   # (K,)
+                if name != "SGD":
+                    return 0.5 * ((model(x_on) - y_on) ** 2).sum(-1).mean(-1)
+                idx = torch.argsort(torch.rand(members, n, generator=batches), 1)[:, :batch_size]  # (K, B), CPU
+                idx = idx.to(x_on.device)
+                return 0.5 * ((model(x_on[idx]) - y_on[idx]) ** 2).sum(-1).mean(-1)
 
-        step = engine.descend(torch.optim.SGD(params, lr=eta), loss)
+            step = engine.descend(torch.optim.SGD(params, lr=eta), loss)
 
-        def update(t: int, step=step, model: BatchedMLP = model, params=params, name: str = name,
-                   sigma: Tensor = sigma, dim: int = dim) -> None:
-            step(t)
-            if name == "GLD":
-                if t % refresh_every == 0:
-                    sigma.copy_((ensemble_noise_trace(model, x, y, batch_size) / dim).sqrt())
-                with torch.no_grad():
-                    for p in params:
-                        p.add_(eta * sigma.reshape(-1, *[1] * (p.ndim - 1)) * torch.randn(p.shape, generator=noise))
+            def update(t: int, step=step, model: BatchedMLP = model, params=params, name: str = name,
+                       sigma: Tensor = sigma, dim: int = dim, x_on: Tensor = x_on, y_on: Tensor = y_on) -> None:
+                step(t)
+                if name == "GLD":
+                    if t % refresh_every == 0:
+                        sigma.copy_((ensemble_noise_trace(model, x_on, y_on, batch_size) / dim).sqrt())
+                    with torch.no_grad():
+                        for p in params:  # the noise drawn on the CPU, added on the parameters' device
+                            p.add_(eta * sigma.reshape(-1, *[1] * (p.ndim - 1))
+                                   * torch.randn(p.shape, generator=noise).to(p.device))
 
-        engine.run(update, steps=steps, record=lambda t: {}, record_every=steps, progress=False, desc=f"{name} ensemble")
+            engine.run(update, steps=steps, record=lambda t: {}, record_every=steps, progress=False,
+                       desc=f"{name} ensemble")
         with torch.no_grad():
             train_acc.append((model(x).argmax(-1) == data.labels).float().mean(-1).numpy())
             test_acc.append((model(data.x_test).argmax(-1) == data.labels_test).float().mean(-1).numpy())
@@ -1002,18 +1019,22 @@ def isotropic_factor(model: nn.Module, x: Tensor, y: Tensor, batch_size: int, m:
 def isotropic_noise(x: Tensor, y: Tensor, batch_size: int, *, refresh_every: int = 20, loss: str = "mse",
                     generator: torch.Generator) -> NoiseHook:
     """A noise hook for :func:`train_tracked`: ε_t ~ N(0, σ_t² I) with
-    σ_t² = Tr(Σ_sgd)/D re-estimated every ``refresh_every`` steps (GLD dynamic, (11.5), 表11.2)."""
+    σ_t² = Tr(Σ_sgd)/D re-estimated every ``refresh_every`` steps (GLD dynamic, (11.5), 表11.2).
+
+    σ_t² is estimated where the model is (``x`` and ``y`` are moved there); ε_t is drawn on the CPU from
+    ``generator`` and returned on the model's device."""
     if refresh_every < 1:
         raise ValueError(f"refresh_every must be ≥ 1, got {refresh_every}")
     state = {"sigma": 0.0}
 
     def hook(model: nn.Module, step: int) -> Tensor:
+        device = next(model.parameters()).device
         if step % refresh_every == 0:
-            c = noise_factor(per_sample_gradients(model, x, y, loss), batch_size)
+            c = noise_factor(per_sample_gradients(model, x.to(device), y.to(device), loss), batch_size)
             state["sigma"] = float((c * c).sum() / c.shape[1]) ** 0.5
             model.train()
         d = sum(p.numel() for p in model.parameters())
-        return state["sigma"] * torch.randn(d, generator=generator)
+        return state["sigma"] * torch.randn(d, generator=generator).to(device)
 
     return hook
 
@@ -1106,6 +1127,9 @@ def explore_training(eta: float = 0.25, batch_size: int = EXPLORER_SAMPLES, keep
       the curve agrees with 40 iterations to about 1 % while it hovers at 2/η and lags by up to 15 % for
       the 10–20 steps after an abrupt drop (the first steps at a large η, a catapult);
     * the full-batch loss (evaluation mode) every 2 steps of GD and every 5 of SGD.
+
+    The run computes on the settings' device (:func:`engine.on_device`; mini-batches and the first start vector drawn
+    on the CPU and moved); the returned model and ``theta`` are on the CPU.
     """
     data = digits(EXPLORER_SAMPLES, standardise=True)
     x, y = data.x, data.one_hot()
@@ -1115,39 +1139,41 @@ def explore_training(eta: float = 0.25, batch_size: int = EXPLORER_SAMPLES, keep
     full = batch_size >= EXPLORER_SAMPLES
     loss_every = 2 if full else 5
     fn = loss_fn("mse")
+    with engine.on_device(model) as device:
+        x, y = x.to(device), y.to(device)
 
-    def batch_loss() -> Tensor:
-        if full:
-            return fn(model(x), y)
-        idx = torch.randperm(EXPLORER_SAMPLES, generator=gen)[:batch_size]
-        return fn(model(x[idx]), y[idx])
+        def batch_loss() -> Tensor:
+            if full:
+                return fn(model(x), y)
+            idx = torch.randperm(EXPLORER_SAMPLES, generator=gen)[:batch_size].to(device)
+            return fn(model(x[idx]), y[idx])
 
-    gradient_step = engine.descend(engine.make_optimizer("sgd", model.parameters(), eta), batch_loss)
+        gradient_step = engine.descend(engine.make_optimizer("sgd", model.parameters(), eta), batch_loss)
 
-    def update(step: int) -> None:
-        model.train()
-        gradient_step(step)
+        def update(step: int) -> None:
+            model.train()
+            gradient_step(step)
 
-    eigenvector: Tensor | None = None
+        eigenvector: Tensor | None = None
 
-    def record(step: int) -> dict[str, float]:
-        nonlocal eigenvector
-        model.eval()
-        row = {"loss": float("nan"), "sharpness": float("nan")}
-        if step % loss_every == 0 or step == steps:
-            with torch.no_grad():
-                row["loss"] = float(fn(model(x), y))
-        if step % EXPLORER_TRACK_EVERY == 0 or step == steps:
-            cold, warm = EXPLORER_POWER_ITERS
-            if eigenvector is None:
-                start = torch.randn(sum(p.numel() for p in model.parameters()), generator=gen)
-                row["sharpness"], eigenvector = explorer_sharpness(model, x, y, start, cold)
-            else:
-                row["sharpness"], eigenvector = explorer_sharpness(model, x, y, eigenvector, warm)
-        return row
+        def record(step: int) -> dict[str, float]:
+            nonlocal eigenvector
+            model.eval()
+            row = {"loss": float("nan"), "sharpness": float("nan")}
+            if step % loss_every == 0 or step == steps:
+                with torch.no_grad():
+                    row["loss"] = float(fn(model(x), y))
+            if step % EXPLORER_TRACK_EVERY == 0 or step == steps:
+                cold, warm = EXPLORER_POWER_ITERS
+                if eigenvector is None:
+                    start = torch.randn(sum(p.numel() for p in model.parameters()), generator=gen).to(device)
+                    row["sharpness"], eigenvector = explorer_sharpness(model, x, y, start, cold)
+                else:
+                    row["sharpness"], eigenvector = explorer_sharpness(model, x, y, eigenvector, warm)
+            return row
 
-    record_at = sorted({*range(0, steps + 1, loss_every), *range(0, steps + 1, EXPLORER_TRACK_EVERY), steps})
-    history = engine.run(update, steps=steps, record=record, record_at=record_at, progress=False)
+        record_at = sorted({*range(0, steps + 1, loss_every), *range(0, steps + 1, EXPLORER_TRACK_EVERY), steps})
+        history = engine.run(update, steps=steps, record=record, record_at=record_at, progress=False)
     model.eval()
     theta, _ = landscape.flatten_params(model)
     return Run(eta, None if full else batch_size, keep, history, theta, model)
