@@ -96,6 +96,23 @@ def test_fit_nets_10_18_recovers_with_enough_samples():
         S.fit_nets_10_18("CNN", np.array([0, 4]), 2, width=1)
 
 
+@pytest.mark.parametrize("arch", S.ARCHITECTURES_10_3)
+def test_fit_nets_10_18_trains_on_the_settings_device(monkeypatch, arch):
+    """With the settings' device another one (tests/device_support.py), the steps of 图10.3's fits and their test
+    error compute there: a sample or a parameter left on the CPU fails, as it would on a GPU."""
+    from types import SimpleNamespace
+
+    from device_support import META, OneDevicePerCall, steps_only
+
+    records = []
+    monkeypatch.setattr(S, "settings", lambda: SimpleNamespace(device=META))
+    monkeypatch.setattr(S, "run", steps_only(records))
+    with OneDevicePerCall():
+        err = S.fit_nets_10_18.__wrapped__(arch, np.array([2, 4]), 2, width=2, steps=2, seed=0)
+    assert records[0]["mse"].device.type == "meta" and records[0]["mse"].shape == (4,)
+    assert err.shape == (2, 2)
+
+
 @pytest.mark.parametrize("arch,width", [("CNN", 2), ("CNN without sharing", 2), ("fully connected", 3)])
 def test_patch_form_gradient_equals_autograd(arch, width):
     """The closed-form GD step of 图10.3 is the gradient of the model's own mean squared error."""

@@ -419,6 +419,36 @@ def test_bezier_and_line_join_the_endpoints():
         assert torch.allclose(connectivity.mlp_outputs(connectivity.line(w1, w2, t[[0, 2]]), x), model(x), atol=1e-6)
 
 
+def test_the_bezier_bend_trains_on_the_settings_device(monkeypatch):
+    """The bend of 图14.9's curve with θ on another device (tests/device_support.py): an endpoint, a datum or a t
+    left on the CPU fails, as it would on a GPU; θ comes back on the CPU."""
+    records = []
+    monkeypatch.setattr(connectivity, "on_device", on_meta)
+    monkeypatch.setattr(connectivity, "run", steps_only(records, recorded=False))  # its record reads the loss
+    model = BatchedMLP([4, 6, 3], 2, act="relu", init_std=0.5, generator=generator(3))
+    w1, w2 = connectivity.member(model, 0), connectivity.member(model, 1)
+    x, labels = torch.randn(5, 4, generator=generator(5)), torch.arange(5) % 3
+    with OneDevicePerCall():
+        theta, _ = connectivity.train_bend(w1, w2, x, labels, steps=2, lr=0.01, n_points=3, generator=generator(6),
+                                           progress=False)
+    assert len(records) == 1 and sorted(theta) == sorted(w1)
+    assert {p.device.type for p in theta.values()} == {"cpu"}
+
+
+def test_the_finetuning_runs_on_the_settings_device(monkeypatch):
+    """Dherin et al.'s per-example fine-tuning (PolyakStep on ΔW₁) and its ΔW test with the model on another device
+    (tests/device_support.py): a task or test query left on the CPU fails, as it would on a GPU."""
+    records = []
+    monkeypatch.setattr(icl_tasks, "on_device", on_meta)
+    monkeypatch.setattr(icl_tasks, "run", steps_only(records))
+    config = icl_tasks.ICLConfig(steps=1, batch=8, d_model=16, d_ff=32, k_max=4)
+    model = icl_tasks.random_init(config)
+    with OneDevicePerCall():
+        icl_tasks.finetune_vs_delta_w.__wrapped__(model, config, n_tasks=4, n_test=2)
+    assert {name: value.device.type for name, value in records[0].items()} == {"finetune": "meta", "delta_w": "meta"}
+    assert {p.device.type for p in model.parameters()} == {"cpu"}  # back
+
+
 def test_the_in_context_learners_train_on_the_settings_device(monkeypatch):
     """The three training loops of ch14's in-context learners (the regression learner, the pattern classifier, the
     explorer's adaptation) with the model on another device (tests/device_support.py): a task left on the CPU fails,

@@ -18,7 +18,7 @@ import torch
 from torch import Tensor, nn
 
 from companion.core.classify import cross_entropy
-from companion.core.train import History, descend, run
+from companion.core.train import History, descend, on_device, run
 
 Params = Mapping[str, Tensor]
 
@@ -59,25 +59,32 @@ def train_bend(w1: Params, w2: Params, x: Tensor, labels: Tensor, *, steps: int,
     """Train the bend θ of the Bézier curve from w₁ to w₂, started at the midpoint (w₁ + w₂)/2, with Adam on the
     mean cross-entropy at ``n_points`` stratified random t ∈ [0, 1] per step (t drawn from ``generator``).
 
-    Returns θ and the history of that training loss; ``steps=0`` leaves the straight line."""
-    theta = {n: nn.Parameter((w1[n] + w2[n]).detach() / 2) for n in w1}
+    Returns θ and the history of that training loss; ``steps=0`` leaves the straight line.  The bend trains on
+    the settings' device (:func:`~companion.core.train.on_device`; θ comes back on the CPU), with the endpoints
+    and the data moved there and the t drawn on the CPU and moved; the loss stays there until a record reads it."""
+    names = list(w1)
+    bend = nn.ParameterList((w1[n] + w2[n]).detach() / 2 for n in names)  # a module, for on_device
+    with on_device(bend) as device:
+        theta = dict(zip(names, bend))
+        w1, w2 = ({n: p.to(device) for n, p in w.items()} for w in (w1, w2))
+        x, labels = x.to(device), labels.to(device)
 
-    def curve_loss() -> Tensor:
-        t = (torch.arange(n_points) + torch.rand(n_points, generator=generator)) / n_points
-        return cross_entropy(mlp_outputs(bezier(w1, theta, w2, t), x, act), labels).mean()
+        def curve_loss() -> Tensor:
+            t = ((torch.arange(n_points) + torch.rand(n_points, generator=generator)) / n_points).to(device)
+            return cross_entropy(mlp_outputs(bezier(w1, theta, w2, t), x, act), labels).mean()
 
-    last: list[float] = []
+        last: list[Tensor] = []
 
-    def loss() -> Tensor:
-        value = curve_loss()
-        last[:] = [value.item()]
-        return value
+        def loss() -> Tensor:
+            value = curve_loss()
+            last[:] = [value.detach()]
+            return value
 
-    optimizer = torch.optim.Adam(theta.values(), lr=lr)
-    history = run(descend(optimizer, loss), steps=steps,
-                  record=lambda step: {"train_loss": last[0] if last else float("nan")},
-                  record_every=record_every, progress=progress, desc="Bézier bend")
-    return {n: p.detach() for n, p in theta.items()}, history
+        optimizer = torch.optim.Adam(theta.values(), lr=lr)
+        history = run(descend(optimizer, loss), steps=steps,
+                      record=lambda step: {"train_loss": float(last[0]) if last else float("nan")},
+                      record_every=record_every, progress=progress, desc="Bézier bend")
+    return {n: p.detach() for n, p in zip(names, bend)}, history
 
 
 def path_metrics(points: Params, x: Tensor, labels: Tensor,

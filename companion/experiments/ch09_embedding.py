@@ -317,7 +317,10 @@ def best_fits(x_aug: Tensor, y: Tensor, m: int, *, restarts: int = 16, act: str 
     Each restart draws θ ~ N(0, scale²).  The distinct critical losses found are the candidates
     for the plateaus of wider nets (Exercise 20 enumerates them for widths 1–3).  Some restarts
     run off to infinity along a valley (e.g. two neurons whose difference mimics a derivative):
-    their gradient stays large; :func:`is_strict_minimum` tells the genuine minima.
+    their gradient stays large; :func:`is_strict_minimum` tells the genuine minima.  SciPy and NumPy on the CPU
+    by design, whatever the settings' device: the objective has m(c + d + 1) parameters on a few dozen points, and
+    L-BFGS would copy θ and the gradient between NumPy and the device at every iteration, which costs more than
+    the whole evaluation.
     """
     _check_act(act)
     if m < 1 or restarts < 1:
@@ -650,7 +653,8 @@ def compress(data: Digits, *, width: int, init_std: float, steps: int, lr: float
     """图9.8: train a width-``width`` two-layer net on the digits ``data`` (inputs x̃ = (x, 1), one-hot targets) by
     full-batch GD from N(0, init_std²) drawn from ``seed`` (``steps`` = 0: untrained), prune neurons below
     ``amp_cutoff`` of the largest amplitude, merge groups of cosine ≥ ``cos_threshold`` (:func:`group_neurons`,
-    :func:`merge_groups`) and measure what merging keeps against pruning alone."""
+    :func:`merge_groups`) and measure what merging keeps against pruning alone.  The training runs on the settings'
+    device (:func:`train_batch`); pruning, merging and the measurements are NumPy on the CPU."""
     x_aug, y, x_test, labels_test = augment(data.x), data.one_hot(), augment(data.x_test), data.labels_test.numpy()
     a, w, per = init_batch([width], 1, x_aug.shape[1], y.shape[1], init_std, generator(seed), dtype=x_aug.dtype)
     if steps > 0:

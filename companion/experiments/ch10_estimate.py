@@ -32,6 +32,7 @@ from companion.core.nets import BatchedMLP
 from companion.core.train import descend, run, train
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, is_never, threshold
+from companion.kit.config import settings
 from companion.kit.seeds import active_seed, generator, numpy_rng
 
 Model = Callable[[Tensor, Tensor], Tensor]
@@ -180,6 +181,8 @@ def complete_matrices(targets: np.ndarray, masks: np.ndarray, *, init_std: float
     """Gradient descent on (1/n) Σ_observed ((AB)_ij − M*_ij)² for every cell at once, from A, B ~ N(0, std²).
 
     targets, masks (C, d, d).  Returns the relative errors ‖AB − M*‖_F / ‖M*‖_F over all entries, (C,).
+    NumPy on the CPU by design, whatever the settings' device: a device would need the steps rewritten in torch,
+    whose kernels round differently, and the CPU results would change.
     """
     if targets.shape != masks.shape or targets.ndim != 3:
         raise ValueError(f"targets and masks must share a shape (C, d, d); got {targets.shape}, {masks.shape}")
@@ -265,7 +268,8 @@ def fit_linear_model_set(coefs: list[tuple[float, float, float]], ns: np.ndarray
     curvature step leaves well under a tenth.  For f_NL the same step is stable: near a solution its
     Hessian is at most (1 + 2|c2|)·λ_max ≤ 3 λ_max < 2/lr.
 
-    Returns the test MSE, shape (len(models), len(coefs), len(ns), trials).
+    Returns the test MSE, shape (len(models), len(coefs), len(ns), trials).  NumPy on the CPU by design, like
+    :func:`complete_matrices`: closed-form 3×3 products per cell, whose CPU results a torch rewrite would change.
     """
     stds = [std for _, std in models]
     if (not models or not min(stds) > 0 or (lr is not None and not lr > 0) or not lr_factor > 0 or steps < 0
@@ -319,9 +323,9 @@ def target_10_18(x: Tensor) -> Tensor:
     """
     if x.shape[-1] != 5:
         raise ValueError(f"(10.18) needs inputs with d = 5 coordinates, got shape {tuple(x.shape)}")
-    w = torch.zeros(3, 5, dtype=x.dtype)
+    w = torch.zeros(3, 5, dtype=x.dtype, device=x.device)
     for i in range(3):
-        w[i, i:i + 3] = torch.tensor([0.6, 0.8, 1.0], dtype=x.dtype)
+        w[i, i:i + 3] = torch.tensor([0.6, 0.8, 1.0], dtype=x.dtype, device=x.device)
     return torch.tanh(x @ w.T).sum(-1)
 
 
@@ -403,32 +407,37 @@ def fit_nets_10_18(arch: str, ns: np.ndarray, trials: int, *, width: int, init_s
 
     The step is plain GD, θ ← θ − lr ∇_θ (1/n) Σ_i (f(x_i; θ) − f*(x_i))², with the closed-form gradient of
     :func:`patch_net_step` (the three architectures share one form, :func:`patch_form`); the test error
-    is measured with the model of :func:`net_10_3` itself.  Returns the test MSE, shape (len(ns), trials)."""
+    is measured with the model of :func:`net_10_3` itself.  Returns the test MSE, shape (len(ns), trials).
+    The samples, θ and the test inputs are drawn on the CPU (from ``seed``, the same on every device) and moved to
+    the settings' device, where the steps run and the run's one record, the test error, is measured."""
     if not init_std > 0 or not lr > 0 or steps < 1 or trials < 1:
         raise ValueError(f"need init_std > 0, lr > 0, steps ≥ 1, trials ≥ 1; got {init_std}, {lr}, {steps}, {trials}")
     ns = np.asarray(ns)
     if ns.ndim != 1 or len(ns) == 0 or ns.min() < 1:
         raise ValueError(f"ns must be a non-empty 1-D array of sample sizes ≥ 1, got {ns}")
     model, n_params = net_10_3(arch, width)  # batched: θ (C, M), x (C or 1, n, 5) → (C, n)
-    gen = generator(seed)
+    gen, device = generator(seed), settings().device
     f64 = dict(dtype=torch.float64)
     counts = torch.tensor(np.repeat(ns, trials), **f64)  # (C,) cells = n × trial
     mask = (torch.arange(int(ns.max()))[None] < counts[:, None]).double()  # (C, n_max)
-    x = torch.randn(len(counts), int(ns.max()), 5, generator=gen, **f64)  # (C, n_max, 5)
-    y, weight, u = target_10_18(x), mask / counts[:, None], patches(arch, x)
-    a, k = (t.contiguous() for t in patch_form(arch, width, init_std * torch.randn(len(counts), n_params,
-                                                                                 generator=gen, **f64)))
+    x = torch.randn(len(counts), int(ns.max()), 5, generator=gen, **f64).to(device)  # (C, n_max, 5)
+    y, weight, u = target_10_18(x), (mask / counts[:, None]).to(device), patches(arch, x)
+    theta = (init_std * torch.randn(len(counts), n_params, generator=gen, **f64)).to(device)
+    a, k = (t.contiguous() for t in patch_form(arch, width, theta))
 
     def gradient_step(step: int) -> None:
         _, grad_a, grad_k = patch_net_step(u, a, k, y, weight)
         a.sub_(lr * grad_a)
         k.sub_(lr * grad_k)
 
-    run(gradient_step, steps=steps, record=lambda step: {}, record_every=steps, progress=False,
-        desc=f"图10.3 {arch}")
-    x_test = torch.randn(n_test, 5, generator=gen, **f64)
-    err = ((model(theta_form(arch, a, k), x_test[None]) - target_10_18(x_test)) ** 2).mean(1)  # (C,)
-    return np.nan_to_num(err.numpy(), nan=np.inf).reshape(len(ns), trials)
+    x_test = torch.randn(n_test, 5, generator=gen, **f64).to(device)
+
+    def test_error(step: int) -> dict[str, Tensor]:
+        return {"mse": ((model(theta_form(arch, a, k), x_test[None]) - target_10_18(x_test)) ** 2).mean(1)}  # (C,)
+
+    history = run(gradient_step, steps=steps, record=test_error, record_at=[steps], progress=False,
+                  desc=f"图10.3 {arch}")
+    return np.nan_to_num(history["mse"][-1], nan=np.inf).reshape(len(ns), trials)
 
 
 def samples_needed(ns: np.ndarray, median_error: np.ndarray, threshold: float) -> float:
@@ -785,7 +794,8 @@ def init_scale_fits(scales: Sequence[float] = (0.1, 4.0), *, width: int = 500, d
     """图10.4: a tanh net with ``depth`` hidden layers of ``width`` neurons per init scale c, every weight and bias
     of layer l drawn from N(0, c²/fan_in_l), all scales trained at once (:class:`~companion.core.nets.BatchedMLP`)
     by full-batch Adam on the mean squared error of n samples x ~ U[−1, 1], y = f*(x) (:func:`target_10_4`).
-    Streams of ``seed``: 0 the samples, 1 the initialisation."""
+    Streams of ``seed``: 0 the samples, 1 the initialisation.  The training runs on the settings' device
+    (:func:`~companion.core.train.train`); the trained nets are evaluated on the grid back on the CPU."""
     if n < 2 or width < 1 or depth < 1 or not scales or min(scales) <= 0:
         raise ValueError(f"need n ≥ 2, width ≥ 1, depth ≥ 1 and positive scales; got {n}, {width}, {depth}, {scales}")
     widths = [1] + [width] * depth + [1]

@@ -79,6 +79,10 @@ class Tasks:
         query = torch.cat([xq, torch.zeros_like(xq[:, :1])], -1)[:, None]  # (B, 1, d+1)
         return torch.cat([pairs, query], 1)
 
+    def to(self, device: torch.device) -> Tasks:
+        """The same tasks on ``device``."""
+        return Tasks(*(v.to(device) for v in (self.xs, self.ys, self.xq, self.yq, self.w)))
+
 
 def sample_tasks(n_tasks: int, k: int, d: int, noise: float = 0.0, *, generator: torch.Generator,
                  dtype: torch.dtype = torch.float32) -> Tasks:
@@ -379,6 +383,9 @@ def finetune_vs_delta_w(model: Transformer, config: ICLConfig, n_tasks: int = 64
 
     ``shuffle_labels`` gives each task the context labels of another task (a negative control: the examples
     then say nothing about the task the test queries come from).
+
+    The fine-tuning and the test run on the settings' device (:func:`~companion.core.train.on_device`; the model
+    back on the CPU after): the tasks and test queries are drawn on the CPU and moved there.
     """
     if not 0 < lr <= 1:
         raise ValueError(f"the normalised step lr must lie in (0, 1], got {lr}")
@@ -388,38 +395,42 @@ def finetune_vs_delta_w(model: Transformer, config: ICLConfig, n_tasks: int = 64
     y_test = torch.einsum("bqd,bd->bq", x_test, t.w)
     if shuffle_labels:
         t = Tasks(t.xs, t.ys.roll(1, 0), t.xq, t.yq, t.w)
-    blocks = icl.contextual_blocks(model)
+    zero = float((y_test ** 2).mean())
     H, D = config.d_ff, config.d_model
+    with on_device(model) as device:
+        t, x_test, y_test = t.to(device), x_test.to(device), y_test.to(device)
+        blocks = icl.contextual_blocks(model)  # views of the weights where they now are
 
-    def query_only(xq: Tensor, deltas: list[Tensor]) -> Tensor:  # xq (B, d) -> (B,)
-        hq = icl.embed(model, torch.cat([xq, torch.zeros_like(xq[:, :1])], -1)[:, None])
-        ups = [icl.Update(dw, torch.zeros(xq.shape[0], D)) for dw in deltas]
-        return icl.readout(model, icl.patched_stack_output(blocks, hq, ups))[:, 0]
+        def query_only(xq: Tensor, deltas: list[Tensor]) -> Tensor:  # xq (B, d) -> (B,)
+            hq = icl.embed(model, torch.cat([xq, torch.zeros_like(xq[:, :1])], -1)[:, None])
+            ups = [icl.Update(dw, torch.zeros(xq.shape[0], D, device=device)) for dw in deltas]
+            return icl.readout(model, icl.patched_stack_output(blocks, hq, ups))[:, 0]
 
-    deltas = [torch.zeros(n_tasks, H, D, requires_grad=True) for _ in blocks]  # W₁ − W₁⁽⁰⁾ per task and block
-    optimizer = PolyakStep(deltas, lr=lr)
-    example = 0
+        deltas = [torch.zeros(n_tasks, H, D, device=device, requires_grad=True)  # W₁ − W₁⁽⁰⁾ per task and block
+                  for _ in blocks]
+        optimizer = PolyakStep(deltas, lr=lr)
+        example = 0
 
-    def example_error() -> Tensor:  # |f(x_i) − y_i| (B,): each task's output depends on its own ΔW₁ only
-        error = (query_only(t.xs[:, example], deltas) - t.ys[:, example]).abs()
-        optimizer.losses = error.detach()
-        return error
-    step_on_example = descend(optimizer, example_error)
+        def example_error() -> Tensor:  # |f(x_i) − y_i| (B,): each task's output depends on its own ΔW₁ only
+            error = (query_only(t.xs[:, example], deltas) - t.ys[:, example]).abs()
+            optimizer.losses = error.detach()
+            return error
+        step_on_example = descend(optimizer, example_error)
 
-    def update(i: int) -> None:
-        nonlocal example
-        example = i
-        step_on_example(i)
+        def update(i: int) -> None:
+            nonlocal example
+            example = i
+            step_on_example(i)
 
-    @torch.no_grad()
-    def record(i: int) -> dict[str, float]:
-        tuned = torch.stack([query_only(x_test[:, q], deltas) for q in range(n_test)], 1)
-        in_context = torch.stack([predict(model, t.tokens(k=i, xq=x_test[:, q])) for q in range(n_test)], 1)
-        return {"finetune": float(((tuned - y_test) ** 2).mean()),
-                "delta_w": float(((in_context - y_test) ** 2).mean())}
+        @torch.no_grad()
+        def record(i: int) -> dict[str, Tensor]:  # float64 losses, read by the engine
+            tuned = torch.stack([query_only(x_test[:, q], deltas) for q in range(n_test)], 1)
+            in_context = torch.stack([predict(model, t.tokens(k=i, xq=x_test[:, q])) for q in range(n_test)], 1)
+            return {"finetune": ((tuned - y_test) ** 2).mean().double(),
+                    "delta_w": ((in_context - y_test) ** 2).mean().double()}
 
-    history = run(update, steps=config.k_max, record=record, record_every=1, progress=False)
-    return FineTuning(history, float((y_test ** 2).mean()))
+        history = run(update, steps=config.k_max, record=record, record_every=1, progress=False)
+    return FineTuning(history, zero)
 
 
 def increment_decay(increments: np.ndarray) -> float:
@@ -1134,7 +1145,8 @@ class ConnectivityResult:
 
 @cached
 def run_connectivity(config: ConnectivityConfig) -> ConnectivityResult:
-    """Train the two endpoints (stream 1 of the seed), then the bend (stream 2); evaluate both paths."""
+    """Train the two endpoints (stream 1 of the seed), then the bend (stream 2), both on the settings' device;
+    evaluate both paths (on the CPU)."""
     data = digits(config.n_train, None, seed=config.seed, standardise=True)
     widths = [64] + [config.width] * config.depth + [10]
     stds = [math.sqrt(2 / w) for w in widths[:-1]]  # He initialisation of every layer (biases alike)
