@@ -482,3 +482,17 @@ def test_the_classifiers_train_on_the_settings_device(monkeypatch):
                                    progress=False)
     assert sorted(records[0]) == ["test_acc", "test_loss", "train_acc", "train_loss"]
     assert {value.device.type for value in records[0].values()} == {"meta"}
+
+
+def test_the_double_descent_fits_run_on_the_settings_device(monkeypatch):
+    """图14.8's random-features fits: data and features drawn on the CPU, the batched SVDs on the settings' device,
+    here the meta device (tests/device_support.py): a feature matrix or a label left on the CPU fails."""
+    from types import SimpleNamespace
+
+    from device_support import META, MetaReadsAsZeros
+
+    monkeypatch.setattr(icl_tasks, "settings", lambda: SimpleNamespace(device=META))
+    config = icl_tasks.DoubleDescentConfig(n_train=20, n_test=10, widths=(5, 30), n_draws=2)
+    with OneDevicePerCall(), MetaReadsAsZeros():
+        result = icl_tasks.run_double_descent.__wrapped__(config)
+    assert result.test_error.tolist() == result.train_error.tolist() == [0.0, 0.0]  # read from meta tensors

@@ -59,6 +59,22 @@ def test_sd2dnn_sums_its_parts_and_the_penalty_sees_overlap():
     assert orthogonality_penalty(same, w) > 0.01 and orthogonality_penalty(orth, w) < 1e-10
 
 
+def test_the_sd2dnn_trains_on_the_settings_device(monkeypatch):
+    """图5.5's SD²DNN: the grid, the probe's points and the coefficient A(x) where the network trains, here the meta
+    device (tests/device_support.py): a tensor left on the CPU fails, as it would on a GPU."""
+    from companion.core import pde
+    from companion.experiments import ch05_multiscale
+    from device_support import MetaReadsAsZeros, OneDevicePerCall, on_meta, steps_only
+
+    records = []
+    monkeypatch.setattr(ch05_multiscale, "on_device", on_meta)
+    monkeypatch.setattr(pde, "run", steps_only(records))
+    with OneDevicePerCall(), MetaReadsAsZeros():
+        res = run_sd2dnn.__wrapped__(width=9, steps=4, n_grid=200, record_every=2, seed=0)
+    assert len(records) == 1 and {"energy", "bc", "orth", "parts"} <= set(records[0])
+    assert res.history_parts.shape == (1, 3, 201) and not res.history_parts.any()  # zeros read from the meta device
+
+
 def test_a_short_sd2dnn_run_records_every_part():
     res = run_sd2dnn.__wrapped__(width=16, steps=20, n_grid=200, record_every=10, seed=0)
     assert res.history_parts.shape == (3, 3, 201) and res.targets.shape == (3, 201)

@@ -36,7 +36,7 @@ from companion.core.fprinciple import as_tensor
 from companion.core.nets import SD2DNN, FourierFeatureNet, MscaleDNN
 from companion.core.pde import Problem, divergence_operator, fit, grid_points, ritz_loss
 from companion.core.spectral import delta_f, dft, first_step_below, uniform_grid
-from companion.core.train import train
+from companion.core.train import on_device, train
 
 
 # ----------------------------------------------------------------------------------------------
@@ -187,20 +187,21 @@ def run_sd2dnn(scale_groups: tuple[tuple[float, ...], ...] = SD2_SCALES, width: 
     points = grid_points(problem, n_grid)
     model = SD2DNN(1, width, depth, scale_groups, act="sin", generator=generator(seed))
     x = np.linspace(0.0, 1.0, n_grid + 1)
-    xt = as_tensor(x)[:, None]
+    with on_device(model) as device:       # the grid and the network made on the CPU, trained on the settings' device
+        points, xt = points.to(device), as_tensor(x)[:, None].to(device)
 
-    def loss() -> dict[str, Tensor]:
-        terms = ritz_loss(model, problem, points, beta=beta)
-        parts = model.parts(points.interior)[..., 0]                   # (P, N)
-        terms["orth"] = orthogonality_penalty(parts, points.weights)
-        terms["total"] = terms["total"] + gamma * terms["orth"]
-        return terms
+        def loss() -> dict[str, Tensor]:
+            terms = ritz_loss(model, problem, points, beta=beta)
+            parts = model.parts(points.interior)[..., 0]                   # (P, N)
+            terms["orth"] = orthogonality_penalty(parts, points.weights)
+            terms["total"] = terms["total"] + gamma * terms["orth"]
+            return terms
 
-    def probe(net: nn.Module, _step: int) -> dict[str, np.ndarray]:
-        with torch.no_grad():
-            return {"parts": net.parts(xt)[..., 0].numpy()}
+        def probe(net: nn.Module, _step: int) -> dict[str, np.ndarray]:
+            with torch.no_grad():
+                return {"parts": net.parts(xt)[..., 0].cpu().numpy()}
 
-    history = fit(model, loss, steps=steps, lr=lr, record_every=record_every, probe=probe, desc="SD²DNN")
+        history = fit(model, loss, steps=steps, lr=lr, record_every=record_every, probe=probe, desc="SD²DNN")
     targets = np.stack(elliptic_parts(x, eps))
     return SD2Result(tuple(tuple(g) for g in scale_groups), x, targets.sum(0), targets, history.steps,
                      history.train_loss, history["parts"])

@@ -50,6 +50,7 @@ from companion.core.train import History, descend, on_device, run
 from companion.core.transformer import Transformer, TransformerConfig
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare as compare_values, identity, threshold
+from companion.kit.config import settings
 from companion.kit.seeds import active_seed, generator, numpy_rng
 
 BASELINES = ("gd1", "ridge", "ols", "zero")
@@ -1068,18 +1069,23 @@ def noisy_digits(n_train: int, n_test: int, label_noise: float, *, seed: int) ->
 
 @cached
 def run_double_descent(config: DoubleDescentConfig) -> DoubleDescentResult:
-    """Fit every width of the sweep (closed form, no training loop) and measure the errors."""
+    """Fit every width of the sweep (closed form, no training loop) and measure the errors.
+
+    The data and the features are drawn on the CPU (the same for a seed on every machine) and moved to the settings'
+    device, where the batched SVDs of the fits run."""
     data = noisy_digits(config.n_train, config.n_test, config.label_noise, seed=config.seed)
-    y = data.one_hot().double()
+    device = settings().device
+    x, x_test, labels, labels_test = (t.to(device) for t in (data.x, data.x_test, data.labels, data.labels_test))
+    y, y_test = data.one_hot().double().to(device), data.one_hot(test=True).double().to(device)
     gen = generator(config.seed, 2)
     test_error, train_error, test_mse = [], [], []
     for m in config.widths:
-        W, b = random_features.draw_features(data.x.shape[1], m, config.n_draws, generator=gen)
-        a = random_features.fit_random_features(data.x, y, W, b, ridge=config.ridge)
-        out_test, out_train = random_features.predict(data.x_test, W, b, a), random_features.predict(data.x, W, b, a)
-        test_error.append(float((out_test.argmax(-1) != data.labels_test).double().mean()))
-        train_error.append(float((out_train.argmax(-1) != data.labels).double().mean()))
-        test_mse.append(float(((out_test - data.one_hot(test=True).double()) ** 2).sum(-1).mean()))
+        W, b = (t.to(device) for t in random_features.draw_features(x.shape[1], m, config.n_draws, generator=gen))
+        a = random_features.fit_random_features(x, y, W, b, ridge=config.ridge)
+        out_test, out_train = random_features.predict(x_test, W, b, a), random_features.predict(x, W, b, a)
+        test_error.append(float((out_test.argmax(-1) != labels_test).double().mean()))
+        train_error.append(float((out_train.argmax(-1) != labels).double().mean()))
+        test_mse.append(float(((out_test - y_test) ** 2).sum(-1).mean()))
     return DoubleDescentResult(config, np.asarray(config.widths), np.asarray(test_error), np.asarray(train_error),
                                np.asarray(test_mse))
 
