@@ -57,6 +57,55 @@ def test_a_finished_kernel_is_asked_to_shut_down_not_interrupted(tmp_path, monke
     assert run.error is None and interrupts == []
 
 
+def test_a_missed_wake_up_delays_a_message_by_at_most_the_polling_interval(monkeypatch):
+    """zmq's asyncio wait can miss a message's wake-up and read it only when the wait times out (a cell's reply:
+    after the whole cell timeout); the runner's channel waits in slices, so the message is read after one slice."""
+    import asyncio
+    import time
+    from queue import Empty
+
+    from jupyter_client.channels import AsyncZMQSocketChannel
+
+    waits, pending = [], [{"msg_type": "execute_reply"}]
+
+    async def missed_wake_up(self, timeout=None):  # a message that is there is read only when the wait times out
+        waits.append(timeout)
+        await asyncio.sleep(5 if timeout is None else timeout)  # (a missed wake-up with no timeout: forever)
+        if not pending:
+            raise Empty
+        return pending[0]
+
+    monkeypatch.setattr(AsyncZMQSocketChannel, "get_msg", missed_wake_up)
+    monkeypatch.setattr(runner, "WAKE_UP", 0.05)
+    channel = runner.PolledChannel.__new__(runner.PolledChannel)
+    start = time.monotonic()
+    assert asyncio.run(channel.get_msg(timeout=5)) == {"msg_type": "execute_reply"}  # not after 5 s
+    assert time.monotonic() - start < 1 and waits == [0.05]
+    assert asyncio.run(channel.get_msg())["msg_type"] == "execute_reply" and waits[1:] == [0.05]  # no timeout
+    pending.clear()                                                   # from now on no message comes
+    waits.clear()
+    start = time.monotonic()
+    with pytest.raises(Empty):
+        asyncio.run(channel.get_msg(timeout=0.12))
+    assert 0.12 <= time.monotonic() - start < 0.5 and waits[:2] == [0.05, 0.05] and len(waits) == 3  # the timeout holds
+
+
+def test_the_runners_kernel_client_reads_replies_and_outputs_through_polled_channels(tmp_path, monkeypatch):
+    calls = []
+    original = runner.PolledChannel.get_msg
+
+    async def counted(self, timeout=None):
+        calls.append(self.socket.socket_type)
+        return await original(self, timeout)
+
+    monkeypatch.setattr(runner.PolledChannel, "get_msg", counted)
+    source = tmp_path / "ch96_short.py"
+    source.write_text("# %%\nprint('done')\n")
+    assert runner.run_chapter(source, None).error is None
+    import zmq
+    assert {zmq.DEALER, zmq.SUB} <= set(calls)  # the shell's replies and the IOPub outputs
+
+
 def test_a_failing_claim_lets_the_notebook_go_on_and_marks_the_chapter_failed(tmp_path):
     source = tmp_path / "ch98_bad.py"
     source.write_text(TINY.replace('compare("one", 1, "<", "two", 2)', 'compare("one", 1, ">", "two", 2)'))

@@ -9,6 +9,10 @@ chapter, claim, verdict, measured numbers, seconds.
 A kernel imports :data:`PRELOAD` (torch, pyplot, ipywidgets: ≈ 4 s) while it starts, before it is given its
 notebook.  :func:`run_chapters` starts the kernels of the next ``jobs`` chapters while the current ones run, so
 that start-up overlaps with work (a chapter's notebook runs on one torch thread and leaves a core idle).
+
+The client reads the kernel's replies and outputs through :class:`PolledChannel`, which looks at its socket at least
+every :data:`WAKE_UP` seconds: zmq's asyncio integration can miss the wake-up of a message that has arrived, and the
+wait then lasts until its timeout — for a cell's reply, the whole ``--timeout``.
 """
 
 from __future__ import annotations
@@ -23,14 +27,18 @@ import unicodedata
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Empty
 from typing import Any, TypeVar
 
 import jupytext
 import nbformat
+from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError
 from tqdm.auto import tqdm
+from traitlets import Type
 
 from companion.kit.claims import LoggedClaim, read_log
 from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke
@@ -40,6 +48,35 @@ from companion.tools.reproduction import SavedFigure, save_figures
 T = TypeVar("T")
 #: What every kernel imports while it starts (IPython's ``exec_lines``: no output, no execution count).
 PRELOAD = "import torch, matplotlib.pyplot, ipywidgets, companion.kit.claims, companion.kit.plots, companion.kit.widgets"
+#: The longest a wait for a kernel's message goes without looking at the socket again (seconds).
+WAKE_UP = 1.0
+
+
+class PolledChannel(AsyncZMQSocketChannel):
+    """A kernel channel whose wait for a message looks at the socket again at least every :data:`WAKE_UP` seconds.
+
+    zmq's asyncio integration watches an edge-triggered descriptor and can miss the wake-up of a message that has
+    arrived (pyzmq #1558, nbclient #312); the message is then read only when the wait times out.  nbclient waits
+    for a cell's reply with the whole cell timeout, so one missed wake-up stalled a robustness run for 15 minutes
+    (ch10, its last cell, reply read at the 900 s timeout).  Here such a message waits at most :data:`WAKE_UP`.
+    """
+
+    async def get_msg(self, timeout: float | None = None) -> dict[str, Any]:  # type: ignore[override]
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                return await super().get_msg(timeout=WAKE_UP if left is None else min(WAKE_UP, left))
+            except Empty:
+                if left is not None and left <= WAKE_UP:  # the whole timeout has been waited
+                    raise
+
+
+class PolledClient(AsyncKernelClient):
+    """The kernel client nbclient gets from :func:`kernel`: replies and outputs through :class:`PolledChannel`."""
+
+    shell_channel_class = Type(PolledChannel)
+    iopub_channel_class = Type(PolledChannel)
 
 
 @dataclass
@@ -73,7 +110,8 @@ async def kernel(cwd: Path, env: dict[str, str]) -> AsyncIterator[AsyncKernelMan
     # The kernel gets its own environment (this process's is left alone, so several chapters can start at once).
     env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline", **env}  # figures as PNG outputs
     with tempfile.TemporaryDirectory(prefix="companion-kernel-") as sockets:
-        manager = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
+        manager = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"),
+                                     client_class=f"{__name__}.PolledClient")
         interrupted = False
         try:
             await manager.start_kernel(env=env, cwd=str(cwd), extra_arguments=[
