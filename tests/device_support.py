@@ -11,8 +11,8 @@ Two stand-ins for :func:`companion.core.train.on_device`:
   for trainers whose steps read none (the record's conversion to NumPy is then stubbed by the test).
 
 :class:`MetaReadsAsZeros` stands in for the numbers a trainer reads on the device (a record's loss, a power iteration's
-convergence test): ``float(t)``, ``.item()`` give 0, ``bool(t)`` False, ``.cpu()``, ``.numpy()`` zeros of the right shape,
-so records run on the meta device too.
+convergence test, a rank): ``float(t)``, ``.item()`` give 0, ``int(t)`` 1, ``bool(t)`` False, ``.cpu()``,
+``.numpy()`` zeros of the right shape, so records run on the meta device too.
 """
 
 from __future__ import annotations
@@ -34,19 +34,21 @@ META = torch.device("meta")
 class OneDevicePerCall(TorchFunctionMode):
     """Fails any torch call whose tensor arguments lie on more than one device."""
 
-    # torch's own query when a module is moved (nn.utils.skip_init builds a layer on meta, then on the CPU): no computation
+    # torch's own query when a module is moved (nn.utils.skip_init builds a layer on meta, then on the CPU): not a
+    # computation
     QUERIES = ("_has_compatible_shallow_copy_type",)
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         devices = {t.device.type for t in tree_leaves((args, kwargs or {})) if isinstance(t, torch.Tensor)}
-        assert len(devices) <= 1 or getattr(func, "__name__", "") in self.QUERIES, f"{getattr(func, '__name__', func)} mixes tensors on {sorted(devices)}"
+        name = getattr(func, "__name__", func)
+        assert len(devices) <= 1 or name in self.QUERIES, f"{name} mixes tensors on {sorted(devices)}"
         return func(*args, **(kwargs or {}))
 
 
 class MetaReadsAsZeros(TorchFunctionMode):
-    """A number read from a meta tensor (``float``, ``.item()``) is 0 and a truth value False, as reading it from a GPU
-    would give some value; a meta tensor copied out (``.cpu()``, ``.to("cpu")``, ``.numpy()``) gives zeros of its shape
-    and dtype.  Tensors on other devices read as usual."""
+    """A number read from a meta tensor (``float``, ``.item()``) is 0, a count (``int``) 1 and a truth value False, as
+    reading it from a GPU would give some value; a meta tensor copied out (``.cpu()``, ``.to("cpu")``, ``.numpy()``)
+    gives zeros of its shape and dtype.  Tensors on other devices read as usual."""
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
@@ -57,6 +59,8 @@ class MetaReadsAsZeros(TorchFunctionMode):
                                           for a in (*args[1:], kwargs.get("device")) if a is not None)
             if name in ("__float__", "item"):
                 return 0.0
+            if name in ("__int__", "__index__"):  # a count (a rank, a length): 1 keeps what it sizes non-empty
+                return 1
             if name == "__bool__":
                 return False
             if name == "cpu" or to_cpu:
@@ -100,7 +104,8 @@ def steps_only(records: list[dict[str, Any]], updates: int = 2, *, recorded: boo
     one where the trainer's record reads numbers: ``recorded=False``); it returns a one-record history of zeros
     shaped like the record, for whatever the trainer computes from its history afterwards."""
 
-    def run(update: Callable[[int], Any], *, steps: int, record: Callable[[int], dict[str, Any]], **options: Any) -> History:
+    def run(update: Callable[[int], Any], *, steps: int, record: Callable[[int], dict[str, Any]],
+            **options: Any) -> History:
         for step in range(updates):
             update(step)
         row = record(updates) if recorded else {}

@@ -459,3 +459,23 @@ def test_explorer_run_is_on_the_settings_device(on_meta_device):
     run = fl.explore_training.__wrapped__(0.3, 16, 0.8, 8, steps=2)
     assert on_meta_device == [{"loss": 0.0, "sharpness": 0.0}]
     assert run.theta.device.type == "cpu" and not run.theta.any()
+
+
+def test_the_noise_and_flatness_analyses_run_on_the_settings_device(on_meta_device, monkeypatch):
+    """§11.3's analyses of a trained model — Tr(HΣ), Tr(HΠ) and Hutchinson's Tr(H); the Feng–Tu noise directions
+    and their flatness; the loss profiles of 图11.3 and 图11.6 — where the model is; the model comes back to the
+    CPU.  What the meta device reads as zeros has no ratio or slope: those few lines of arithmetic are stubbed."""
+    d = standardised_digits(12)
+    model = fl.train_fresh.__wrapped__([64, 8, 10], d.x, d.y, seed=0, batches=1, eta=0.1, steps=1, progress=False).model
+    monkeypatch.setattr(fl, "Alignment", lambda *values: values)
+    monkeypatch.setattr(fl.np, "polyfit", lambda *args, **kwargs: np.zeros(2))
+    monkeypatch.setattr(fl, "spearmanr", lambda *args: (0.0, 1.0))
+    alignment = fl.noise_alignment.__wrapped__(model, d.x, d.y, 4, n_probes=2, generator=generator(0))
+    ft = fl.feng_tu.__wrapped__(model, d.x, d.y, 4, k=2)
+    theta = torch.zeros(sum(p.numel() for p in model.parameters()))
+    isotropic = torch.randn(3, len(theta), generator=generator(1))  # a noise factor given on the CPU
+    fl.noise_alignment.__wrapped__(model, d.x, d.y, 4, n_probes=1, generator=generator(0), factor=isotropic)
+    fl.feng_tu.__wrapped__(model, d.x, d.y, 4, k=2, factor=isotropic)
+    loss, accuracy = fl.interpolation_profile(model, theta, theta, np.array([0.0, 1.0]), d.x, d.y, labels=d.labels)
+    assert alignment[:3] == (0.0, 0.0, 0.0) and not ft.flatness.any() and not loss.any()  # read from the meta device
+    assert {p.device.type for p in model.parameters()} == {"cpu"}

@@ -244,7 +244,8 @@ def zero_threshold(f: LossFn, theta: Tensor, factor: float = 1e3, floor: float =
 
 def hutchinson_trace(f: LossFn, theta: Tensor, n_samples: int = 20, *,
                      generator: torch.Generator | None = None) -> float:
-    """Tr H ≈ mean of vᵀHv over Rademacher vectors v (Hutchinson's estimator)."""
+    """Tr H ≈ mean of vᵀHv over Rademacher vectors v (Hutchinson's estimator), drawn on the CPU from ``generator``
+    and moved to θ's device."""
     if n_samples < 1:
         raise ValueError(f"n_samples must be ≥ 1, got {n_samples}")
     if generator is None:
@@ -252,6 +253,6 @@ def hutchinson_trace(f: LossFn, theta: Tensor, n_samples: int = 20, *,
     theta = theta.detach()
     total = 0.0
     for _ in range(n_samples):
-        v = torch.randint(0, 2, theta.shape, generator=generator).to(theta.dtype) * 2 - 1
+        v = (torch.randint(0, 2, theta.shape, generator=generator).to(theta.dtype) * 2 - 1).to(theta.device)
         total += float(torch.dot(v, hvp(f, theta, v)))
     return total / n_samples

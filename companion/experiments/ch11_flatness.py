@@ -637,21 +637,24 @@ def check_sgd_best_accuracy(res: EnsembleAccuracy) -> Verdict:
 # --------------------------------------------------------------------------- loss along lines (图11.3, 11.6)
 def losses_at(model: nn.Module, thetas: Tensor, x: Tensor, y: Tensor, loss: str = "mse",
               labels: Tensor | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-    """Loss (and accuracy if ``labels`` given) at each row of ``thetas`` (K, D), in one vmapped pass."""
+    """Loss (and accuracy if ``labels`` given) at each row of ``thetas`` (K, D), in one vmapped pass on the settings'
+    device (:func:`engine.on_device`)."""
     model.eval()
     fn = loss_fn(loss)
     _, unflatten = landscape.flatten_params(model)
     if thetas.ndim != 2 or thetas.shape[1] != sum(p.numel() for p in model.parameters()):
         raise ValueError(f"thetas must have shape (K, D) with D the parameter count; got {tuple(thetas.shape)}")
+    with engine.on_device(model) as device, torch.no_grad():
+        thetas, x, y = thetas.to(device), x.to(device), y.to(device)
+        labels = None if labels is None else labels.to(device)
 
-    def one(theta: Tensor) -> tuple[Tensor, Tensor]:
-        out = torch.func.functional_call(model, unflatten(theta), (x,))  # (N, d_out)
-        acc = (out.argmax(-1) == labels).float().mean() if labels is not None else out.new_zeros(())
-        return fn(out, y), acc
+        def one(theta: Tensor) -> tuple[Tensor, Tensor]:
+            out = torch.func.functional_call(model, unflatten(theta), (x,))  # (N, d_out)
+            acc = (out.argmax(-1) == labels).float().mean() if labels is not None else out.new_zeros(())
+            return fn(out, y), acc
 
-    with torch.no_grad():
         ls, accs = vmap(one)(thetas)
-    return ls.numpy(), (accs.numpy() if labels is not None else None)
+    return ls.cpu().numpy(), (accs.cpu().numpy() if labels is not None else None)
 
 
 def interpolation_profile(model: nn.Module, theta_small: Tensor, theta_large: Tensor, alphas: np.ndarray,
@@ -903,21 +906,23 @@ def noise_alignment(model: nn.Module, x: Tensor, y: Tensor, batch_size: int, los
                     factor: Tensor | None = None) -> Alignment:
     """Tr(HΣ), Tr(H) (Hutchinson, ``n_probes`` vectors), Tr(Σ) and Tr(HΠ) at the model's parameters, for
     Σ = CᵀC with C the SGD noise factor of ``batch_size`` (or a given ``factor`` (m, D), e.g. isotropic
-    noise from :func:`isotropic_factor`)."""
-    if factor is None:    # centred in float64, so that the span has rank n − 1 up to float64 rounding
-        c64 = noise_factor(per_sample_gradients(model, x, y, loss).double(), batch_size)  # (n, D)
-    else:
-        c64 = factor.double()
-    c = c64.to(x.dtype)
-    f = full_loss(model, x, y, loss)
-    theta, _ = landscape.flatten_params(model)
-    hvps = vmap(lambda v: landscape.hvp(f, theta, v))
-    tr_h_sigma = float((hvps(c) * c).sum())
-    _, s, vh = torch.linalg.svd(c64, full_matrices=False)
-    q = vh[: int((s > s[0] * 1e-6).sum())].to(x.dtype)                  # (r, D) orthonormal basis of the span
-    tr_h_span = float((hvps(q) * q).sum())
-    tr_h = landscape.hutchinson_trace(f, theta, n_samples=n_probes, generator=generator)
-    return Alignment(tr_h_sigma, tr_h, float((c * c).sum()), theta.numel(), tr_h_span, q.shape[0])
+    noise from :func:`isotropic_factor`).  Computed on the settings' device (:func:`engine.on_device`)."""
+    with engine.on_device(model) as device:
+        x, y = x.to(device), y.to(device)
+        if factor is None:    # centred in float64, so that the span has rank n − 1 up to float64 rounding
+            c64 = noise_factor(per_sample_gradients(model, x, y, loss).double(), batch_size)  # (n, D)
+        else:
+            c64 = factor.to(device).double()
+        c = c64.to(x.dtype)
+        f = full_loss(model, x, y, loss)
+        theta, _ = landscape.flatten_params(model)
+        hvps = vmap(lambda v: landscape.hvp(f, theta, v))
+        tr_h_sigma = float((hvps(c) * c).sum())
+        _, s, vh = torch.linalg.svd(c64, full_matrices=False)
+        q = vh[: int((s > s[0] * 1e-6).sum())].to(x.dtype)                  # (r, D) orthonormal basis of the span
+        tr_h_span = float((hvps(q) * q).sum())
+        tr_h = landscape.hutchinson_trace(f, theta, n_samples=n_probes, generator=generator)
+        return Alignment(tr_h_sigma, tr_h, float((c * c).sum()), theta.numel(), tr_h_span, q.shape[0])
 
 
 NOISE_ALIGNMENT = ClaimSpec("ch11.noise-alignment", "§11.3.1",
@@ -942,7 +947,7 @@ def noise_directions(model: nn.Module, x: Tensor, y: Tensor, batch_size: int, k:
     if not 1 <= k <= min(c.shape):
         raise ValueError(f"k must lie in [1, {min(c.shape)}], got {k}")
     _, s, vh = torch.linalg.svd(c, full_matrices=False)
-    return (s[:k] ** 2).numpy(), vh[:k].to(x.dtype)
+    return (s[:k] ** 2).cpu().numpy(), vh[:k].to(x.dtype)
 
 
 def directional_flatness(model: nn.Module, directions: Tensor, x: Tensor, y: Tensor, loss: str = "mse",
@@ -959,7 +964,7 @@ def directional_flatness(model: nn.Module, directions: Tensor, x: Tensor, y: Ten
     with torch.no_grad():
         target = factor * float(f(theta))
         loss_at = vmap(lambda d, t: f(theta + t * d))
-        lo, hi = torch.zeros(len(dirs)), torch.full((len(dirs),), 1e-3)
+        lo, hi = torch.zeros(len(dirs), device=theta.device), torch.full((len(dirs),), 1e-3, device=theta.device)
         for _ in range(60):                                               # bracket: L(θ + hi·p) ≥ target
             below = loss_at(dirs, hi) < target
             if not below.any():
@@ -971,7 +976,7 @@ def directional_flatness(model: nn.Module, directions: Tensor, x: Tensor, y: Ten
             lo, hi = torch.where(below, mid, lo), torch.where(below, hi, mid)
     width = 0.5 * (lo + hi)
     k = directions.shape[0]
-    return (width[:k] + width[k:]).numpy()
+    return (width[:k] + width[k:]).cpu().numpy()
 
 
 @dataclass
@@ -989,9 +994,12 @@ class FengTu:
 def feng_tu(model: nn.Module, x: Tensor, y: Tensor, batch_size: int, k: int = 40, loss: str = "mse",
             factor: Tensor | None = None) -> FengTu:
     """σ_i² and F_i along the top-k eigen-directions of Σ_sgd (or of a given noise ``factor``) at the model's
-    parameters (图11.5)."""
-    variances, directions = noise_directions(model, x, y, batch_size, k, loss, factor)
-    flat = directional_flatness(model, directions, x, y, loss)
+    parameters (图11.5), computed on the settings' device (:func:`engine.on_device`)."""
+    with engine.on_device(model) as device:
+        x, y = x.to(device), y.to(device)
+        factor = None if factor is None else factor.to(device)
+        variances, directions = noise_directions(model, x, y, batch_size, k, loss, factor)
+        flat = directional_flatness(model, directions, x, y, loss)
     slope = float(np.polyfit(np.log(flat), np.log(variances), 1)[0])
     return FengTu(variances, flat, slope, float(spearmanr(flat, variances)[0]))
 

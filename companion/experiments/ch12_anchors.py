@@ -760,7 +760,8 @@ class _ExplorerRun:
         data = make_task(name, 2000, 500, seed=seed)
         test = data.tests["test"]
         self.x, self.y = data.train.x.to(device), data.train.y.to(device)
-        self.eval_x = torch.cat([data.train.x[:EXPLORER_EVAL], test.x[:EXPLORER_EVAL]]).to(device)  # training, then test
+        # the first training, then the first test sequences
+        self.eval_x = torch.cat([data.train.x[:EXPLORER_EVAL], test.x[:EXPLORER_EVAL]]).to(device)
         self.eval_y = torch.cat([data.train.y[:EXPLORER_EVAL], test.y[:EXPLORER_EVAL]]).to(device)
         self.probe = test.x[test.key_pos == EXPLORER_POSITION].to(device)
         self.generator = generator(seed)  # draws the initialisation, then the mini-batches

@@ -407,8 +407,8 @@ def finetune_vs_delta_w(model: Transformer, config: ICLConfig, n_tasks: int = 64
             ups = [icl.Update(dw, torch.zeros(xq.shape[0], D, device=device)) for dw in deltas]
             return icl.readout(model, icl.patched_stack_output(blocks, hq, ups))[:, 0]
 
-        deltas = [torch.zeros(n_tasks, H, D, device=device, requires_grad=True)  # W₁ − W₁⁽⁰⁾ per task and block
-                  for _ in blocks]
+        # W₁ − W₁⁽⁰⁾ per task and block
+        deltas = [torch.zeros(n_tasks, H, D, device=device, requires_grad=True) for _ in blocks]
         optimizer = PolyakStep(deltas, lr=lr)
         example = 0
 

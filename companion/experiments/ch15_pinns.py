@@ -71,8 +71,10 @@ def book_poisson(k_high: float = 24.0) -> Problem:
         x = x[:, 0]
         return p(x) - p(torch.ones((), dtype=x.dtype)) * x
 
-    return Problem(NEG_LAPLACIAN, source, ((-1.0, 1.0),), boundary=lambda x: torch.zeros(x.shape[0], dtype=x.dtype, device=x.device),
-                   exact=exact, name=f"(15.18), k={k_high:g}")
+    def zero(x: Tensor) -> Tensor:
+        return torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
+
+    return Problem(NEG_LAPLACIAN, source, ((-1.0, 1.0),), boundary=zero, exact=exact, name=f"(15.18), k={k_high:g}")
 
 
 def book_modes(k_high: float = 24.0) -> tuple[int, int, int]:
