@@ -250,3 +250,24 @@ def test_an_inset_gets_the_chinese_of_its_words_too(monkeypatch) -> None:
     assert inset.get_title() == "layer 1\n层 1" and inset.get_xlabel() == "step · 步数"
     assert [t.get_text() for t in inset.get_legend().get_texts()] == ["loss · 损失"]
     plt.close(fig)
+
+
+def test_a_log_axis_narrower_than_a_decade_is_labelled_with_a_few_plain_numbers() -> None:
+    """图11.5's flatness axis spans 0.19 decades: matplotlib would label its nine minor ticks 1.6×10⁻¹ … 2.4×10⁻¹,
+    one run-together line; the house style draws a few plain numbers there and leaves wider log axes alone."""
+    import numpy as np
+    from matplotlib.ticker import LogLocator
+
+    plots.use_style()
+    fig, (narrow, wide) = plots.panels(2)
+    x = np.geomspace(0.155, 0.24, 20)
+    narrow.loglog(x, 1e-3 * (x / x[0]) ** -4)                       # x: 0.19 decades, y: 0.76 decades
+    wide.loglog(np.geomspace(0.01, 1, 20), np.geomspace(0.01, 1, 20))  # two decades
+    fig.canvas.draw()
+    for axis in (narrow.xaxis, narrow.yaxis):
+        lo, hi = sorted(axis.get_view_interval())
+        labels = [axis.get_major_formatter()(loc) for loc in axis.get_majorticklocs() if lo <= loc <= hi]
+        assert 2 <= len(labels) <= 5 and all(float(label) > 0 for label in labels), labels  # plain numbers
+        assert not axis.get_minorticklocs().size
+    assert all(isinstance(axis.get_major_locator(), LogLocator) for axis in (wide.xaxis, wide.yaxis))
+    plt.close(fig)

@@ -24,7 +24,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.category import StrCategoryFormatter
-from matplotlib.ticker import FixedFormatter, Formatter, FuncFormatter
+from matplotlib.ticker import (FixedFormatter, FormatStrFormatter, Formatter, FuncFormatter, LogLocator, MaxNLocator,
+                               NullLocator)
 
 from companion.kit.i18n import bilingual
 
@@ -99,13 +100,29 @@ class _WithChinese(Formatter):
         self.inner.set_locs(locs)
 
 
+def plain_narrow_log_ticks(fig: Figure) -> Figure:
+    """On every log axis of ``fig`` that spans less than a decade and keeps matplotlib's default ticks, a few evenly
+    spaced ticks labelled as plain numbers (0.16, 0.18, …) instead of every minor tick in scientific notation
+    (1.6×10⁻¹, 1.7×10⁻¹, …: matplotlib's default there, whose labels run into each other); idempotent."""
+    for ax in _all_axes(fig):
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            default_log = axis.get_scale() == "log" and isinstance(axis.get_major_locator(), LogLocator)
+            if default_log and 0 < lo and hi < 10 * lo:
+                axis.set_major_locator(MaxNLocator(nbins=4))
+                axis.set_major_formatter(FormatStrFormatter("%g"))
+                axis.set_minor_locator(NullLocator())
+    return fig
+
+
 def bilingual_on_draw(fig: Figure) -> None:
-    """The pyplot figure hook (``rcParams["figure.hooks"]``): :func:`add_chinese` runs each time ``fig`` is drawn —
-    shown in a notebook, saved, or rendered by an explorer — so labels set after creation are covered too."""
+    """The pyplot figure hook (``rcParams["figure.hooks"]``): :func:`add_chinese` and :func:`plain_narrow_log_ticks`
+    run each time ``fig`` is drawn — shown in a notebook, saved, or rendered by an explorer — so labels set and data
+    plotted after creation are covered too."""
     draw = fig.draw
 
     def draw_with_chinese(renderer):  # noqa: ANN001 — matplotlib's renderer
-        add_chinese(fig)
+        add_chinese(plain_narrow_log_ticks(fig))
         return draw(renderer)
 
     fig.draw = draw_with_chinese
