@@ -252,22 +252,32 @@ def test_an_inset_gets_the_chinese_of_its_words_too(monkeypatch) -> None:
     plt.close(fig)
 
 
-def test_a_log_axis_narrower_than_a_decade_is_labelled_with_a_few_plain_numbers() -> None:
+def test_a_log_axis_narrower_than_two_decades_is_labelled_with_a_few_plain_numbers() -> None:
     """图11.5's flatness axis spans 0.19 decades: matplotlib would label its nine minor ticks 1.6×10⁻¹ … 2.4×10⁻¹,
-    one run-together line; the house style draws a few plain numbers there and leaves wider log axes alone."""
+    one run-together line; 图7.4's width axis (m = 250 … 4000, 1.2 decades) 3×10², 4×10², 6×10², 10³, 2×10³ …
+    The house style draws a few plain numbers there (1, 2, 5 × 10ᵏ from one decade on) and leaves wider log axes
+    alone."""
     import numpy as np
     from matplotlib.ticker import LogLocator
 
     plots.use_style()
-    fig, (narrow, wide) = plots.panels(2)
+    fig, (narrow, decade, wide) = plots.panels(3)
     x = np.geomspace(0.155, 0.24, 20)
     narrow.loglog(x, 1e-3 * (x / x[0]) ** -4)                       # x: 0.19 decades, y: 0.76 decades
+    decade.loglog([250, 500, 1000, 2000, 4000], [0.03, 0.022, 0.016, 0.012, 0.009])  # x: 1.2 decades
     wide.loglog(np.geomspace(0.01, 1, 20), np.geomspace(0.01, 1, 20))  # two decades
     fig.canvas.draw()
-    for axis in (narrow.xaxis, narrow.yaxis):
+
+    def labels(axis, which="major"):
         lo, hi = sorted(axis.get_view_interval())
-        labels = [axis.get_major_formatter()(loc) for loc in axis.get_majorticklocs() if lo <= loc <= hi]
-        assert 2 <= len(labels) <= 5 and all(float(label) > 0 for label in labels), labels  # plain numbers
+        formatter = axis.get_major_formatter() if which == "major" else axis.get_minor_formatter()
+        locs = axis.get_majorticklocs() if which == "major" else axis.get_minorticklocs()
+        return [formatter(loc) for loc in locs if lo <= loc <= hi]
+
+    for axis in (narrow.xaxis, narrow.yaxis):
+        assert 2 <= len(labels(axis)) <= 5 and all(float(label) > 0 for label in labels(axis)), labels(axis)
         assert not axis.get_minorticklocs().size
+    assert labels(decade.xaxis) == ["500", "1000", "2000"] and set(labels(decade.xaxis, "minor")) == {""}
     assert all(isinstance(axis.get_major_locator(), LogLocator) for axis in (wide.xaxis, wide.yaxis))
+    assert "10^{" in labels(wide.xaxis)[0]  # matplotlib's own 10⁻², 10⁻¹, 10⁰
     plt.close(fig)

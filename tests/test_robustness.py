@@ -28,6 +28,7 @@ show(SMALL_SEED.judge(threshold("seed", SEED, "<", 3.5)))
 class TinyChapter:
     slug: str
     source: Path
+    seconds: int = 0
 
 
 @pytest.fixture
@@ -172,3 +173,28 @@ def test_sweeps_on_a_dask_local_cluster_equal_the_serial_ones(tiny, tmp_path, mo
     with pytest.raises(ConfigError, match="needs --backend dask"):
         with parallel_backend("local", scheduler="tcp://127.0.0.1:1"):
             pass
+
+
+def test_a_sweep_runs_the_longest_chapters_first_and_reports_in_catalog_order(tiny, monkeypatch):
+    """Chapter × seed runs are handed to the workers longest chapter first (the short ones fill the end); the
+    report keeps the catalog's order."""
+    started: list[tuple[str, int]] = []
+
+    def stand_in(source, seed, profile, digest, timeout, threads):
+        started.append((Path(source).stem, seed))
+        return {"chapter": Path(source).stem, "seed": seed, "digest": digest, "seconds": 0.0, "error": None,
+                "claims": []}
+
+    class NoCache:
+        def cache(self, function):
+            return function
+
+    monkeypatch.setattr(robustness, "_run_one", stand_in)
+    monkeypatch.setattr(robustness, "memory", lambda folder: NoCache())
+    chapters = [TinyChapter("ch97_tiny", tiny.source, 5),
+                TinyChapter("ch98_long", tiny.source.with_name("ch98_long.py"), 60)]
+    chapters[1].source.write_text(tiny.source.read_text())
+    items = robustness.run_sweep(chapters, [0, 1], progress=False)
+    assert started == [("ch98_long", 0), ("ch98_long", 1), ("ch97_tiny", 0), ("ch97_tiny", 1)]
+    assert [(item["chapter"], item["seed"]) for item in items] == [
+        ("ch97_tiny", 0), ("ch97_tiny", 1), ("ch98_long", 0), ("ch98_long", 1)]

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from companion.tools import reproduction, runner
+from companion.tools import catalog, reproduction, runner
 from companion.__main__ import main
 
 TINY = '''# %%
@@ -192,6 +192,7 @@ def test_chapters_run_in_parallel_each_kernel_with_its_own_environment(tmp_path,
     class Chapter:
         slug: str
         source: Path
+        seconds: int = 0
 
     monkeypatch.delenv("COMPANION_THREADS", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
@@ -207,6 +208,37 @@ def test_chapters_run_in_parallel_each_kernel_with_its_own_environment(tmp_path,
     assert [[c.id for c in r.claims] for r in runs] == [["ch91.one-two"], ["ch92.one-two"]]  # each its own log
     assert all("threads 2" in (tmp_path / "out" / f"{c.slug}.ipynb").read_text() for c in chapters)
     assert main(["reproduce", "--jobs", "two"]) == 2 and "--jobs must be a positive integer" in capsys.readouterr().err
+
+
+def test_side_by_side_the_longest_chapters_start_first_and_results_keep_the_catalog_order(tmp_path, monkeypatch):
+    """With --jobs 2 the kernels start longest first (a long chapter left to run alone at the end keeps one core idle);
+    one at a time, the catalog's order; either way the results come back in the catalog's order."""
+    from dataclasses import dataclass
+    from pathlib import Path
+
+    @dataclass(frozen=True)
+    class Chapter:
+        slug: str
+        source: Path
+        seconds: int
+
+    started: list[str] = []
+
+    async def stand_in(source, out_dir, **kwargs):
+        started.append(source.stem)
+        return runner.ChapterRun(source.stem, 0.0, [], [], None, None)
+
+    monkeypatch.setattr(runner, "chapter_run", stand_in)
+    chapters = [Chapter(slug, tmp_path / f"{slug}.py", seconds) for slug, seconds in
+                (("ch91_short", 10), ("ch92_long", 80), ("ch93_middle", 30), ("ch94_long_too", 80))]
+    for jobs, expected in ((2, ["ch92_long", "ch94_long_too", "ch93_middle", "ch91_short"]),
+                           (1, [c.slug for c in chapters])):
+        started.clear()
+        runs = runner.run_chapters(chapters, tmp_path / "out", profile="quick", seed=0, jobs=jobs, progress=False)
+        assert started == expected, jobs
+        assert [r.slug for r in runs] == [c.slug for c in chapters]
+    assert [c.slug for c in catalog.longest_first(catalog.CHAPTERS)][:3] == [
+        "ch13_complexity_control", "ch12_anchor_functions", "ch14_more_phenomena"]
 
 
 BAD_ENVIRONMENT = [("COMPANION_PROFILE", "Fast", "unknown profile 'Fast'"), ("COMPANION_SEED", "-3", "COMPANION_SEED"),
@@ -270,6 +302,7 @@ def test_the_next_chapters_kernel_starts_ahead_with_torch_and_pyplot_imported(tm
     class Chapter:
         slug: str
         source: Path
+        seconds: int = 0
 
     chapters = []
     for slug, pause in (("ch93_slow", 3), ("ch94_next", 0)):

@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.category import StrCategoryFormatter
 from matplotlib.ticker import (FixedFormatter, FormatStrFormatter, Formatter, FuncFormatter, LogLocator, MaxNLocator,
-                               NullLocator)
+                               NullFormatter, NullLocator)
 
 from companion.kit.i18n import bilingual
 
@@ -101,17 +101,27 @@ class _WithChinese(Formatter):
 
 
 def plain_narrow_log_ticks(fig: Figure) -> Figure:
-    """On every log axis of ``fig`` that spans less than a decade and keeps matplotlib's default ticks, a few evenly
-    spaced ticks labelled as plain numbers (0.16, 0.18, …) instead of every minor tick in scientific notation
-    (1.6×10⁻¹, 1.7×10⁻¹, …: matplotlib's default there, whose labels run into each other); idempotent."""
+    """Plain-number tick labels on every narrow log axis of ``fig`` that keeps matplotlib's default ticks; idempotent.
+
+    matplotlib labels the minor ticks of a log axis narrower than two decades in scientific notation (1.6×10⁻¹,
+    1.7×10⁻¹, … or 3×10², 4×10², 6×10², …), and the labels run into each other.  Narrower than a decade, the axis gets
+    about four evenly spaced ticks (0.16, 0.18, …) and no minor ticks; from one decade to two, ticks at 1, 2 and 5
+    times a power of ten (50, 100, 200, 500), the minor ticks kept unlabelled.  Wider axes keep matplotlib's ticks.
+    """
     for ax in _all_axes(fig):
         for axis in (ax.xaxis, ax.yaxis):
             lo, hi = sorted(axis.get_view_interval())
-            default_log = axis.get_scale() == "log" and isinstance(axis.get_major_locator(), LogLocator)
-            if default_log and 0 < lo and hi < 10 * lo:
+            if axis.get_scale() != "log" or not isinstance(axis.get_major_locator(), LogLocator) or lo <= 0:
+                continue
+            if hi < 10 * lo:
                 axis.set_major_locator(MaxNLocator(nbins=4))
-                axis.set_major_formatter(FormatStrFormatter("%g"))
                 axis.set_minor_locator(NullLocator())
+            elif hi < 100 * lo:
+                axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+                axis.set_minor_formatter(NullFormatter())
+            else:
+                continue
+            axis.set_major_formatter(FormatStrFormatter("%g"))
     return fig
 
 

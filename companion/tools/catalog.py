@@ -44,12 +44,17 @@ STATUSES = (CLAIM, EXPLORATION, SHOWN, MISSING, GPU, ILLUS)
 
 @dataclass(frozen=True)
 class Chapter:
-    """One notebook of ``chapters/`` and the book chapter(s) it follows."""
+    """One notebook of ``chapters/`` and the book chapter(s) it follows.
+
+    ``seconds``: how long its quick profile runs with an empty cache on one torch thread beside another chapter
+    (``reproduce --jobs 2`` on the 2-core CI machine); it only orders parallel runs (:func:`longest_first`).
+    """
 
     slug: str
     book: str
     title: str
     title_zh: str
+    seconds: int
 
     @property
     def heading(self) -> str:
@@ -80,19 +85,19 @@ class Chapter:
 
 
 CHAPTERS: tuple[Chapter, ...] = (
-    Chapter("ch04_frequency_principle", "4", "The frequency principle", "频率原则"),
-    Chapter("ch05_multiscale_networks", "5", "Designing networks for high frequencies", "基于频率原则设计高效神经网络"),
-    Chapter("ch06_frequency_mechanism", "6", "The mechanism of the frequency principle", "频率原则的机制分析"),
-    Chapter("ch07_phase_diagram", "7", "The phase diagram of two-layer ReLU networks", "相图分析"),
-    Chapter("ch08_condensation", "8", "Condensation", "凝聚现象"),
-    Chapter("ch09_embedding_principle", "9", "The embedding principle of the loss landscape", "损失景观的嵌入原则"),
-    Chapter("ch10_optimistic_estimate", "10", "The optimistic estimate of sample size", "乐观估计"),
-    Chapter("ch11_flatness", "11", "Flatness of solutions and the Edge of Stability", "解的平坦性"),
-    Chapter("ch12_anchor_functions", "12", "Anchor functions: a laboratory for language models", "锚函数"),
-    Chapter("ch13_complexity_control", "13", "Complexity control and reasoning", "复杂度控制对语言模型推理能力的影响"),
+    Chapter("ch04_frequency_principle", "4", "The frequency principle", "频率原则", 32),
+    Chapter("ch05_multiscale_networks", "5", "Designing networks for high frequencies", "基于频率原则设计高效神经网络", 16),
+    Chapter("ch06_frequency_mechanism", "6", "The mechanism of the frequency principle", "频率原则的机制分析", 19),
+    Chapter("ch07_phase_diagram", "7", "The phase diagram of two-layer ReLU networks", "相图分析", 23),
+    Chapter("ch08_condensation", "8", "Condensation", "凝聚现象", 38),
+    Chapter("ch09_embedding_principle", "9", "The embedding principle of the loss landscape", "损失景观的嵌入原则", 18),
+    Chapter("ch10_optimistic_estimate", "10", "The optimistic estimate of sample size", "乐观估计", 26),
+    Chapter("ch11_flatness", "11", "Flatness of solutions and the Edge of Stability", "解的平坦性", 29),
+    Chapter("ch12_anchor_functions", "12", "Anchor functions: a laboratory for language models", "锚函数", 82),
+    Chapter("ch13_complexity_control", "13", "Complexity control and reasoning", "复杂度控制对语言模型推理能力的影响", 85),
     Chapter("ch14_more_phenomena", "14", "More phenomena: grokking, lottery tickets, double descent, mode "
-            "connectivity, and in-context learning as an implicit ΔW", "深度神经网络的更多现象"),
-    Chapter("ch15_pinns", "15", "Neural networks for differential equations", "神经网络求解微分方程"),
+            "connectivity, and in-context learning as an implicit ΔW", "深度神经网络的更多现象", 59),
+    Chapter("ch15_pinns", "15", "Neural networks for differential equations", "神经网络求解微分方程", 32),
 )
 
 
@@ -102,6 +107,12 @@ def find(name: str) -> Chapter:
     if len(matches) != 1:
         raise ValueError(f"unknown chapter {name!r}; choose one of {', '.join(c.slug for c in CHAPTERS)}")
     return matches[0]
+
+
+def longest_first(chapters: Sequence[Chapter]) -> list[Chapter]:
+    """``chapters`` with the longest-running first (ties in book order): run side by side in this order, the long ones
+    overlap each other and the short ones fill the end, instead of one long chapter running alone at the end."""
+    return sorted(chapters, key=lambda chapter: -chapter.seconds)
 
 
 def available() -> list[Chapter]:

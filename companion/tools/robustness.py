@@ -98,7 +98,8 @@ def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, th
 def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs: int = 1,
               profile: str = "quick", timeout: int = 900, progress: bool = True,
               cached_only: bool = False) -> list[dict[str, Any]]:
-    """Every chapter × seed, through joblib and the on-disk cache; results in (chapter, seed) order.
+    """Every chapter × seed, through joblib and the on-disk cache, handed out longest chapter first
+    (:func:`~companion.tools.catalog.longest_first`); results in (chapter, seed) order.
 
     The thread count is part of each run's cache key on purpose: another count can change floating-point
     sums, so a run at another count is another measurement (``--jobs`` > 1 runs one thread each unless
@@ -110,7 +111,8 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
     """
     threads = os.environ.get("COMPANION_THREADS", "").strip() or ("1" if jobs != 1 else "")
     cached = memory(SWEEPS).cache(_run_one)
-    tasks = [(str(ch.source), seed, profile, chapter_digest(ch), timeout, threads) for ch in chapters for seed in seeds]
+    tasks = [(str(ch.source), seed, profile, chapter_digest(ch), timeout, threads)
+             for ch in catalog.longest_first(chapters) for seed in seeds]
     if cached_only:
         tasks = [task for task in tasks if cached.check_call_in_cache(*task)]
     bar = tqdm(total=len(tasks), desc="chapters × seeds", disable=not progress)
@@ -123,7 +125,8 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
             bar.update(1)
     finally:
         bar.close()
-    return [done[(Path(source).stem, seed)] for source, seed, *_ in tasks]
+    keys = [(Path(ch.source).stem, seed) for ch in chapters for seed in seeds]
+    return [done[key] for key in keys if key in done]  # all of them, unless ``cached_only`` left some out
 
 
 def _git_commit() -> str:

@@ -43,6 +43,7 @@ from traitlets import Type
 from companion.kit.claims import LoggedClaim, read_log
 from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke
 from companion.kit.i18n import read_language, tr
+from companion.tools.catalog import longest_first
 from companion.tools.reproduction import SavedFigure, save_figures
 
 T = TypeVar("T")
@@ -275,8 +276,10 @@ def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: 
     """Execute ``chapters`` (catalog entries), ``jobs`` at a time, each kernel with cores // jobs torch threads
     (``COMPANION_THREADS``, unless the environment sets it), behind one progress bar; results in catalog order.
 
-    Each chapter runs in its own kernel process, so the parallel runs share nothing but the results cache
-    (whose writes are atomic).  One line per finished chapter says how it went.
+    One at a time, the chapters run in the order given; side by side, the longest start first
+    (:func:`~companion.tools.catalog.longest_first`).  Each chapter runs in its own kernel process, so the parallel
+    runs share nothing but the results cache (whose writes are atomic).  One line per finished chapter says how it
+    went.
     """
     env = {} if jobs == 1 or os.environ.get("COMPANION_THREADS", "").strip() else \
         {"COMPANION_THREADS": str(max(1, (os.cpu_count() or 1) // jobs))}
@@ -293,13 +296,15 @@ def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: 
 
     async def every_chapter() -> list[ChapterRun]:
         turns, kernels = asyncio.Semaphore(jobs), asyncio.Semaphore(2 * jobs)  # both serve waiters in order
-        tasks = [asyncio.ensure_future(one(ch, turns, kernels)) for ch in chapters]
+        order = list(chapters) if jobs == 1 else longest_first(chapters)
+        tasks = {ch.slug: asyncio.ensure_future(one(ch, turns, kernels)) for ch in order}
         try:
-            return list(await asyncio.gather(*tasks))  # cancelled (Ctrl-C), it cancels every task and waits for them
+            await asyncio.gather(*tasks.values())  # cancelled (Ctrl-C), it cancels every task and waits for them
+            return [tasks[ch.slug].result() for ch in chapters]
         except Exception:  # one chapter failed outright: the others stop and their kernels shut down
-            for task in tasks:
+            for task in tasks.values():
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*tasks.values(), return_exceptions=True)
             raise
 
     try:
