@@ -5,8 +5,12 @@ Each run executes every chapter (quick profile, seed 0) into its own temporary o
 
 1. cold, one chapter at a time, with an empty results cache;
 2. warm: the same again, reading that cache (the target: ≤ 20 % of the cold time);
-3. cold with ``--jobs 2`` (each kernel one torch thread) and another empty cache (target on 2 cores: ≤ 0.6×
-   the cold sequential time).
+3. cold with ``--jobs 2`` (each kernel one torch thread, the longest chapters first) and another empty cache
+   (target on 2 cores: ≤ 0.6× the cold sequential time).
+
+Each line also gives the CPU seconds the run used (this process and the chapters' kernels): side by side, the
+chapters do the same work as one at a time, so more CPU seconds there is time lost to the two cores slowing
+each other down (shared memory bandwidth and cache).
 
 It takes about three times a ``reproduce`` (15–20 minutes on 2 cores); nothing else should run meanwhile.
 Run: ``python benchmarks/reproduce_timing.py [ch04 ch07 …]`` (default: every chapter).
@@ -15,6 +19,7 @@ Run: ``python benchmarks/reproduce_timing.py [ch04 ch07 …]`` (default: every c
 from __future__ import annotations
 
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -25,24 +30,33 @@ from companion.tools import catalog
 from companion.tools.runner import run_chapters
 
 
-def timed(chapters: list, cache: Path, jobs: int) -> tuple[float, bool]:
-    """Seconds of one reproduction of ``chapters`` with results cache ``cache``, and whether every chapter ran."""
+def cpu_seconds() -> float:
+    """User + system seconds of this process and of its children that have ended (the chapters' kernels)."""
+    own, kernels = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kernels.ru_utime + kernels.ru_stime
+
+
+def timed(chapters: list, cache: Path, jobs: int) -> tuple[float, float, bool]:
+    """Wall and CPU seconds of one reproduction of ``chapters`` with results cache ``cache``, and whether every
+    chapter ran."""
     with tempfile.TemporaryDirectory() as out, patch.dict(os.environ, {"COMPANION_CACHE": str(cache)}):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), cpu_seconds()
         runs = run_chapters(chapters, Path(out), profile="quick", seed=0, jobs=jobs, progress=False)
-        return time.perf_counter() - start, all(r.error is None for r in runs)
+        return time.perf_counter() - start, cpu_seconds() - cpu, all(r.error is None for r in runs)
 
 
 def main(names: list[str]) -> None:
     chapters = [catalog.find(n) for n in names] if names else catalog.available()
     print(f"{len(chapters)} chapters, quick profile, seed 0, {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
-        cold, ok1 = timed(chapters, Path(first), jobs=1)
-        print(f"cold, one at a time : {cold:7.1f} s", flush=True)
-        warm, ok2 = timed(chapters, Path(first), jobs=1)
-        print(f"warm, one at a time : {warm:7.1f} s  = {warm / cold:.0%} of cold (target ≤ 20 %)", flush=True)
-        parallel, ok3 = timed(chapters, Path(second), jobs=2)
-        print(f"cold, --jobs 2      : {parallel:7.1f} s  = {parallel / cold:.2f}× cold (target ≤ 0.6×)")
+        cold, cold_cpu, ok1 = timed(chapters, Path(first), jobs=1)
+        print(f"cold, one at a time : {cold:7.1f} s  ({cold_cpu:.0f} CPU s)", flush=True)
+        warm, warm_cpu, ok2 = timed(chapters, Path(first), jobs=1)
+        print(f"warm, one at a time : {warm:7.1f} s  ({warm_cpu:.0f} CPU s) = {warm / cold:.0%} of cold "
+              "(target ≤ 20 %)", flush=True)
+        parallel, parallel_cpu, ok3 = timed(chapters, Path(second), jobs=2)
+        print(f"cold, --jobs 2      : {parallel:7.1f} s  ({parallel_cpu:.0f} CPU s) = {parallel / cold:.2f}× cold "
+              "(target ≤ 0.6×)")
     if not (ok1 and ok2 and ok3):
         print("note: a notebook raised in at least one run")
 
