@@ -1,16 +1,18 @@
 """The full profile on a GPU (issue #18, item 3), as one script: the smoke of every chapter, then the real full profile
 of as many chapters as a time budget allows, slowest first, with the seconds of each.
 
-1. ``--profile full --smoke`` of every chapter, one at a time (:func:`companion.tools.runner.run_chapters`, as
-   ``python -m companion reproduce --profile full --smoke`` runs them): every full-profile code path on the device,
-   step counts cut to a few recording intervals.
+1. ``--profile full --smoke`` of every chapter, one at a time (:func:`companion.tools.runner.chapter_run`, what
+   ``python -m companion reproduce --profile full --smoke`` runs): every full-profile code path on the device, step
+   counts cut to a few recording intervals.
 2. The full profile, slowest chapter first — slowest by the smoke's seconds on this device, which run the full
-   profile's shapes and widths — each chapter with whatever is left of ``--budget``; a chapter still running when
-   the budget ends is stopped (its kernel killed) and recorded as cut off, and nothing after it starts.
+   profile's shapes and widths.
+
+Each run gets whatever is left of ``--budget``; one still running when the budget ends is stopped (its kernel
+killed) and recorded as cut off, and nothing after it starts.
 
 Each chapter's setup cell prints the settings (``device=cuda``): the table says which device every run used.  The
 results cache starts empty (every run computes); the executed notebooks, their figures and ``device_runs.json`` go
-to ``--out``; the table (Markdown, for the issue's note) is printed at the end.  On a CPU it runs too (the smoke in
+to ``--out``; the table (Markdown, for the issue's note) is printed row by row.  On a CPU it runs too (the smoke in
 about two minutes on 2 cores); the full profile there takes hours.
 
 Run: ``python benchmarks/full_profile_on_device.py [--budget SECONDS] [--out DIR] [ch04 ch07 …]`` (default: every
@@ -45,11 +47,12 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from unittest.mock import patch
 
 import torch
 
 from companion.tools import catalog
-from companion.tools.runner import ChapterRun, chapter_run, in_own_loop, run_chapters
+from companion.tools.runner import ChapterRun, chapter_run, in_own_loop
 
 CELL_TIMEOUT = 3600  # seconds a cell may run (the budget, not this, is what stops a long full run)
 
@@ -60,12 +63,12 @@ def device_of(run: ChapterRun) -> str:
     return found.group(1) if found else "?"
 
 
-def full_run(chapter: catalog.Chapter, out: Path, seconds_left: float) -> ChapterRun | None:
-    """The full profile of ``chapter`` (seed 0), or None if it was still running after ``seconds_left`` (it is then
-    cancelled, which kills its kernel)."""
+def run_within(chapter: catalog.Chapter, out: Path, *, smoke: bool, seconds_left: float) -> ChapterRun | None:
+    """The full profile of ``chapter`` (seed 0; ``smoke``: its step counts cut), or None if it was still running after
+    ``seconds_left`` (it is then cancelled, which kills its kernel)."""
     async def bounded() -> ChapterRun | None:
         task = asyncio.ensure_future(chapter_run(chapter.source, out, profile="full", seed=0, timeout=CELL_TIMEOUT,
-                                                 extra_env=None, language="en", smoke=False))
+                                                 extra_env=None, language="en", smoke=smoke))
         done, _ = await asyncio.wait({task}, timeout=seconds_left)
         if task in done:
             return task.result()
@@ -87,6 +90,7 @@ def row(step: str, run: ChapterRun | None, chapter: catalog.Chapter, seconds: fl
 
 
 def markdown(r: dict) -> str:
+    """A row of the table as a line of Markdown."""
     if r["cut_off"]:
         return f"| {r['step']} | {r['chapter']} | > {r['seconds']:.0f} (cut off by the budget) | | | |"
     verdicts = f"{r['held']}/{r['judged']}" if r["judged"] else f"{r['claims']} shown (smoke)"
@@ -100,7 +104,6 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("device_runs"), help="folder for notebooks, figures, JSON")
     args = parser.parse_args()
     chapters = [catalog.find(name) for name in args.chapters] if args.chapters else catalog.available()
-    os.environ["COMPANION_CACHE"] = tempfile.mkdtemp(prefix="companion-cache-")  # timings of runs, not of reads
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     name = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU: the CPU"
@@ -113,25 +116,28 @@ def main() -> None:
                                                                "rows": rows}, indent=1))
         print(markdown(line), flush=True)
 
-    print("| step | chapter | seconds | device | claims held / judged | error |\n|---|---|---|---|---|---|")
-    smoke_seconds = {}
-    for chapter in chapters:  # one at a time, so that each smoke's seconds are its own
-        if time.perf_counter() - start >= args.budget:
-            break
-        begun = time.perf_counter()
-        [run] = run_chapters([chapter], args.out / "smoke", profile="full", seed=0, smoke=True, progress=False)
-        smoke_seconds[chapter.slug] = time.perf_counter() - begun
-        record(row("smoke", run, chapter, smoke_seconds[chapter.slug]))
-
-    for chapter in sorted(chapters, key=lambda c: -smoke_seconds.get(c.slug, 0.0)):
+    def step(kind: str, chapter: catalog.Chapter) -> bool:
+        """Run one chapter within what is left of the budget and record it; False once the budget is spent."""
         left = args.budget - (time.perf_counter() - start)
         if left <= 0:
-            break
+            return False
         begun = time.perf_counter()
-        run = full_run(chapter, args.out / "full", left)
-        record(row("full", run, chapter, time.perf_counter() - begun))
-        if run is None:
-            break
+        run = run_within(chapter, args.out / kind, smoke=kind == "smoke", seconds_left=left)
+        record(row(kind, run, chapter, time.perf_counter() - begun))
+        return run is not None
+
+    print("| step | chapter | seconds | device | claims held / judged | error |\n|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="companion-cache-") as cache, \
+            patch.dict(os.environ, {"COMPANION_CACHE": cache}):  # an empty cache: timings of runs, not of reads
+        smoked = []
+        for chapter in chapters:  # one at a time, so that each smoke's seconds are its own
+            if not step("smoke", chapter):
+                break
+            smoked.append(chapter)
+        smoke_seconds = {r["chapter"]: r["seconds"] for r in rows}
+        for chapter in sorted(smoked, key=lambda c: -smoke_seconds[c.slug]):
+            if not step("full", chapter):
+                break
     print(f"\n{time.perf_counter() - start:.0f} s in all")
 
 
