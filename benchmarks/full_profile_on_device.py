@@ -1,14 +1,16 @@
 """The full profile on a GPU (issue #18, item 3), as one script: the smoke of every chapter, then the real full profile
 of as many chapters as a time budget allows, slowest first, with the seconds of each.
 
-1. ``--profile full --smoke`` of every chapter, one at a time (:func:`companion.tools.runner.chapter_run`, what
+1. ``--profile full --smoke`` of every chapter (:func:`companion.tools.runner.chapter_run`, what
    ``python -m companion reproduce --profile full --smoke`` runs): every full-profile code path on the device, step
    counts cut to a few recording intervals.
 2. The full profile, slowest chapter first — slowest by the smoke's seconds on this device, which run the full
    profile's shapes and widths.
 
-Each run gets whatever is left of ``--budget``; one still running when the budget ends is stopped (its kernel
-killed) and recorded as cut off, and nothing after it starts.
+Both steps run ``--side-by-side N`` chapters at a time (default 1, so that each chapter's seconds are its own; with
+more, each kernel gets cores // N torch threads and the chapters share the GPU, so that a budget too short for the
+slowest chapter alone still sees the others through).  The two steps share ``--budget``: a run still going when it
+ends is stopped (its kernel killed) and recorded as cut off, and nothing after it starts.
 
 Each chapter's setup cell prints the settings (``device=cuda``): the table says which device every run used.  The
 results cache starts empty (every run computes); the executed notebooks, their figures and ``device_runs.json`` go
@@ -31,7 +33,8 @@ and drop those it already has::
 then, on that machine, from the repository's root::
 
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
-    PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 python3 benchmarks/full_profile_on_device.py --budget 480
+    PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 python3 benchmarks/full_profile_on_device.py --budget 480 \
+        --side-by-side 12
 
 (checked on a CPU in a virtual environment holding only the packages above and the wheels: every chapter's smoke
 ran, its kernel importing the stack from ``/tmp/site``).
@@ -47,6 +50,7 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 from unittest.mock import patch
 
 import torch
@@ -63,36 +67,64 @@ def device_of(run: ChapterRun) -> str:
     return found.group(1) if found else "?"
 
 
-def run_within(chapter: catalog.Chapter, out: Path, *, smoke: bool, seconds_left: float) -> ChapterRun | None:
-    """The full profile of ``chapter`` (seed 0; ``smoke``: its step counts cut), or None if it was still running after
-    ``seconds_left`` (it is then cancelled, which kills its kernel)."""
-    async def bounded() -> ChapterRun | None:
-        task = asyncio.ensure_future(chapter_run(chapter.source, out, profile="full", seed=0, timeout=CELL_TIMEOUT,
-                                                 extra_env=None, language="en", smoke=smoke))
-        done, _ = await asyncio.wait({task}, timeout=seconds_left)
-        if task in done:
-            return task.result()
-        task.cancel()  # nbclient reports a cancelled cell as a dead kernel: whatever it raises, the run is cut off
-        await asyncio.gather(task, return_exceptions=True)
-        return None
+def run_side_by_side(chapters: list[catalog.Chapter], out: Path, *, smoke: bool, seconds_left: float,
+                     side_by_side: int, record: Callable[[catalog.Chapter, ChapterRun | None, float], None]) -> None:
+    """The full profile of ``chapters`` (seed 0; ``smoke``: step counts cut), ``side_by_side`` at a time in the order
+    given, each kernel with cores // side_by_side torch threads when more than one runs (unless
+    ``COMPANION_THREADS`` says); ``record(chapter, run, seconds)`` as each ends, its seconds counted from its
+    kernel's start.  Whatever still runs after
+    ``seconds_left`` is cancelled (its kernel killed) and recorded with ``run=None``, like those not yet started."""
+    env = None if side_by_side == 1 or os.environ.get("COMPANION_THREADS", "").strip() else \
+        {"COMPANION_THREADS": str(max(1, (os.cpu_count() or 1) // side_by_side))}
+    started: dict[str, float] = {}
+    budget_spent = asyncio.Event()  # set before the runs still going are cancelled: they are then recorded as cut off
 
-    return in_own_loop(bounded)
+    async def one(chapter: catalog.Chapter, turn: asyncio.Semaphore) -> None:
+        async with turn:
+            started[chapter.slug] = time.perf_counter()
+            try:
+                run = await chapter_run(chapter.source, out, profile="full", seed=0, timeout=CELL_TIMEOUT,
+                                        extra_env=env, language="en", smoke=smoke)
+            except Exception as exc:  # its kernel would not start, say: a row that says so, and the others go on
+                if budget_spent.is_set():  # a cancelled cell surfaces as a dead kernel
+                    raise
+                run = ChapterRun(chapter.slug, 0.0, [], [], f"{type(exc).__name__}: {exc}", None)
+        if not budget_spent.is_set():
+            record(chapter, run, time.perf_counter() - started[chapter.slug])
+
+    async def bounded() -> None:
+        turn = asyncio.Semaphore(side_by_side)  # serves its waiters in order: the order given is the start order
+        tasks = {chapter.slug: asyncio.ensure_future(one(chapter, turn)) for chapter in chapters}
+        _, running = await asyncio.wait(tasks.values(), timeout=seconds_left)
+        budget_spent.set()
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        now = time.perf_counter()
+        for chapter in chapters:
+            if tasks[chapter.slug] in running:
+                record(chapter, None, now - started.get(chapter.slug, now))
+
+    in_own_loop(bounded)
 
 
 def row(step: str, run: ChapterRun | None, chapter: catalog.Chapter, seconds: float) -> dict:
-    """One line of the table: a run's seconds, device and verdicts, or its cut-off."""
+    """One line of the table: a run's seconds, device and verdicts (each claim's in the JSON), or its cut-off."""
     if run is None:
         return {"step": step, "chapter": chapter.slug, "seconds": round(seconds, 1), "cut_off": True}
     judged = [c for c in run.claims if c.judged]
     return {"step": step, "chapter": chapter.slug, "seconds": round(seconds, 1), "cut_off": False,
             "device": device_of(run), "error": run.error, "claims": len(run.claims),
-            "held": sum(c.passed for c in judged), "judged": len(judged)}
+            "held": sum(c.passed for c in judged), "judged": len(judged),
+            "verdicts": [{"id": c.id, "passed": c.passed, "judged": c.judged, "tightest": c.tightest}
+                         for c in run.claims]}
 
 
 def markdown(r: dict) -> str:
     """A row of the table as a line of Markdown."""
     if r["cut_off"]:
-        return f"| {r['step']} | {r['chapter']} | > {r['seconds']:.0f} (cut off by the budget) | | | |"
+        seconds = f"> {r['seconds']:.0f} (cut off by the budget)" if r["seconds"] else "not started (budget spent)"
+        return f"| {r['step']} | {r['chapter']} | {seconds} | | | |"
     verdicts = f"{r['held']}/{r['judged']}" if r["judged"] else f"{r['claims']} shown (smoke)"
     return f"| {r['step']} | {r['chapter']} | {r['seconds']:.1f} | {r['device']} | {verdicts} | {r['error'] or ''} |"
 
@@ -101,8 +133,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("chapters", nargs="*", help="chapter slugs or prefixes (default: every chapter)")
     parser.add_argument("--budget", type=float, default=540.0, help="seconds for the smoke and the full runs together")
+    parser.add_argument("--side-by-side", type=int, default=1,
+                        help="chapters run at a time, each with cores // N torch threads (default 1: each its own "
+                             "seconds)")
     parser.add_argument("--out", type=Path, default=Path("device_runs"), help="folder for notebooks, figures, JSON")
     args = parser.parse_args()
+    if args.side_by_side < 1:
+        parser.error(f"--side-by-side must be a positive integer, got {args.side_by_side}")
     chapters = [catalog.find(name) for name in args.chapters] if args.chapters else catalog.available()
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -116,28 +153,21 @@ def main() -> None:
                                                                "rows": rows}, indent=1))
         print(markdown(line), flush=True)
 
-    def step(kind: str, chapter: catalog.Chapter) -> bool:
-        """Run one chapter within what is left of the budget and record it; False once the budget is spent."""
+    def step(kind: str, chosen: list[catalog.Chapter], side_by_side: int) -> None:
+        """Run ``chosen`` within what is left of the budget and record each as it ends."""
         left = args.budget - (time.perf_counter() - start)
-        if left <= 0:
-            return False
-        begun = time.perf_counter()
-        run = run_within(chapter, args.out / kind, smoke=kind == "smoke", seconds_left=left)
-        record(row(kind, run, chapter, time.perf_counter() - begun))
-        return run is not None
+        if chosen and left > 0:
+            run_side_by_side(chosen, args.out / kind, smoke=kind == "smoke", seconds_left=left,
+                             side_by_side=side_by_side,
+                             record=lambda chapter, run, seconds: record(row(kind, run, chapter, seconds)))
 
     print("| step | chapter | seconds | device | claims held / judged | error |\n|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="companion-cache-") as cache, \
             patch.dict(os.environ, {"COMPANION_CACHE": cache}):  # an empty cache: timings of runs, not of reads
-        smoked = []
-        for chapter in chapters:  # one at a time, so that each smoke's seconds are its own
-            if not step("smoke", chapter):
-                break
-            smoked.append(chapter)
-        smoke_seconds = {r["chapter"]: r["seconds"] for r in rows}
-        for chapter in sorted(smoked, key=lambda c: -smoke_seconds[c.slug]):
-            if not step("full", chapter):
-                break
+        step("smoke", chapters, args.side_by_side)
+        smoke_seconds = {r["chapter"]: r["seconds"] for r in rows if not r["cut_off"]}
+        step("full", sorted((c for c in chapters if c.slug in smoke_seconds), key=lambda c: -smoke_seconds[c.slug]),
+             args.side_by_side)
     print(f"\n{time.perf_counter() - start:.0f} s in all")
 
 
