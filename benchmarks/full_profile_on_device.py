@@ -5,7 +5,8 @@ of as many chapters as a time budget allows, slowest first, with the seconds of 
    ``python -m companion reproduce --profile full --smoke`` runs): every full-profile code path on the device, step
    counts cut to a few recording intervals.
 2. The full profile, slowest chapter first — slowest by the smoke's seconds on this device, which run the full
-   profile's shapes and widths.
+   profile's shapes and widths (with ``--no-smoke``, step 1 is skipped and the chapters slowest in the quick profile
+   go first: for chapters whose smoke has already run there).
 
 Both steps run ``--side-by-side N`` chapters at a time (default 1, so that each chapter's seconds are its own; with
 more, each kernel gets cores // N torch threads and the chapters share the GPU, so that a budget too short for the
@@ -17,8 +18,9 @@ results cache starts empty (every run computes); the executed notebooks, their f
 to ``--out``; the table (Markdown, for the issue's note) is printed row by row.  On a CPU it runs too (the smoke in
 about two minutes on 2 cores); the full profile there takes hours.
 
-Run: ``python benchmarks/full_profile_on_device.py [--budget SECONDS] [--out DIR] [ch04 ch07 …]`` (default: every
-chapter, a budget of 540 s for both steps together, ``device_runs/``).  Rows are printed and written to the JSON as
+Run: ``python benchmarks/full_profile_on_device.py [--budget SECONDS] [--side-by-side N] [--no-smoke] [--out DIR]
+[ch04 ch07 …]`` (default: every chapter, a budget of 540 s for both steps together, one at a time,
+``device_runs/``).  ``docs/full-profile.md`` records what it measured on an H200.  Rows are printed and written to the JSON as
 they come, so a run stopped from outside keeps what it measured.
 
 On a GPU machine whose Python has torch, NumPy, SciPy, matplotlib, scikit-learn and scikit-image but not the Jupyter
@@ -72,8 +74,8 @@ def run_side_by_side(chapters: list[catalog.Chapter], out: Path, *, smoke: bool,
     """The full profile of ``chapters`` (seed 0; ``smoke``: step counts cut), ``side_by_side`` at a time in the order
     given, each kernel with cores // side_by_side torch threads when more than one runs (unless
     ``COMPANION_THREADS`` says); ``record(chapter, run, seconds)`` as each ends, its seconds counted from its
-    kernel's start.  Whatever still runs after
-    ``seconds_left`` is cancelled (its kernel killed) and recorded with ``run=None``, like those not yet started."""
+    kernel's start.  Whatever still runs after ``seconds_left`` is cancelled (its kernel killed) and recorded with
+    ``run=None``, like those not yet started."""
     env = None if side_by_side == 1 or os.environ.get("COMPANION_THREADS", "").strip() else \
         {"COMPANION_THREADS": str(max(1, (os.cpu_count() or 1) // side_by_side))}
     started: dict[str, float] = {}
@@ -96,11 +98,11 @@ def run_side_by_side(chapters: list[catalog.Chapter], out: Path, *, smoke: bool,
         turn = asyncio.Semaphore(side_by_side)  # serves its waiters in order: the order given is the start order
         tasks = {chapter.slug: asyncio.ensure_future(one(chapter, turn)) for chapter in chapters}
         _, running = await asyncio.wait(tasks.values(), timeout=seconds_left)
+        now = time.perf_counter()  # the cut-off runs ran until here
         budget_spent.set()
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
-        now = time.perf_counter()
         for chapter in chapters:
             if tasks[chapter.slug] in running:
                 record(chapter, None, now - started.get(chapter.slug, now))
@@ -136,6 +138,8 @@ def main() -> None:
     parser.add_argument("--side-by-side", type=int, default=1,
                         help="chapters run at a time, each with cores // N torch threads (default 1: each its own "
                              "seconds)")
+    parser.add_argument("--no-smoke", action="store_true",
+                        help="skip the smoke: the full runs only, the longest quick-profile chapters first")
     parser.add_argument("--out", type=Path, default=Path("device_runs"), help="folder for notebooks, figures, JSON")
     args = parser.parse_args()
     if args.side_by_side < 1:
@@ -164,10 +168,13 @@ def main() -> None:
     print("| step | chapter | seconds | device | claims held / judged | error |\n|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="companion-cache-") as cache, \
             patch.dict(os.environ, {"COMPANION_CACHE": cache}):  # an empty cache: timings of runs, not of reads
-        step("smoke", chapters, args.side_by_side)
-        smoke_seconds = {r["chapter"]: r["seconds"] for r in rows if not r["cut_off"]}
-        step("full", sorted((c for c in chapters if c.slug in smoke_seconds), key=lambda c: -smoke_seconds[c.slug]),
-             args.side_by_side)
+        if args.no_smoke:
+            step("full", catalog.longest_first(chapters), args.side_by_side)
+        else:
+            step("smoke", chapters, args.side_by_side)
+            smoke_seconds = {r["chapter"]: r["seconds"] for r in rows if not r["cut_off"]}
+            step("full", sorted((c for c in chapters if c.slug in smoke_seconds), key=lambda c: -smoke_seconds[c.slug]),
+                 args.side_by_side)
     print(f"\n{time.perf_counter() - start:.0f} s in all")
 
 

@@ -37,7 +37,7 @@
 #
 # **Run time.** Quick profile (default): under a minute on two CPU cores. Full profile
 # (`COMPANION_PROFILE=full`): the book's sizes, several minutes, a GPU if present. On an NVIDIA
-# H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished after 466 s: its verdicts
+# H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished after 460 s: its verdicts
 # are not measured yet.
 
 # %%

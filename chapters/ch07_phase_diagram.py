@@ -39,7 +39,7 @@
 #
 # Run time: quick profile ≈ 40 CPU-seconds; full profile (widths up to 16000, a finer grid, more seeds)
 # tens of minutes on a CPU. On an NVIDIA H200 GPU shared with the
-# other eleven chapters (one CPU thread each) it had not finished after 466 s: its verdicts are not measured yet.
+# other eleven chapters (one CPU thread each) it had not finished after 460 s: its verdicts are not measured yet.
 
 # %%
 import matplotlib.pyplot as plt

@@ -35,7 +35,7 @@
 #    sample-size experiment of 图8.16, not reproduced at this budget.
 #
 # Run time: quick profile ≈ 50 CPU-seconds (one thread); full profile a few minutes. On an NVIDIA H200 GPU shared with
-# the other eleven chapters (one CPU thread each) it had not finished after 466 s: its verdicts are not measured yet.
+# the other eleven chapters (one CPU thread each) it had not finished after 460 s: its verdicts are not measured yet.
 
 # %%
 import matplotlib.pyplot as plt

@@ -45,7 +45,7 @@
 #
 # Run time: quick profile ≈ 140 CPU-seconds (one thread; 101 s on an idle two-core machine with an empty cache;
 # results are cached on disk); full profile (d_model 64, 4 layers, more steps) several minutes on a CPU.
-# On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished after 466 s:
+# On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished after 460 s:
 # its verdicts are not measured yet.
 
 # %%

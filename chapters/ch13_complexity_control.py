@@ -52,7 +52,7 @@
 # cache, kernel start included); the batched runs borrow a second core where there is one: 104 s on an idle
 # 2-core machine with an empty cache. The two runs of section 2 are about three quarters of
 # it. A rerun reads the cache. Full profile (finer grid, 5 seeds, d_model 64, 3000 steps) about an hour on a CPU.
-# On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished after 466 s:
+# On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished after 460 s:
 # its verdicts are not measured yet.
 
 # %%

@@ -46,7 +46,7 @@
 #
 # Run time: quick profile ≈ 75 CPU-seconds with an empty cache (Part I ≈ 20 of them); full profile (the book's
 # prime p = 97, longer training, more tasks; not calibrated for Part I) several minutes on a CPU.
-# On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished after 466 s:
+# On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished after 460 s:
 # its verdicts are not measured yet.
 
 # %%
