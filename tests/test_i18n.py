@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import warnings
 
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 import nbformat
 import pytest
@@ -181,6 +182,26 @@ def test_a_chinese_figure_title_renders_with_no_missing_glyph() -> None:
         warnings.simplefilter("error")  # "Glyph … missing from font(s) …" becomes a failure
         fig.savefig(io.BytesIO(), format="png")
     plt.close(fig)
+
+
+def test_without_a_cjk_font_figures_keep_their_english_alone_and_say_why(monkeypatch) -> None:
+    """A machine with no CJK font (a GPU server, say) gets English figures and one warning naming the fix, not
+    Chinese words drawn as empty boxes; with the font the same title gets its Chinese."""
+    monkeypatch.setattr(i18n, "figure_words", lambda language="zh": FIGURE_TABLE)
+    titles = {}
+    for family in (["DejaVu Sans", plots.CJK_FONTS[0]], ["DejaVu Sans"]):
+        monkeypatch.setitem(mpl.rcParams, "font.family", family)
+        fig, ax = plt.subplots()
+        ax.set_title("training loss")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", message="(?i).*glyph")  # the named font need not be installed here
+            warnings.filterwarnings("ignore", message="(?i).*findfont")
+            fig.savefig(io.BytesIO(), format="png")
+        plt.close(fig)
+        titles[len(family)] = (ax.get_title(), [w.category for w in caught])
+    assert titles[2] == ("training loss\n训练损失", [])
+    assert titles[1] == ("training loss", [plots.NoCJKFont])
 
 
 FIGURE_TABLE = {"step": "步数", "training loss": "训练损失", "loss": "损失", "identity": "恒等任务", "layer": "层",

@@ -7,13 +7,15 @@ labels, legend entries, annotations and word tick labels (:func:`add_chinese`, p
 
 Text in figures is drawn with DejaVu Sans and, for Chinese characters (图4.7, 中文 labels), the first CJK font of
 :data:`CJK_FONTS` that the system has: matplotlib takes each glyph from the first family of ``font.family`` that
-has it.  Debian/Ubuntu: ``apt-get install fonts-wqy-microhei`` (what CI installs) or ``fonts-noto-cjk``; without
-any, Chinese characters in a figure are drawn as empty boxes and matplotlib warns.
+has it.  Debian/Ubuntu: ``apt-get install fonts-wqy-microhei`` (what CI installs) or ``fonts-noto-cjk``.  Without
+any (a GPU server, say), the figures keep their English words alone and :class:`NoCJKFont` says so once, rather than
+drawing the Chinese as empty boxes; Chinese that a chapter writes itself (``COMPANION_LANG=zh``) still needs the font.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterator, Sequence
 
 import matplotlib as mpl
@@ -32,6 +34,10 @@ from companion.kit.i18n import bilingual
 
 CJK_FONTS = ("WenQuanYi Micro Hei", "Noto Sans CJK SC", "Noto Serif CJK SC", "WenQuanYi Zen Hei", "Source Han Sans SC",
              "Microsoft YaHei", "PingFang SC", "SimHei")
+
+
+class NoCJKFont(UserWarning):
+    """The system has none of :data:`CJK_FONTS`: figures are drawn without their Chinese words."""
 
 
 def cjk_font() -> str | None:
@@ -128,11 +134,19 @@ def plain_narrow_log_ticks(fig: Figure) -> Figure:
 def bilingual_on_draw(fig: Figure) -> None:
     """The pyplot figure hook (``rcParams["figure.hooks"]``): :func:`add_chinese` and :func:`plain_narrow_log_ticks`
     run each time ``fig`` is drawn — shown in a notebook, saved, or rendered by an explorer — so labels set and data
-    plotted after creation are covered too."""
+    plotted after creation are covered too.  :func:`add_chinese` only where the style has a CJK font to draw with
+    (:func:`use_style`); without one the figure keeps its English and :class:`NoCJKFont` warns."""
     draw = fig.draw
 
     def draw_with_chinese(renderer):  # noqa: ANN001 — matplotlib's renderer
-        add_chinese(plain_narrow_log_ticks(fig))
+        plain_narrow_log_ticks(fig)
+        if any(family in CJK_FONTS for family in mpl.rcParams["font.family"]):
+            add_chinese(fig)
+        else:
+            warnings.warn("no CJK font is installed, so figures are drawn in English only (and Chinese text that "
+                          "a chapter writes, as with COMPANION_LANG=zh, as empty boxes); install one of "
+                          f"{', '.join(CJK_FONTS)} (Debian/Ubuntu: apt-get install fonts-wqy-microhei)", NoCJKFont,
+                          stacklevel=2)
         return draw(renderer)
 
     fig.draw = draw_with_chinese
