@@ -20,8 +20,8 @@ about two minutes on 2 cores); the full profile there takes hours.
 
 Run: ``python benchmarks/full_profile_on_device.py [--budget SECONDS] [--side-by-side N] [--no-smoke] [--out DIR]
 [ch04 ch07 …]`` (default: every chapter, a budget of 540 s for both steps together, one at a time,
-``device_runs/``).  ``docs/full-profile.md`` records what it measured on an H200.  Rows are printed and written to the JSON as
-they come, so a run stopped from outside keeps what it measured.
+``device_runs/``).  Rows are printed and written to the JSON as they come, so a run stopped from outside keeps what
+it measured.  ``docs/full-profile.md`` records what it measured on an H200.
 
 On a GPU machine whose Python has torch, NumPy, SciPy, matplotlib, scikit-learn and scikit-image but not the Jupyter
 stack, and no internet: download the stack's wheels where pip works (18–20 MB; here for that machine's Python 3.12)
