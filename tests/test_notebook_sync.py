@@ -1,10 +1,14 @@
 """Each chapter's jupytext source (.py, the reviewed text) and its executed notebook (.ipynb) hold the same cells."""
 
+import copy
 import json
 from pathlib import Path
 
 import jupytext
+import nbformat
 import pytest
+
+from companion.tools.runner import stable_cell_ids
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 SOURCES = sorted(CHAPTERS.glob("ch*.py"))
@@ -34,3 +38,25 @@ def test_committed_notebook_is_executed_clean(source):
     claim_cells = [c for c in code if "".join(c["source"]).startswith("# NBVAL_CHECK_OUTPUT")]
     text = "".join("".join(o.get("text", "")) for c in claim_cells for o in c.get("outputs", []))
     assert "CLAIM FAILS" not in text
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_committed_notebook_has_the_cell_ids_sync_gives(source):
+    """Ids made from the cells, not jupytext's random ones (which made every sync rewrite every cell)."""
+    stored = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    ids = [c.id for c in stored.cells]
+    assert ids == [c.id for c in stable_cell_ids(stored).cells], (
+        f"{source.with_suffix('.ipynb').name} has other cell ids: run `python -m companion sync {source.stem}`")
+
+
+def test_a_changed_cell_changes_its_own_id_only():
+    nb = jupytext.read(SOURCES[0])
+    before = [c.id for c in stable_cell_ids(nb).cells]
+    assert len(set(before)) == len(before) and all(0 < len(i) <= 64 for i in before)
+    assert before == [c.id for c in stable_cell_ids(jupytext.read(SOURCES[0])).cells], "the same cells, the same ids"
+    nb.cells[3].source += "\n# one more line"
+    nb.cells.append(copy.deepcopy(nb.cells[1]))  # a repeated cell gets an id of its own
+    after = [c.id for c in stable_cell_ids(nb).cells]
+    assert [i for i, (a, b) in enumerate(zip(before, after)) if a != b] == [3]
+    assert after[-1] == after[1] + "-2"
+    nbformat.validate(nb)

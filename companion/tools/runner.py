@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import tempfile
 import threading
@@ -313,11 +314,26 @@ def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: 
         bar.close()
 
 
+def stable_cell_ids(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Give each cell of ``nb`` an id made from its type and source (a repeated cell gets ``-2``, ``-3`` …).
+
+    jupytext gives every cell a random id, so each sync rewrote every cell of the committed notebook; with these, a
+    sync that changes one cell changes one id.
+    """
+    seen: dict[str, int] = {}
+    for cell in nb.cells:
+        digest = hashlib.sha1(f"{cell.cell_type}\n{cell.source}".encode()).hexdigest()[:12]
+        seen[digest] = seen.get(digest, 0) + 1
+        cell.id = digest if seen[digest] == 1 else f"{digest}-{seen[digest]}"
+    return nb
+
+
 def sync_notebook(source: Path, seed: int = 0, timeout: int = 600) -> Path:
     """Rebuild ``source``'s paired .ipynb from the .py and execute it in place (quick profile, ``seed``).
 
     The committed notebook is what nbval compares against and what the book site shows, so it is
-    always produced this way: same profile, same seed, progress bars off, no widget state.
+    always produced this way: same profile, same seed, progress bars off, no widget state, cell ids from the cells
+    (:func:`stable_cell_ids`).
     """
     nb = load_source(source)
     env = {"COMPANION_PROFILE": "quick", "COMPANION_SEED": str(seed), "COMPANION_CHAPTER": source.stem,
@@ -326,7 +342,7 @@ def sync_notebook(source: Path, seed: int = 0, timeout: int = 600) -> Path:
     nb.metadata.pop("widgets", None)
     nb.metadata["jupytext"] = {"formats": "ipynb,py:percent"}
     target = source.with_suffix(".ipynb")
-    nbformat.write(nb, target)
+    nbformat.write(stable_cell_ids(nb), target)
     return target
 
 
