@@ -58,7 +58,7 @@ from unittest.mock import patch
 import torch
 
 from companion.tools import catalog
-from companion.tools.runner import ChapterRun, chapter_run, in_own_loop
+from companion.tools.runner import ChapterRun, chapter_run, in_own_loop, threads_side_by_side
 
 CELL_TIMEOUT = 3600  # seconds a cell may run (the budget, not this, is what stops a long full run)
 
@@ -76,8 +76,7 @@ def run_side_by_side(chapters: list[catalog.Chapter], out: Path, *, smoke: bool,
     ``COMPANION_THREADS`` says); ``record(chapter, run, seconds)`` as each ends, its seconds counted from its
     kernel's start.  Whatever still runs after ``seconds_left`` is cancelled (its kernel killed) and recorded with
     ``run=None``, like those not yet started."""
-    env = None if side_by_side == 1 or os.environ.get("COMPANION_THREADS", "").strip() else \
-        {"COMPANION_THREADS": str(max(1, (os.cpu_count() or 1) // side_by_side))}
+    env = threads_side_by_side(side_by_side)
     started: dict[str, float] = {}
     budget_spent = asyncio.Event()  # set before the runs still going are cancelled: they are then recorded as cut off
 

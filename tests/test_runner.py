@@ -318,3 +318,14 @@ def test_the_next_chapters_kernel_starts_ahead_with_torch_and_pyplot_imported(tm
     second_started = float(texts[1].split("started")[1].split()[0])
     assert second_started > first_ended  # in order, one at a time
     assert runs[1].seconds < 3  # its kernel was ready: no start-up and no torch import left in its time
+
+
+def test_kernels_side_by_side_split_the_cores_unless_the_count_is_set(monkeypatch) -> None:
+    monkeypatch.delenv("COMPANION_THREADS", raising=False)
+    monkeypatch.setattr(runner.os, "cpu_count", lambda: 16)
+    assert runner.threads_side_by_side(1) == {}, "alone, a kernel keeps the profile's own count"
+    assert runner.threads_side_by_side(12) == {"COMPANION_THREADS": "1"}
+    assert runner.threads_side_by_side(6) == {"COMPANION_THREADS": "2"}
+    assert runner.threads_side_by_side(32) == {"COMPANION_THREADS": "1"}, "never below one thread"
+    monkeypatch.setenv("COMPANION_THREADS", "3")
+    assert runner.threads_side_by_side(6) == {}, "an explicit count wins"

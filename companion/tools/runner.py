@@ -272,6 +272,14 @@ def read_jobs(value: str | int) -> int:
     return jobs
 
 
+def threads_side_by_side(jobs: int) -> dict[str, str]:
+    """The environment of a kernel running beside ``jobs − 1`` others: cores // jobs torch threads
+    (``COMPANION_THREADS``), or nothing when one runs alone or the environment already sets the count."""
+    if jobs == 1 or os.environ.get("COMPANION_THREADS", "").strip():
+        return {}
+    return {"COMPANION_THREADS": str(max(1, (os.cpu_count() or 1) // jobs))}
+
+
 def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: int, timeout: int = 600,
                  jobs: int = 1, progress: bool = True, language: str = "en", smoke: bool = False) -> list[ChapterRun]:
     """Execute ``chapters`` (catalog entries), ``jobs`` at a time, each kernel with cores // jobs torch threads
@@ -282,8 +290,7 @@ def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: 
     runs share nothing but the results cache (whose writes are atomic).  One line per finished chapter says how it
     went.
     """
-    env = {} if jobs == 1 or os.environ.get("COMPANION_THREADS", "").strip() else \
-        {"COMPANION_THREADS": str(max(1, (os.cpu_count() or 1) // jobs))}
+    env = threads_side_by_side(jobs)
     bar = tqdm(total=len(chapters), desc=f"chapters ({jobs} at a time)", disable=not progress or not chapters)
 
     async def one(ch: Any, turns: asyncio.Semaphore, kernels: asyncio.Semaphore) -> ChapterRun:
