@@ -76,7 +76,10 @@ def test_points():
     assert bool(((pts.boundary.abs() == 1.0).any(dim=1)).all())
     grid = pde.grid_points(problem, 10)
     assert grid.interior.shape == (81, 2) and grid.boundary.shape == (121 - 81, 2)
-    assert math.isclose(float(grid.weights.sum()), 81 * 0.2 ** 2, rel_tol=1e-6)
+    nodes, weights = grid.quadrature()
+    assert nodes.shape == (121, 2) and math.isclose(float(weights.sum()), problem.volume, rel_tol=1e-6)
+    assert math.isclose(float(grid.weights.sum()), 81 * 0.2 ** 2, rel_tol=1e-6)  # the rest sits on ∂Ω
+    assert pts.quadrature()[0] is pts.interior  # Monte Carlo boundary points carry no share
     with pytest.raises(ValueError, match="n_boundary"):
         pde.sample_points(problem, 10, 0)
     assert pde_experiments.book_modes(24.0) == (2, 6, 16)
@@ -96,6 +99,18 @@ def test_pinn_loss_vanishes_at_the_exact_solution():
     assert float(ode["total"]) < 1e-8 and set(ode) == {"pde", "ic", "total"}
 
 
+def test_the_grid_integrates_over_the_whole_square_to_second_order():
+    """The trapezoid weights of grid_points: halving h quarters the error of ∫ over (−1, 1)² (the interior nodes alone
+    would leave out a strip of width h/2 along the boundary: an error that only halves)."""
+    problem = pde_experiments.sine_poisson(2)
+    exact = (2 * math.sin(1.0)) ** 2  # ∫∫ cos x₁ cos x₂ over (−1, 1)²
+    errors = []
+    for n in (8, 16):
+        nodes, w = pde.grid_points(problem, n).quadrature()
+        errors.append(abs(float((w * torch.cos(nodes[:, 0]) * torch.cos(nodes[:, 1])).sum()) - exact))
+    assert errors[1] < errors[0] / 3.5 and errors[1] < 0.01  # the interior nodes alone: 0.23 off at n = 16
+
+
 def test_ritz_energy_is_minimal_at_the_solution():
     problem = pde_experiments.sine_poisson(1, freqs=(1.0,), amps=(1.0,))
     grid = pde.grid_points(problem, 400)
@@ -106,8 +121,8 @@ def test_ritz_energy_is_minimal_at_the_solution():
             model.c.fill_(c)
         energies.append(float(pde.ritz_loss(model, problem, grid)["energy"]))
     assert energies[1] < energies[0] and energies[1] < energies[2]
-    # E(u) = −½∫|u′|² = −π²/2; the interior sum (15.19) drops the end points' h/2 weights: an O(h) error
-    assert math.isclose(energies[1], -0.5 * math.pi ** 2, rel_tol=2 * 0.005)
+    # E(u) = −½∫|u′|² = −π²/2; (15.19)'s interior sum alone, without the end nodes' h/2, is off by about h = 0.005
+    assert math.isclose(energies[1], -0.5 * math.pi ** 2, rel_tol=1e-4)
     with pytest.raises(ValueError, match="steady problem"):
         pde.ritz_loss(model, pde_experiments.newton_problem(), grid)
 

@@ -115,12 +115,12 @@ Measured on the notebook's problem
 
 | $\beta$ | max error | where | error at $x = \pm1$ |
 |---|---|---|---|
-| 10 | 0.142 | $x = 1$ (the boundary) | 0.14, 0.14 |
-| 1000 (the notebook's) | 0.0067 | $x = -0.92$ | 0.0005, 0.0007 |
-| $10^5$ | 1.08 | $x = 0.37$ (interior) | 0.0005, 0.0005 |
+| 10 | 0.143 | $x = 1$ (the boundary) | 0.14, 0.14 |
+| 1000 (the notebook's) | 0.0086 | $x = -0.89$ | 0.0016, 0.0016 |
+| $10^5$ | 1.08 | $x = 0.37$ (interior) | 0.0002, 0.0003 |
 
 With a small $\beta$ the boundary values are simply wrong (the Robin effect) and the error is largest there; with a
-huge one the boundary is right but the interior is not fitted within the same budget — the error is 160 times that
+huge one the boundary is right but the interior is not fitted within the same budget — the error is 130 times that
 at $\beta = 1000$, in the middle of the domain. So over-emphasising the boundary does not distort the physics of the
 minimiser (which tends to the Dirichlet solution as $\beta \to \infty$), it ruins the *optimisation*; a moderate
 $\beta$,
@@ -204,8 +204,8 @@ OPEN = Solution(
     text=r"""
 **习题1, 17 — networks or classical solvers?** They are complementary, and this chapter shows why in one picture:
 gradient-trained networks remove the *low*-frequency error first (frequency principle), Jacobi-type iterations the
-high-frequency error first (习题3). The notebook's hybrid (section 5) uses both: after the network (max error 0.039)
-and 2000 Jacobi sweeps the max error is 0.014, while Jacobi from zero is at 0.53 after the same 2000 sweeps and still
+high-frequency error first (习题3). The notebook's hybrid (section 5) uses both: after the network (max error 0.038)
+and 2000 Jacobi sweeps the max error is 0.013, while Jacobi from zero is at 0.53 after the same 2000 sweeps and still
 at 0.33 after 20 000. Classical solvers win where the geometry is simple, the dimension is low and high
 accuracy is required (finite differences/elements with multigrid reach machine precision with error estimates);
 networks help in high dimensions (no grid, the curse of dimensionality is milder for Monte-Carlo-sampled losses),
