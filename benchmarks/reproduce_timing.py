@@ -10,7 +10,8 @@ Each run executes every chapter (quick profile, seed 0) into its own temporary o
 
 Each line also gives the CPU seconds the run used (this process and the chapters' kernels): side by side, the
 chapters do the same work as one at a time, so more CPU seconds there is time lost to the two cores slowing
-each other down (shared memory bandwidth and cache).
+each other down (shared memory bandwidth and cache).  The last line divides the parallel run's CPU seconds by the
+cores: the wall time of that work packed with no idle core, a floor no ordering of the chapters can go below.
 
 It takes about three times a ``reproduce`` (15–20 minutes on 2 cores); nothing else should run meanwhile.
 Run: ``python benchmarks/reproduce_timing.py [ch04 ch07 …]`` (default: every chapter).
@@ -57,6 +58,9 @@ def main(names: list[str]) -> None:
         parallel, parallel_cpu, ok3 = timed(chapters, Path(second), jobs=2)
         print(f"cold, --jobs 2      : {parallel:7.1f} s  ({parallel_cpu:.0f} CPU s) = {parallel / cold:.2f}× cold "
               "(target ≤ 0.6×)")
+        cores = os.cpu_count() or 1
+        print(f"  its CPU seconds on {cores} cores with no gap: {parallel_cpu / cores:7.1f} s = "
+              f"{parallel_cpu / cores / cold:.2f}× cold (no order of the chapters does better)")
     if not (ok1 and ok2 and ok3):
         print("note: a notebook raised in at least one run")
 
