@@ -278,13 +278,11 @@ def grid_points(problem: Problem, n: int) -> Points:
         raise ValueError(f"need n ≥ 2 grid intervals, got {n}")
     axes = [torch.linspace(lo, hi, n + 1) for lo, hi in problem.domain]
     nodes = torch.stack(torch.meshgrid(*axes, indexing="ij"), -1).reshape(-1, problem.dim)   # ((n+1)^d, d)
-    on_edge = torch.zeros(len(nodes), dtype=torch.bool)
-    for k, (lo, hi) in enumerate(problem.domain):
-        on_edge |= (nodes[:, k] == lo) | (nodes[:, k] == hi)
-    h = float(np.prod([(hi - lo) / n for lo, hi in problem.domain]))
-    share = torch.ones(len(nodes))
+    share = torch.ones(len(nodes))  # of the cell volume h^d: halved once per face a node lies on
     for k, (lo, hi) in enumerate(problem.domain):
         share[(nodes[:, k] == lo) | (nodes[:, k] == hi)] /= 2
+    on_edge = share < 1
+    h = float(np.prod([(hi - lo) / n for lo, hi in problem.domain]))
     interior = nodes[~on_edge]
     return Points(interior, torch.full((len(interior),), h), nodes[on_edge], torch.empty(0, problem.dim),
                   boundary_weights=h * share[on_edge])
