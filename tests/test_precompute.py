@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from companion.kit import config
+from companion.kit.cache import code_digest
 from companion.kit import widgets as w
 from companion.kit import grids
 from companion.tools import precompute
@@ -78,6 +79,33 @@ def test_precompute_writes_every_point_and_resumes(tiny_spec, tmp_path):
     assert json.loads(index.read_text())["points"] == grid["points"]
 
 
+def test_check_recomputes_every_point_draws_anew_only_what_moved_and_records_the_code(tiny_spec, tmp_path,
+                                                                                       monkeypatch):
+    index = precompute.precompute("ch04", out=tmp_path, progress=False)
+    folder = tmp_path / "ch04_frequency_principle"
+    grid = json.loads(index.read_text())
+    assert grid["code"] == code_digest("test_precompute")
+    pictures = {p["file"]: (folder / p["file"]).read_bytes() for p in grid["points"]}
+    grid["code"] = "other code"  # as if a module the explorer reaches had changed since
+    index.write_text(json.dumps(grid))
+    precompute.precompute("ch04", out=tmp_path, progress=False)  # a plain run keeps the points and vouches for none
+    assert json.loads(index.read_text())["code"] is None
+    (folder / "000.png").write_bytes(b"not touched")  # a point whose result did not move keeps its file
+    CALLS.clear()
+    precompute.precompute("ch04", out=tmp_path, progress=False, check=True)
+    assert len(CALLS) == 2 + 6  # every point computed again
+    checked = json.loads(index.read_text())
+    assert checked["code"] == code_digest("test_precompute") and checked["points"] == grid["points"]
+    assert (folder / "000.png").read_bytes() == b"not touched"
+    monkeypatch.setitem(precompute.EXPLORERS, "ch04_frequency_principle",
+                        precompute.ExplorerSpec(TINY.factory, TINY.grid, {"scale": 2.0}))  # the code's result moved
+    precompute.precompute("ch04", out=tmp_path, progress=False, check=True)
+    moved = json.loads(index.read_text())
+    assert all(not grids.same_fingerprint(a["fingerprint"], b["fingerprint"])
+               for a, b in zip(moved["points"], grid["points"]))
+    assert (folder / "000.png").read_bytes()[:4] == b"\x89PNG" and (folder / "000.png").read_bytes() != pictures["000.png"]
+
+
 def test_a_live_explorer_shows_the_committed_picture_on_the_grid_and_computes_off_it(tiny_spec, tmp_path,
                                                                                      monkeypatch):
     precompute.precompute("ch04", out=tmp_path, progress=False)
@@ -122,6 +150,15 @@ def test_the_committed_grid_is_complete_small_and_fine_enough(slug):
     assert sum(sizes) < 5e6, f"{slug}: {sum(sizes) / 1e6:.1f} MB of pictures"
     # several values for at least two controls: the phenomenon can be seen to change
     assert sum(len(c["values"]) >= 3 for c in grid["controls"].values()) >= 2
+
+
+@pytest.mark.parametrize("slug", sorted(precompute.EXPLORERS))
+def test_every_committed_grid_was_made_or_checked_by_the_current_code(slug):
+    grid = grids.read_grid(slug)
+    module = precompute.EXPLORERS[slug].factory.split(":")[0]
+    assert grid is not None and grid.get("code") == code_digest(module), \
+        f"{slug}: the explorer's code (its module or a companion module it imports) changed since its grid was " \
+        f"made; run `python -m companion precompute --check {slug}`"
 
 
 @pytest.mark.parametrize("slug", sorted(precompute.EXPLORERS))

@@ -11,8 +11,12 @@ writes into ``explorers/<notebook>/``:
 
 The site build (:mod:`companion.tools.site`) replaces the empty widget output of the explorer's cell by
 sliders and menus over the grid that swap the pictures in the browser (``book/_static/explorer.js``): no
-kernel, no network, nothing trained at build time.  The grid files are committed; a test recomputes points
-chosen at random and compares their fingerprints, so a grid that no longer matches the code is caught.
+kernel, no network, nothing trained at build time.  The grid files are committed.  ``grid.json`` records the
+digest of the code that made (or last checked) every point: the explorer's module and every ``companion`` module
+it reaches (:func:`companion.kit.cache.code_digest`).  A test fails when that code has changed since, until
+``python -m companion precompute --check chNN`` computes every point again, draws anew the points whose
+fingerprint moved and records the new digest; another test recomputes a point chosen at random, so a grid that
+no longer matches the code is caught even where the digest is silent (another torch, another machine).
 An interrupted ``precompute`` resumes: finished points are kept (each is written whole, picture first), and
 ``grid.json`` is rewritten after every point.
 """
@@ -35,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from companion.kit.cache import code_digest
 from companion.kit.grids import GRID_DIR, fingerprint, point_key, same_fingerprint
 from companion.tools import catalog
 
@@ -194,8 +199,14 @@ def default_fingerprints(spec: ExplorerSpec, first: Any) -> list[list[float]]:
     return found if same_fingerprint(found[0], other) else found + [other]
 
 
-def precompute(name: str, out: Path | None = None, progress: bool = True) -> Path:
-    """Sample one chapter's explorer on its grid (see the module docstring); return its ``grid.json``."""
+def precompute(name: str, out: Path | None = None, progress: bool = True, check: bool = False) -> Path:
+    """Sample one chapter's explorer on its grid (see the module docstring); return its ``grid.json``.
+
+    Points already in ``grid.json`` are kept as they are, unless ``check``: then each is computed again, and
+    one whose fingerprint moved is drawn anew (printed as it is found).  The grid records the current code
+    digest when every point was computed or checked by the current code, else none (a test then asks for
+    ``--check``).
+    """
     import torch
     from tqdm.auto import tqdm
 
@@ -214,22 +225,31 @@ def precompute(name: str, out: Path | None = None, progress: bool = True) -> Pat
                         "values": [_jsonable(v) for v in values]} for n, values in spec.grid.items()}
         index_path = folder / "grid.json"
         old = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else {}
-        done = {p["key"]: p for p in old.get("points", []) if (folder / p["file"]).exists()}
+        done = {p["key"]: p for p in old.get("points", []) if (folder / p["file"]).exists() and p["fingerprint"]}
+        code = code_digest(spec.factory.split(":")[0])
         defaults = {n: _jsonable(v) for n, v in explorer.values().items()}
         data = {"chapter": slug, "title": explorer.title, "seed": 0, "profile": "quick", "torch": torch.__version__,
+                "code": code if check or not done or old.get("code") == code else None,
                 "controls": controls, "defaults": defaults, "default_fingerprints": default_fingerprints(spec, explorer.result),
                 "start": point_key([nearest_index(spec.grid[n], defaults[n]) for n in spec.grid]),
                 "points": []}
-        for i, (index, values) in enumerate(tqdm(spec.points(), desc=f"precompute {slug}", disable=not progress)):
+        for i, (index, values) in enumerate(tqdm(spec.points(), desc=f"{'check' if check else 'precompute'} {slug}",
+                                                 disable=not progress)):
             key = point_key(index)
-            if key in done and done[key]["fingerprint"]:
+            if key in done and not check:
                 data["points"].append(done[key])
                 continue
             result = explorer.set(**values)  # validated against the controls' ranges
+            found = fingerprint(result)
+            if key in done and same_fingerprint(found, done[key]["fingerprint"]):
+                data["points"].append(done[key])  # checked: the committed picture still shows this code's result
+                continue
+            if key in done:
+                tqdm.write(f"{slug} at {values}: the result changed; drawn anew")
             file = f"{i:03d}.png"
             (folder / file).write_bytes(_png(explorer.draw, result, explorer.figsize))
             data["points"].append({"key": key, "values": {n: _jsonable(v) for n, v in values.items()},
-                                   "file": file, "fingerprint": fingerprint(result)})
+                                   "file": file, "fingerprint": found})
             _write_json(index_path, {**data, "complete": False})
         _write_json(index_path, {**data, "complete": True})
         return index_path
