@@ -17,7 +17,7 @@ bench, book}``.
   ``--backend dask [--scheduler ADDRESS]`` runs them on a Dask cluster (see docs/cluster.md);
 * ``precompute [ch04 …]`` — sample each chapter's explorer on its grid for the site's kernel-free explorers
   (pictures and ``grid.json`` under ``explorers/``; an interrupted run resumes); ``--check`` after a code change
-  computes every point again and draws anew those whose result moved;
+  computes and draws every point again and writes anew those whose result or picture moved;
 * ``sync ch04`` — rebuild a chapter's committed .ipynb from its .py and execute it (seed 0);
 * ``cache info`` — what the results cache holds, per function module: results made by the current code
   and torch, and outdated ones; ``cache clear [--outdated]`` deletes it (or only the outdated folders);
@@ -215,8 +215,9 @@ def main(argv: list[str] | None = None) -> int:
                         "e.g. 0,1) and, where every verdict and margin equal the report's, move their digests")
     p = sub.add_parser("precompute", help="sample the chapters' explorers on their grids for the book site")
     p.add_argument("chapter", nargs="*", help="chapter slug(s) or prefix(es) (default: every chapter with a grid)")
-    p.add_argument("--check", action="store_true", help="compute every committed point again, draw anew those whose "
-                                                        "result changed, and record the code checked against")
+    p.add_argument("--check", action="store_true",
+                   help="compute and draw every committed point again, write anew those whose result or picture "
+                        "changed, and record the code checked against")
     p = sub.add_parser("sync", help="rebuild and execute a chapter's committed .ipynb from its .py")
     p.add_argument("chapter", nargs="+", help="chapter slug(s) or prefix(es)")
     p = sub.add_parser("translate", help="check the Chinese edition against the English source, or update its files")

@@ -14,8 +14,8 @@ sliders and menus over the grid that swap the pictures in the browser (``book/_s
 kernel, no network, nothing trained at build time.  The grid files are committed.  ``grid.json`` records the
 digest of the code that made (or last checked) every point: the explorer's module and every ``companion`` module
 it reaches (:func:`companion.kit.cache.code_digest`).  A test fails when that code has changed since, until
-``python -m companion precompute --check chNN`` computes every point again, draws anew the points whose
-fingerprint moved and records the new digest; another test recomputes a point chosen at random, so a grid that
+``python -m companion precompute --check chNN`` computes and draws every point again, writes anew the points
+whose fingerprint or picture moved and records the new digest; another test recomputes a point chosen at random, so a grid that
 no longer matches the code is caught even where the digest is silent (another torch, another machine).
 An interrupted ``precompute`` resumes: finished points are kept (each is written whole, picture first), and
 ``grid.json`` is rewritten after every point.
@@ -202,8 +202,8 @@ def default_fingerprints(spec: ExplorerSpec, first: Any) -> list[list[float]]:
 def precompute(name: str, out: Path | None = None, progress: bool = True, check: bool = False) -> Path:
     """Sample one chapter's explorer on its grid (see the module docstring); return its ``grid.json``.
 
-    Points already in ``grid.json`` are kept as they are, unless ``check``: then each is computed again, and
-    one whose fingerprint moved is drawn anew (printed as it is found).  The grid records the current code
+    Points already in ``grid.json`` are kept as they are, unless ``check``: then each is computed and drawn
+    again, and one whose fingerprint or picture moved is written anew (printed as it is found).  The grid records the current code
     digest when every point was computed or checked by the current code, else none (a test then asks for
     ``--check``).
     """
@@ -240,16 +240,18 @@ def precompute(name: str, out: Path | None = None, progress: bool = True, check:
                 data["points"].append(done[key])
                 continue
             result = explorer.set(**values)  # validated against the controls' ranges
-            found = fingerprint(result)
-            if key in done and same_fingerprint(found, done[key]["fingerprint"]):
-                data["points"].append(done[key])  # checked: the committed picture still shows this code's result
-                continue
-            if key in done:
-                tqdm.write(f"{slug} at {values}: the result changed; drawn anew")
             file = f"{i:03d}.png"
-            (folder / file).write_bytes(_png(explorer.draw, result, explorer.figsize))
-            data["points"].append({"key": key, "values": {n: _jsonable(v) for n, v in values.items()},
-                                   "file": file, "fingerprint": found})
+            picture = _png(explorer.draw, result, explorer.figsize)  # the same bytes for the same result and code
+            point = {"key": key, "values": {n: _jsonable(v) for n, v in values.items()}, "file": file,
+                     "fingerprint": fingerprint(result)}
+            if key in done:  # checking: keep the point, file untouched, if result and picture are as committed
+                if same_fingerprint(point["fingerprint"], done[key]["fingerprint"]) \
+                        and (folder / file).read_bytes() == picture:
+                    data["points"].append(done[key])
+                    continue
+                tqdm.write(f"{slug} at {values}: the result or its picture changed; drawn anew")
+            (folder / file).write_bytes(picture)
+            data["points"].append(point)
             _write_json(index_path, {**data, "complete": False})
         _write_json(index_path, {**data, "complete": True})
         return index_path
