@@ -62,7 +62,7 @@ def test_fingerprint_reads_every_array_in_a_fixed_order():
     assert not grids.same_fingerprint(fp, other)  # a 1 % change in the result is caught
 
 
-def test_precompute_writes_every_point_and_resumes(tiny_spec, tmp_path):
+def test_precompute_writes_every_point_and_resumes(tiny_spec, tmp_path, monkeypatch):
     index = precompute.precompute("ch04", out=tmp_path, progress=False)
     grid = json.loads(index.read_text())
     assert grid["complete"] and len(grid["points"]) == 6 and grid["start"] == "0,0"
@@ -77,6 +77,12 @@ def test_precompute_writes_every_point_and_resumes(tiny_spec, tmp_path):
     precompute.precompute("ch04", out=tmp_path, progress=False)
     assert CALLS == [{"a": 1.0, "kind": "sin"}] * 2 + [{"a": 4.0, "kind": "sin"}]  # defaults + the missing point
     assert json.loads(index.read_text())["points"] == grid["points"]
+    monkeypatch.setitem(precompute.EXPLORERS, "ch04_frequency_principle",
+                        precompute.ExplorerSpec(TINY.factory, {"a": [1.0, 2.0, 3.0], "kind": ["sin", "cos"]}))
+    CALLS.clear()
+    precompute.precompute("ch04", out=tmp_path, progress=False)  # a grid value changed: only its points computed
+    assert CALLS == [{"a": 1.0, "kind": "sin"}] * 2 + [{"a": 3.0, "kind": "sin"}, {"a": 3.0, "kind": "cos"}]
+    assert json.loads(index.read_text())["points"][4]["values"] == {"a": 3.0, "kind": "sin"}
 
 
 def test_check_recomputes_every_point_draws_anew_only_what_moved_and_records_the_code(tiny_spec, tmp_path,
@@ -157,8 +163,7 @@ def test_the_committed_grid_is_complete_small_and_fine_enough(slug):
 @pytest.mark.parametrize("slug", sorted(precompute.EXPLORERS))
 def test_every_committed_grid_was_made_or_checked_by_the_current_code(slug):
     grid = grids.read_grid(slug)
-    module = precompute.EXPLORERS[slug].factory.split(":")[0]
-    assert grid is not None and grid.get("code") == code_digest(module), \
+    assert grid is not None and grid.get("code") == precompute.EXPLORERS[slug].code(), \
         f"{slug}: the explorer's code (its module or a companion module it imports) changed since its grid was " \
         f"made; run `python -m companion precompute --check {slug}`"
 

@@ -62,6 +62,11 @@ class ExplorerSpec:
         module, name = self.factory.split(":")
         return getattr(importlib.import_module(module), name)(**self.kwargs)
 
+    def code(self) -> str | None:
+        """The digest of the code that computes and draws the pictures: the factory's module and every
+        ``companion`` module it reaches (:func:`companion.kit.cache.code_digest`)."""
+        return code_digest(self.factory.split(":")[0])
+
     def points(self) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
         """Every combination of the grid values with its indices, in a fixed order (the first control varies
         slowest)."""
@@ -225,27 +230,27 @@ def precompute(name: str, out: Path | None = None, progress: bool = True, check:
                         "values": [_jsonable(v) for v in values]} for n, values in spec.grid.items()}
         index_path = folder / "grid.json"
         old = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else {}
-        done = {p["key"]: p for p in old.get("points", []) if (folder / p["file"]).exists() and p["fingerprint"]}
-        code = code_digest(spec.factory.split(":")[0])
+        points = {point_key(index): {n: _jsonable(v) for n, v in values.items()} for index, values in spec.points()}
+        done = {p["key"]: p for p in old.get("points", []) if p["fingerprint"] and (folder / p["file"]).exists()
+                and p["values"] == points.get(p["key"])}  # a changed grid keeps only the points still on it
+        code = spec.code()
         defaults = {n: _jsonable(v) for n, v in explorer.values().items()}
         data = {"chapter": slug, "title": explorer.title, "seed": 0, "profile": "quick", "torch": torch.__version__,
                 "code": code if check or not done or old.get("code") == code else None,
                 "controls": controls, "defaults": defaults, "default_fingerprints": default_fingerprints(spec, explorer.result),
                 "start": point_key([nearest_index(spec.grid[n], defaults[n]) for n in spec.grid]),
                 "points": []}
-        for i, (index, values) in enumerate(tqdm(spec.points(), desc=f"{'check' if check else 'precompute'} {slug}",
-                                                 disable=not progress)):
-            key = point_key(index)
+        for i, (key, values) in enumerate(tqdm(points.items(), desc=f"{'check' if check else 'precompute'} {slug}",
+                                               disable=not progress)):
             if key in done and not check:
                 data["points"].append(done[key])
                 continue
             result = explorer.set(**values)  # validated against the controls' ranges
             file = f"{i:03d}.png"
             picture = _png(explorer.draw, result, explorer.figsize)  # the same bytes for the same result and code
-            point = {"key": key, "values": {n: _jsonable(v) for n, v in values.items()}, "file": file,
-                     "fingerprint": fingerprint(result)}
+            point = {"key": key, "values": values, "file": file, "fingerprint": fingerprint(result)}
             if key in done:  # checking: keep the point, file untouched, if result and picture are as committed
-                if same_fingerprint(point["fingerprint"], done[key]["fingerprint"]) \
+                if same_fingerprint(point["fingerprint"], done[key]["fingerprint"]) and done[key]["file"] == file \
                         and (folder / file).read_bytes() == picture:
                     data["points"].append(done[key])
                     continue
