@@ -16,3 +16,5 @@ os.environ["COMPANION_LANG"] = "en"  # the committed notebooks are the English e
 _workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 if _workers > 1:
     os.environ.setdefault("COMPANION_THREADS", str(max(1, (os.cpu_count() or 1) // _workers)))
+
+import companion  # noqa: E402,F401 — sets OMP_WAIT_POLICY=PASSIVE before any test imports torch (and for nbval's kernels)

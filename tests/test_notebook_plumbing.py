@@ -34,3 +34,27 @@ def test_no_function_or_class_outside_the_exercises(chapter: Path) -> None:
 def test_the_check_finds_a_helper_in_a_story_cell() -> None:
     story = "# %% [markdown]\n# ## 图4.7\n\n# %%\ndef helper():\n    pass\n\n# %% [markdown]\n# **习题1.**\n\n# %%\ndef answer():\n    return None\n"
     assert definitions_outside_exercises(story) == ["helper"]
+
+
+def first_import(source: str, names: tuple[str, ...] = ("companion", "torch")) -> str | None:
+    """Which of ``names`` the first code cell imports first (the top-level package of each import statement)."""
+    cells = [c for c in re.split(r"^# %%", source, flags=re.M)[1:] if not c.startswith(" [markdown]")]
+    for node in ast.parse(cells[0]).body:
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+        for module in modules:
+            if module.split(".")[0] in names:
+                return module.split(".")[0]
+    return None
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_the_setup_cell_imports_companion_before_torch(chapter: Path) -> None:
+    """In a kernel JupyterLab starts, ``import companion`` sets OpenMP's passive wait policy, which torch reads once
+    when it is imported: imported later, the batched transformers get no second thread (config.batched_threads)."""
+    assert first_import(chapter.read_text(encoding="utf-8")) == "companion"
+
+
+def test_the_import_order_check_sees_torch_first() -> None:
+    assert first_import("# %%\nimport numpy as np\nimport torch\nfrom companion.kit import claims\n") == "torch"
+    assert first_import("# %%\nimport companion\nimport torch\n") == "companion"

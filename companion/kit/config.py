@@ -30,17 +30,34 @@ two notebooks side by side (``reproduce --jobs 2``, the robustness sweep) start 
 two cores, and OpenBLAS's spinning threads then make a small SVD or least-squares fit tens of times
 slower.  A large batched computation (a whole ensemble of transformers per step) is the exception:
 :func:`batched_threads` lends it up to two threads for its duration.
+
+Torch's OpenMP threads wait for each other at the end of every parallel operation.  By default they *spin*
+there, and when another program holds one of the cores the spinning thread waits for a descheduled partner:
+measured on 2 cores beside two busy processes, a small batched matmul + backward loop took 213 s on 2 threads
+against 19 s on one.  This module therefore sets ``OMP_WAIT_POLICY=PASSIVE`` (threads sleep at a barrier) before
+it imports torch — in every process that imports ``companion`` first, notebook kernels started by JupyterLab
+included, and in every process they start.  An explicit ``OMP_WAIT_POLICY`` is left alone.  Where torch was
+imported before ``companion`` without a passive policy (a notebook that runs ``import torch`` first), the
+policy can no longer change, and :func:`batched_threads` keeps to one thread (:data:`WAIT_POLICY_PASSIVE`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-import torch
+if "torch" not in sys.modules:  # torch's OpenMP reads the policy once, when torch is imported (see above)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+#: Whether torch's OpenMP threads sleep rather than spin at a barrier: safe to lend a second thread on a busy
+#: machine.  False where torch was imported before this module, or the user chose another policy.
+WAIT_POLICY_PASSIVE = os.environ.get("OMP_WAIT_POLICY", "").strip().upper() == "PASSIVE"
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # for the processes this one starts (kernels, workers)
+
+import torch  # noqa: E402 — after the wait policy, on purpose
 from threadpoolctl import threadpool_limits
 
 PROFILES = ("quick", "full")
@@ -52,6 +69,30 @@ SMOKE_INTERVALS = 2
 
 class ConfigError(ValueError):
     """A setting (environment variable or argument) has a value that is not allowed."""
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)`` for an error message, its middle cut out when longer than ``limit`` characters (a 100 kB
+    value gives a one-line message, not a 100 kB one)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit // 2]}…{text[-(limit // 2):]} ({len(str(value))} characters)"
+
+
+def env_value(name: str, default: str) -> str:
+    """The environment variable ``name``, stripped; unset or empty means ``default`` (the same for every
+    ``COMPANION_*`` variable)."""
+    raw = os.environ.get(name, "").strip()
+    return raw if raw else default
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, as ``taskset`` or a container sets it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -71,10 +112,10 @@ class Settings:
 
 def read_profile(value: str | None = None) -> str:
     """Return the profile named by ``value`` or by ``COMPANION_PROFILE`` (default ``quick``)."""
-    raw = os.environ.get("COMPANION_PROFILE", "quick") if value is None else value
-    name = raw.strip().lower()
+    raw = env_value("COMPANION_PROFILE", "quick") if value is None else value
+    name = str(raw).strip().lower()
     if name not in PROFILES:
-        raise ConfigError(f"unknown profile {raw!r}: COMPANION_PROFILE must be one of {', '.join(PROFILES)}")
+        raise ConfigError(f"unknown profile {shown(raw)}: COMPANION_PROFILE must be one of {', '.join(PROFILES)}")
     return name
 
 
@@ -84,31 +125,31 @@ class LanguageError(ConfigError):
 
 def read_language(value: str | None = None) -> str:
     """The language named by ``value`` or by ``COMPANION_LANG`` (default ``en``); an unknown one is an error."""
-    raw = os.environ.get("COMPANION_LANG", "en") if value is None else value
+    raw = env_value("COMPANION_LANG", "en") if value is None else value
     name = str(raw).strip().lower()
     if name not in LANGUAGES:
-        raise LanguageError(f"unknown language {raw!r}: COMPANION_LANG (or --lang) must be one of {', '.join(LANGUAGES)}")
+        raise LanguageError(f"unknown language {shown(raw)}: COMPANION_LANG (or --lang) must be one of {', '.join(LANGUAGES)}")
     return name
 
 
 def read_seed(value: str | int | None = None) -> int:
-    """Return the seed given or read from ``COMPANION_SEED`` (default 0): a non-negative integer."""
-    raw = os.environ.get("COMPANION_SEED", "0") if value is None else value
-    try:
-        seed = int(str(raw).strip())
-    except ValueError:
-        raise ConfigError(f"COMPANION_SEED must be a non-negative integer, got {raw!r}") from None
-    if not 0 <= seed < 2**32:
-        raise ConfigError(f"COMPANION_SEED must lie in [0, 2**32), got {seed}")
-    return seed
+    """Return the seed given or read from ``COMPANION_SEED`` (default 0): an integer in [0, 2**32), written in
+    ASCII digits (``int()`` alone would also take ``１_０`` and read 10)."""
+    raw = env_value("COMPANION_SEED", "0") if value is None else value
+    text = str(raw).strip()
+    if not (text.isascii() and text.isdigit()):
+        raise ConfigError(f"COMPANION_SEED must be a non-negative integer written in digits 0-9, got {shown(raw)}")
+    if len(text) > 10 or not 0 <= int(text) < 2**32:
+        raise ConfigError(f"COMPANION_SEED must lie in [0, 2**32), got {shown(raw)}")
+    return int(text)
 
 
 def read_smoke(profile: str, value: str | bool | None = None) -> bool:
     """Whether this is a smoke run: ``value`` or ``COMPANION_SMOKE`` (``1``/``0``, default off); only with ``full``."""
-    raw = os.environ.get("COMPANION_SMOKE", "0") if value is None else value
+    raw = env_value("COMPANION_SMOKE", "0") if value is None else value
     text = str(raw).strip().lower()
     if text not in ("", "0", "1", "false", "true"):
-        raise ConfigError(f"COMPANION_SMOKE must be 1 or 0, got {raw!r}")
+        raise ConfigError(f"COMPANION_SMOKE must be 1 or 0, got {shown(raw)}")
     smoke = text in ("1", "true")
     if smoke and profile != "full":
         raise ConfigError(f"a smoke run checks the full profile: --smoke (COMPANION_SMOKE=1) needs --profile full "
@@ -117,17 +158,18 @@ def read_smoke(profile: str, value: str | bool | None = None) -> bool:
 
 
 def read_threads(profile: str, value: str | int | None = None) -> int:
-    """Thread count: ``COMPANION_THREADS`` if set, else 1 (quick) or all cores (full)."""
+    """Thread count: ``COMPANION_THREADS`` if set, else 1 (quick) or all available cores (full); at most the
+    available cores (:func:`available_cores`): more threads than cores only wait for each other, and a huge
+    count made OpenBLAS start threads until the user's process limit ran out."""
     raw = os.environ.get("COMPANION_THREADS") if value is None else value
+    cores = available_cores()
     if raw is None or str(raw).strip() == "":
-        return 1 if profile == "quick" else max(1, os.cpu_count() or 1)
-    try:
-        threads = int(str(raw).strip())
-    except ValueError:
-        raise ConfigError(f"COMPANION_THREADS must be a positive integer, got {raw!r}") from None
-    if threads < 1:
-        raise ConfigError(f"COMPANION_THREADS must be a positive integer, got {threads}")
-    return threads
+        return 1 if profile == "quick" else cores
+    text = str(raw).strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 6 or not 1 <= int(text) <= cores:
+        raise ConfigError(f"COMPANION_THREADS must be a whole number from 1 to {cores} (the cores this process "
+                          f"may use), got {shown(raw)}")
+    return int(text)
 
 
 def pick_device(profile: str) -> torch.device:
@@ -162,11 +204,13 @@ def batched_threads(limit: int = 2) -> Iterator[int]:
 
     Its matrix products are big enough for a second thread to pay (a step of 12 batched
     transformers: 1.45× faster on 2 threads than on 1, measured on the 2-core CI machine), whereas
-    the small products elsewhere are not.  An explicit ``COMPANION_THREADS`` always wins.
+    the small products elsewhere are not.  An explicit ``COMPANION_THREADS`` always wins, and nothing is lent
+    where torch's threads spin at a barrier (:data:`WAIT_POLICY_PASSIVE` false).
     """
     before = settings().threads
     explicit = os.environ.get("COMPANION_THREADS", "").strip() != ""
-    threads = before if explicit else max(before, min(limit, os.cpu_count() or 1))
+    lend = not explicit and WAIT_POLICY_PASSIVE  # spinning threads on a busy machine: never lend (module docstring)
+    threads = max(before, min(limit, available_cores())) if lend else before
     torch.set_num_threads(threads)
     try:
         yield threads

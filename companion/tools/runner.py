@@ -49,7 +49,7 @@ from companion.tools.reproduction import SavedFigure, save_figures
 
 T = TypeVar("T")
 #: What every kernel imports while it starts (IPython's ``exec_lines``: no output, no execution count).
-PRELOAD = "import torch, matplotlib.pyplot, ipywidgets, companion.kit.claims, companion.kit.plots, companion.kit.widgets"
+PRELOAD = "import companion, torch, matplotlib.pyplot, ipywidgets, companion.kit.claims, companion.kit.plots, companion.kit.widgets"
 #: The longest a wait for a kernel's message goes without looking at the socket again (seconds).
 WAKE_UP = 1.0
 
