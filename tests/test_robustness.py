@@ -166,7 +166,7 @@ def test_sweeps_on_a_dask_local_cluster_equal_the_serial_ones(tiny, tmp_path, mo
     assert not np.array_equal(fits[0].out_train, fits[1].out_train)  # two seeds, two runs
     strip = lambda items: [{k: v for k, v in item.items() if k != "seconds"} for item in items]  # noqa: E731
     assert strip(on_cluster) == strip(serial) and not serial[0]["claims"][0]["passed"]
-    assert len(list((tmp_path / "cluster-cache").rglob("output.pkl"))) == 3  # the workers wrote the cache
+    assert len(list((tmp_path / "cluster-cache").rglob("result.json"))) == 3  # the workers wrote the cache
     with pytest.raises(ConfigError, match="unknown backend 'ray'"):
         with parallel_backend("ray"):
             pass

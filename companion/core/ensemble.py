@@ -117,6 +117,21 @@ class TwoLayerEnsemble(nn.Module):
         self.register_buffer("a0", a.clone())
         self.register_buffer("w0", w.clone())
 
+
+    def to_record(self) -> dict:
+        """This ensemble as data for the results cache (:mod:`companion.kit.cache`): its settings, weights (initial
+        ones included) and mode; :meth:`from_record` rebuilds it bit for bit."""
+        return {"d_in": self.d_in, "widths": list(self.widths), "beta1": self.beta1, "beta2": self.beta2,
+                "act": self.act_name, "bias": self.bias, "state": dict(self.state_dict()), "training": self.training}
+
+    @classmethod
+    def from_record(cls, record: dict) -> TwoLayerEnsemble:
+        state = record["state"]
+        net = cls(record["d_in"], record["widths"], beta1=record["beta1"], beta2=record["beta2"],
+                  alpha=state["alpha"], act=record["act"], bias=record["bias"], dtype=state["a"].dtype)
+        net.load_state_dict(state)
+        net.beta1, net.beta2 = record["beta1"], record["beta2"]
+        return net.train(record["training"])
     @property
     def n_members(self) -> int:
         return self.a.shape[0]

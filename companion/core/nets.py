@@ -130,6 +130,28 @@ class MLP(nn.Module):
     def forward(self, x: Tensor) -> Tensor:  # (N, d_in) -> (N, d_out)
         return self.layers[-1](self.features(x))
 
+    def record_base(self) -> dict:
+        """What :meth:`to_record` stores: widths, the activation's name, the weights and the mode."""
+        names = [name for name, fn in _SIMPLE.items() if fn is self.act]
+        if not names:
+            raise TypeError(f"{type(self).__name__} with activation {self.act!r} cannot be stored as data: "
+                            f"only the named activations {', '.join(_SIMPLE)} can")
+        return {"widths": list(self.widths), "act": names[0], "state": dict(self.state_dict()),
+                "training": self.training}
+
+    def load_record(self, record: dict) -> MLP:
+        """Load the weights and the mode of :meth:`record_base`'s record (bit for bit)."""
+        self.load_state_dict(record["state"])
+        return self.train(record["training"])
+
+    def to_record(self) -> dict:
+        """This net as data for the results cache (:mod:`companion.kit.cache`); :meth:`from_record` rebuilds it."""
+        return self.record_base()
+
+    @classmethod
+    def from_record(cls, record: dict) -> MLP:
+        return cls(record["widths"], record["act"], init_std=0.0, generator=torch.Generator()).load_record(record)
+
 
 class ASI(nn.Module):
     """Antisymmetric initialisation: h(x) = h₁(x) − h₂(x) with h₂ an exact copy of h₁ at t = 0.

@@ -173,6 +173,19 @@ class Transformer(nn.Module):
             self.lnf_g, self.lnf_b = ones(1, d), zeros(1, d)
         self.w_out, self.b_out = weight(d, cfg.n_outputs), zeros(1, cfg.n_outputs)
 
+    def to_record(self) -> dict:
+        """This model as data for the results cache (:mod:`companion.kit.cache`): its configuration, γ, weights and
+        mode; :meth:`from_record` rebuilds it bit for bit."""
+        return {"cfg": self.cfg, "n_members": self.n_members if self.ensemble else None, "gamma": self.gamma,
+                "state": dict(self.state_dict()), "training": self.training}
+
+    @classmethod
+    def from_record(cls, record: dict) -> Transformer:
+        model = cls(record["cfg"], n_members=record["n_members"], gamma=record["gamma"])
+        model.load_state_dict(record["state"])
+        model.gamma = record["gamma"]
+        return model.train(record["training"])
+
     # ----------------------------------------------------------------------------------- pieces
     @staticmethod
     def layer_norm(x: Tensor, g: Tensor, b: Tensor) -> Tensor:

@@ -214,6 +214,17 @@ class DropoutMLP(MLP):
                 x = x * kept / self.keep
         return self.layers[-1](x)
 
+    def to_record(self) -> dict:
+        """This net as data for the results cache: :meth:`MLP.record_base`, the keep probability and the mask
+        generator's state (so that a rebuilt net draws the same next masks)."""
+        return {**self.record_base(), "keep": self.keep, "mask_generator": self.mask_generator}
+
+    @classmethod
+    def from_record(cls, record: dict) -> DropoutMLP:
+        net = cls(record["widths"], record["act"], record["keep"], init_std=0.0, generator=torch.Generator(),
+                  mask_generator=record["mask_generator"])
+        return net.load_record(record)
+
 
 def loss_fn(kind: str) -> Callable[[Tensor, Tensor], Tensor]:
     """``"mse"``: ½·mean over samples of ‖out − y‖²; ``"ce"``: cross-entropy with one-hot y."""

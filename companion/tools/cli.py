@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--update", action="store_true", help="rewrite the translation files: keep what matches, add "
                                                          "what is missing as todo entries holding the English")
     p = sub.add_parser("cache", help="show or clear the results cache")
-    p.add_argument("action", choices=("info", "clear"), help="info: what it holds; clear: delete it")
+    p.add_argument("action", choices=("info", "clear"), help="info: what it holds; clear: delete its entries (never other files)")
     p.add_argument("--outdated", action="store_true", help="with clear: only results of other code or torch")
     sub.add_parser("bench", help="run the benchmarks in benchmarks/")
     p = sub.add_parser("book", help="build the book site (Jupyter Book) from the committed notebooks")

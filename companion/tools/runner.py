@@ -41,6 +41,7 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError
 from tqdm.auto import tqdm
 from traitlets import Type
 
+from companion.kit.cache import absolute_setting
 from companion.kit.claims import LoggedClaim, read_log
 from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke
 from companion.kit.i18n import read_language, tr
@@ -111,6 +112,7 @@ async def kernel(cwd: Path, env: dict[str, str]) -> AsyncIterator[AsyncKernelMan
     """
     # The kernel gets its own environment (this process's is left alone, so several chapters can start at once).
     env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline", **env}  # figures as PNG outputs
+    env["COMPANION_CACHE"] = absolute_setting(env.get("COMPANION_CACHE", ""))  # the kernel's cwd is chapters/
     with tempfile.TemporaryDirectory(prefix="companion-kernel-") as sockets:
         manager = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"),
                                      client_class=f"{__name__}.PolledClient")
