@@ -54,7 +54,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from companion.kit.config import ConfigError
+from companion.kit.config import ConfigError, shown
 from companion.kit.progress import progress_enabled
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -100,13 +100,6 @@ for _tensor_type in (torch.Tensor, torch.nn.Parameter):
 
 
 # ---------------------------------------------------------------------------------------------- where the cache is
-def shown(raw: str, limit: int = 80) -> str:
-    """``raw`` quoted for a one-line message, its middle cut when it is longer than ``limit`` characters."""
-    if len(raw) <= limit:
-        return repr(raw)
-    return repr(raw[: limit // 2] + "…" + raw[-limit // 4:]) + f" ({len(raw)} characters)"
-
-
 def absolute_setting(raw: str) -> str:
     """The value of ``COMPANION_CACHE`` to hand to a process in another folder (a notebook kernel runs in
     ``chapters/``): a relative path made absolute against the current folder; other values unchanged."""
@@ -170,7 +163,7 @@ def usable_location() -> Path | None:
             check_location(location)
         return location
     except ConfigError as exc:
-        warnings.warn(f"results cache not used: {exc}", CacheWarning, stacklevel=4)
+        _warn(f"results cache not used: {exc}")
         return None
 
 
@@ -480,8 +473,15 @@ def _discard(entry: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
+_WARNED: set[str] = set()
+
+
 def _warn(message: str) -> None:
-    warnings.warn(message, CacheWarning, stacklevel=4)
+    """One line on stderr (a :class:`CacheWarning` with no source line under it), once per process per message."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn_explicit(message, CacheWarning, filename="companion results cache", lineno=0,
+                               module=__name__, registry=None)
 
 
 class CachedFunction:
