@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from companion.experiments.ch05_multiscale import check_nyquist_fraction, check_stretch, make_explorer
+from companion.experiments import ch05_multiscale as ch05
 
 
 @pytest.fixture(scope="module")
@@ -39,3 +40,28 @@ def test_exercise_checks(capsys):
     assert check_stretch(25) and not check_stretch(1 / 25) and not check_stretch(None)
     assert check_nyquist_fraction(0.317) and not check_nyquist_fraction(0.5)
     assert "not answered yet" in capsys.readouterr().out
+
+
+# The reliability review (2026-11, section 4): every numeric argument of the explorer's compute functions is finite,
+# of the right type (a bool is not an int) and within a bound; a bad one is one ValueError naming it and what is
+# allowed, raised before any training.
+@pytest.mark.parametrize("args, message", [
+    (("fourier", 4, float("nan"), 16, 100), r"sigma=nan is out of range: allowed values lie in \[1, 200\]"),        # 4.13
+    (("fourier", 4, float("inf"), 16, 100), r"sigma=inf is out of range"),                                         # 4.13
+    (("mscale", 4, float("nan"), 16, 100), r"sigma=nan is out of range"),                                          # 4.14
+    (("fourier", 4, 10.0, 16.5, 100), r"width=16.5 must be an integer"),                                   # 4.16
+    (("fourier", 4, 10.0, -16, 100), r"width=-16 is out of range: allowed values lie in \[1, 512\]"),      # 4.15
+    (("mscale", 0, 10.0, 16, 100), r"n_scales=0 is out of range"),
+    (("mscale", True, 10.0, 16, 100), r"n_scales=True must be an integer"),
+    (("plain", 1, 10.0, 16, 10 ** 9), r"steps=1000000000 is out of range"),
+    (("plain", 1, 10.0, 16, 100.0), r"steps=100.0 must be an integer"),
+    (("plain", 1, 10.0, 10 ** 9, 100), r"width=1000000000 is out of range"),
+])
+def test_explore_rejects_bad_numbers(args, message):
+    with pytest.raises(ValueError, match=message):
+        ch05.explore(*args, seed=0)
+
+
+def test_explore_rejects_a_bad_seed():
+    with pytest.raises(ValueError, match="seed=-1 is out of range"):
+        ch05.explore("plain", 1, 10.0, 16, 100, seed=-1)

@@ -69,3 +69,21 @@ def test_exercise_checks_accept_right_and_reject_wrong_answers(capsys):
     assert not check_tanh_spectrum(lambda xi, w: math.exp(-math.pi * xi / (2 * w)))
     assert not check_tanh_spectrum(None)
     assert "not answered yet" in capsys.readouterr().out
+
+
+# The reliability review (2026-11, 4.4): the panel's text fields (the same parse as chapter 4's) take finite numbers
+# within the field's range only; a rejected set leaves the controls as they were.
+@pytest.mark.parametrize("values, message", [
+    (dict(amps="nan, 1, 1"), r"amplitudes='nan, 1, 1': nan is out of range: allowed values lie in \[-100, 100\]"),
+    (dict(amps="1, inf, 1"), r"inf is out of range"),
+    (dict(amps="1e308, 1e308, 1e308"), r"1e\+308 is out of range"),
+    (dict(ks="1e9, 3, 5"), r"frequencies='1e9, 3, 5': 1e\+09 is out of range: allowed values lie in \[1, 63\]"),
+    (dict(ks=5), r"ks=5 must be text"),
+    (dict(init_std=True), r"init_std=True must be a number"),
+    (dict(width=True), r"width=True must be an integer"),
+])
+def test_bad_text_and_numbers_raise_one_clear_error(explorer, values, message):
+    before = explorer.values()
+    with pytest.raises(ValueError, match=message):
+        explorer.set(**values)
+    assert explorer.values() == before

@@ -35,3 +35,27 @@ def test_out_of_range_values_raise(explorer):
         explorer.set(gamma=3.0)
     with pytest.raises(ValueError, match="m=50"):
         explorer.set(m=50)
+
+
+# The reliability review (2026-11, section 4): every numeric argument of the explorer's compute functions is finite,
+# of the right type (a bool is not an int) and within a bound; a bad one is one ValueError naming it and what is
+# allowed, raised before any training.
+@pytest.mark.parametrize("args, kwargs, message", [
+    ((1.0, -float("inf"), 100), {}, r"gamma_prime=-inf is out of range: allowed values lie in \[-1, 1.5\]"),       # 4.11
+    ((float("inf"), 0.0, 100), {}, r"gamma=inf is out of range: allowed values lie in \[0, 2.5\]"),               # 4.11
+    ((1.0, 0.0, 10 ** 9), {}, r"m=1000000000 is out of range: allowed values lie in \[2, 2000\]"),         # 4.12
+    (("1", 0.0, 100), {}, r"gamma='1' must be a number"),                                                # 4.12
+    ((50.0, 0.0, 100), {}, r"gamma=50.0 is out of range"),                                              # 4.12
+    ((1.0, 0.0, 100.5), {}, r"m=100.5 must be an integer"),
+    ((1.0, 0.0, True), {}, r"m=True must be an integer"),
+    ((1.0, 0.0, 100), dict(max_steps=0), r"max_steps=0 is out of range"),
+    ((1.0, 0.0, 100), dict(seed=1.5), r"seed=1.5 must be an integer"),
+])
+def test_explore_point_rejects_bad_numbers(args, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        phase.explore_point(*args, **kwargs)
+
+
+def test_make_explorer_rejects_bad_settings():
+    with pytest.raises(ValueError, match="max_steps=-5 is out of range"):
+        phase.make_explorer(seed=0, max_steps=-5)

@@ -52,3 +52,25 @@ def test_explorer_starts_from_a_given_run_without_training_it_again():
     assert panel.set(snapshot=3).index == 3
     with pytest.raises(ValueError, match="41 snapshots"):
         ch08.make_explorer(seed=0, steps=600, initial=proc)
+
+
+# The reliability review (2026-11, section 4): every numeric argument of the explorer's compute functions is finite,
+# of the right type (a bool is not an int) and within a bound; a bad one is one ValueError naming it and what is
+# allowed, raised before any training.
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(width=10 ** 6), r"width=1000000 is out of range: allowed values lie in \[10, 500\]"),
+    (dict(width=50.5), r"width=50.5 must be an integer"),
+    (dict(init_std=float("nan")), r"init_std=nan is out of range"),
+    (dict(keep=0.0), r"keep=0.0 is out of range"),
+    (dict(steps=-1), r"steps=-1 is out of range"),
+    (dict(seed=True), r"seed=True must be an integer"),
+])
+def test_explorer_run_rejects_bad_numbers(kwargs, message):
+    settings = dict(width=100, init_std=1e-3, act="relu", keep=1.0, steps=100, seed=0) | kwargs
+    with pytest.raises(ValueError, match=message):
+        ch08.run_explorer_condensation(**settings)
+
+
+def test_make_explorer_rejects_bad_settings():
+    with pytest.raises(ValueError, match="steps=0 is out of range"):
+        ch08.make_explorer(seed=0, steps=0)

@@ -25,3 +25,16 @@ def test_architecture_control_trains_the_fig_10_3_nets():
     assert fc["optimistic"] == 18 and (fc["error"] != cnn["error"]).any()
     with pytest.raises(ValueError, match="not allowed"):
         ex.set(model="transformer")
+
+
+# The reliability review (2026-11, section 4): every numeric argument of the explorer's compute functions is finite,
+# of the right type (a bool is not an int) and within a bound; a bad one is one ValueError naming it and what is
+# allowed, raised before any training.
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(steps=0), r"steps=0 is out of range"),
+    (dict(net_steps=1.5), r"net_steps=1.5 must be an integer"),
+    (dict(seed=-1), r"seed=-1 is out of range"),
+])
+def test_make_explorer_rejects_bad_settings(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        S.make_explorer(**(dict(seed=0) | kwargs))

@@ -53,3 +53,23 @@ def test_rescaling_explorer():
     assert other.output_change[0] < 1e-4 and abs(other.sharpness[0] / one.sharpness[0] - 1) > 0.1
     with pytest.raises(ValueError, match="c=20"):
         ex.set(c=20.0)
+
+
+# The reliability review (2026-11, section 4): every numeric argument of the explorer's compute functions is finite,
+# of the right type (a bool is not an int) and within a bound; a bad one is one ValueError naming it and what is
+# allowed, raised before any training.
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(eta=float("nan")), r"eta=nan is out of range: allowed values lie in \[0.02, 0.6\]"),                    # 4.19
+    (dict(eta=float("inf")), r"eta=inf is out of range"),                                                          # 4.19
+    (dict(batch_size=0), r"batch_size=0 is out of range: allowed values lie in \[1, 128\]"),               # 4.20
+    (dict(batch_size=-8), r"batch_size=-8 is out of range"),                                               # 4.20
+    (dict(batch_size=8.0), r"batch_size=8.0 must be an integer"),
+    (dict(width=-3), r"width=-3 is out of range: allowed values lie in \[1, 512\]"),                       # 4.22
+    (dict(width=True), r"width=True must be an integer"),
+    (dict(keep=float("nan")), r"keep=nan is out of range"),                                                        # 4.21
+    (dict(steps=10 ** 9), r"steps=1000000000 is out of range"),
+    (dict(seed=-1), r"seed=-1 is out of range"),
+])
+def test_explore_training_rejects_bad_numbers(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        fl.explore_training.__wrapped__(**kwargs)

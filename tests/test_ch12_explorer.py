@@ -47,3 +47,22 @@ def test_an_explorer_run_trains_on_the_settings_device(monkeypatch):
         run.advance(2)
     assert {p.device.type for p in run.model.parameters()} == {"meta"}
     assert sorted(run.accuracy) == [0, 2] and [m.shape for m in run.maps[2]] == [run.maps[0][0].shape]
+
+
+# The reliability review (2026-11, section 4): every numeric argument of the explorer's compute functions is finite,
+# of the right type (a bool is not an int) and within a bound; a bad one is one ValueError naming it and what is
+# allowed, raised before any training.
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(depth=10 ** 6), r"depth=1000000 is out of range: allowed values lie in \[1, 4\]"),
+    (dict(depth=2.0), r"depth=2.0 must be an integer"),
+    (dict(heads=0), r"heads=0 is out of range"),
+    (dict(steps=10 ** 9), r"steps=1000000000 is out of range: allowed values lie in \[1, 1000\]"),
+])
+def test_compute_rejects_bad_numbers(explorer, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        explorer.compute(**(explorer.values() | kwargs))
+
+
+def test_make_explorer_rejects_a_bad_seed():
+    with pytest.raises(ValueError, match="seed=-1 is out of range"):
+        anchors.make_explorer(seed=-1)

@@ -37,3 +37,23 @@ def test_bad_values_raise(explorer):
         explorer.set(gamma=3.0)
     with pytest.raises(ValueError, match="lam"):
         explorer.set(lam=10.0)
+
+
+# The reliability review (2026-11, section 4): every numeric argument of the explorer's compute functions is finite,
+# of the right type (a bool is not an int) and within a bound; a bad one is one ValueError naming it and what is
+# allowed, raised before any training.
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(gamma=float("nan")), r"gamma=nan is out of range: allowed values lie in \[0.1, 1.6\]"),
+    (dict(lam=float("inf")), r"lam=inf is out of range"),
+    (dict(depth=True), r"depth=True must be an integer"),
+    (dict(steps=10 ** 9), r"steps=1000000000 is out of range"),
+    (dict(seed=-1), r"seed=-1 is out of range"),
+])
+def test_explorer_run_rejects_bad_numbers(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        complexity._explore_composition(**(dict(gamma=1.4, lam=0.1, depth=2, steps=100, seed=0) | kwargs))
+
+
+def test_make_explorer_rejects_a_bad_seed():
+    with pytest.raises(ValueError, match="seed=-1 is out of range"):
+        complexity.make_explorer(seed=-1)

@@ -39,3 +39,34 @@ def test_out_of_range_values_raise(explorer):
         explorer.set(depth=4)
     with pytest.raises(ValueError, match="unknown control"):
         explorer.set(width=3)
+
+
+# The reliability review (2026-11, section 4): every numeric argument of the explorer's compute functions is finite,
+# of the right type (a bool is not an int) and within a bound; a bad one is one ValueError naming it and what is
+# allowed, raised before any training.
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(k=True), r"k=True must be an integer"),
+    (dict(k=4.0), r"k=4.0 must be an integer"),
+    (dict(k="4"), r"k='4' must be an integer: allowed values lie in \[1, 16\]"),
+    (dict(noise=float("nan")), r"noise=nan is out of range: allowed values lie in \[0, 1\]"),
+    (dict(depth=0), r"depth=0 is out of range"),
+    (dict(n_tasks=10 ** 9), r"n_tasks=1000000000 is out of range"),
+])
+def test_explore_rejects_bad_numbers(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        icl_tasks.explore(**(dict(k=4, noise=0.0, depth=2, model=None, seed=0) | kwargs))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(noise=float("inf")), r"noise=inf is out of range"),
+    (dict(depth=2.5), r"depth=2.5 must be an integer"),
+    (dict(steps=0), r"steps=0 is out of range"),
+])
+def test_adapt_learner_rejects_bad_numbers(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        icl_tasks.adapt_learner(None, **(dict(noise=0.0, depth=2, steps=10, seed=0) | kwargs))
+
+
+def test_explorer_base_rejects_bad_numbers():
+    with pytest.raises(ValueError, match="steps=-1 is out of range"):
+        icl_tasks.explorer_base.__wrapped__(-1, 0)

@@ -31,6 +31,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from torch import Tensor, nn
 
+from companion.kit.bounds import OPTIONAL_SEED, Bound, Bounds, check_numbers, integer, real, whole
 from companion.kit.cache import cached
 from companion.kit.claims import Condition, compare
 from companion.kit.plots import PALETTE, plot_delta_f, plot_fit
@@ -272,15 +273,21 @@ def plot_spectrum(ax: Axes, target: np.ndarray, output: np.ndarray | None = None
 # ----------------------------------------------------------------------------------------------
 # One network on a chosen target: the chapters' explorers
 # ----------------------------------------------------------------------------------------------
-def parse_numbers(text: str, name: str, cast: Callable[[str], float] = float) -> tuple:
-    """'1, 3, 5' → (1, 3, 5); a ValueError names the field and the bad text."""
-    try:
-        values = tuple(cast(part) for part in text.replace(";", ",").split(",") if part.strip())
-    except ValueError:
-        raise ValueError(f"{name}={text!r} must be a comma-separated list of numbers, e.g. '1, 3, 5'") from None
-    if not values:
-        raise ValueError(f"{name} is empty: give at least one number")
-    return values
+#: fit_target's grid: 128 points of [−π, π), so a frequency lies in [1, 63] (below the Nyquist bin 64).
+FIT_POINTS = 128
+#: The bounds of :func:`fit_target`'s arguments: the sliders of the chapter-4 and chapter-6 explorers that call it
+#: (their union); the frequencies below the grid's Nyquist bin, amplitudes within ±100.
+FIT_BOUNDS = Bounds(ks=whole(1, FIT_POINTS // 2 - 1), amps=real(-100.0, 100.0), width=integer(1, 256),
+                    depth=integer(1, 4), init_std=real(0.01, 3.0, optional=True), a=real(0.05, 3.0),
+                    lr=real(1e-4, 0.1), steps=integer(1, 4000), seed=OPTIONAL_SEED)
+
+
+def parse_numbers(text: str, name: str, cast: Callable[[str], float] = float, bound: Bound | None = None) -> tuple:
+    """'1, 3, 5' → (1, 3, 5); a ValueError names the field and the bad text (and a number out of ``bound``:
+    by default finite, within ±10⁶, whole where ``cast`` is int).  See :func:`companion.kit.bounds.check_numbers`."""
+    if bound is None:
+        bound = (whole if cast is int else real)(-1e6, 1e6)
+    return check_numbers(text, name, bound)
 
 
 def fit_target(ks: str, amps: str, *, width: int = 64, depth: int = 2, init_std: float | None = None,
@@ -288,19 +295,26 @@ def fit_target(ks: str, amps: str, *, width: int = 64, depth: int = 2, init_std:
                lr: float = 2e-3, steps: int = 800, seed: int | None = None) -> FPResult:
     """One network 1-width-…-width-1 (``depth`` hidden layers) fitted to Σ A_j sin(k_j x) at 128 points of
     [−π, π), the frequencies and amplitudes given as text ('1, 3, 5'); cached.  ``seed`` defaults to the active
-    seed (:func:`companion.kit.seeds.active_seed`).  A bad value raises a ValueError that names it."""
-    k_values = parse_numbers(ks, "frequencies", int)
-    amp_values = parse_numbers(amps, "amplitudes")
+    seed (:func:`companion.kit.seeds.active_seed`).  A bad value raises a ValueError that names it: each number
+    must lie within :data:`FIT_BOUNDS`, and a run whose output or loss is not finite (diverged) is an error,
+    not a result."""
+    k_values = parse_numbers(ks, "frequencies", int, FIT_BOUNDS["ks"])
+    amp_values = parse_numbers(amps, "amplitudes", float, FIT_BOUNDS["amps"])
     if len(amp_values) != len(k_values):
         raise ValueError(f"give one amplitude per frequency: {len(k_values)} frequencies, {len(amp_values)} amplitudes")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
-    if depth < 1 or width < 1:
-        raise ValueError(f"depth and width must be ≥ 1, got depth={depth}, width={width}")
-    config = FPConfig(ks=k_values, amps=amp_values, n_train=128, n_test=512, hidden=(width,) * depth, act=act, a=a,
-                      init_std=init_std, asi=asi, loss=loss, optimizer=optimizer, lr=lr, steps=steps,
+    if not isinstance(asi, bool):
+        raise ValueError(f"asi={asi!r} must be True or False")
+    FIT_BOUNDS.check(width=width, depth=depth, init_std=init_std, a=a, lr=lr, steps=steps, seed=seed)
+    config = FPConfig(ks=k_values, amps=amp_values, n_train=FIT_POINTS, n_test=512, hidden=(width,) * depth, act=act,
+                      a=a, init_std=init_std, asi=asi, loss=loss, optimizer=optimizer, lr=lr, steps=steps,
                       record_every=max(steps // 100, 1))
-    return run_fprinciple(config, active_seed() if seed is None else seed)
+    result = run_fprinciple(config, active_seed() if seed is None else seed)
+    if not all(np.isfinite(v).all() for v in (result.train_loss, result.out_train, result.out_test)):
+        raise ValueError(f"training diverged (the loss or the output is not finite) with optimizer={optimizer!r}, "
+                         f"lr={lr:g}: lower the learning rate")
+    return result
 
 
 def draw_fit(result: FPResult, fig: Figure) -> None:

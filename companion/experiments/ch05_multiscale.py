@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from torch import Tensor, nn
 
 from companion.kit import widgets as w
+from companion.kit.bounds import OPTIONAL_SEED, Bounds, integer, real
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare, threshold
 from companion.kit.exercises import feedback
@@ -260,8 +261,15 @@ def check_sd2dnn(sd2: SD2Result) -> Verdict:
 # ----------------------------------------------------------------------------------------------
 # The explorer: plain net, MscaleDNN with A scales, Fourier features of scale σ (习题9: is a larger A better?)
 # ----------------------------------------------------------------------------------------------
+#: The bounds of :func:`explore`'s numbers: the explorer's sliders for A and σ, documented maxima for the sizes.
+EXPLORE_BOUNDS = Bounds(n_scales=integer(1, 64), sigma=real(1.0, 200.0), width=integer(1, 512), steps=integer(1, 5000),
+                        seed=OPTIONAL_SEED)
+
+
 def explore(kind: str, n_scales: int, sigma: float, width: int, steps: int, seed: int | None = None) -> MultiscaleResult:
-    """One explorer run of :func:`run_multiscale` (cached): the MscaleDNN gets the scales 1, 2, …, ``n_scales``."""
+    """One explorer run of :func:`run_multiscale` (cached): the MscaleDNN gets the scales 1, 2, …, ``n_scales``.
+    A number outside :data:`EXPLORE_BOUNDS` raises a ValueError naming it."""
+    EXPLORE_BOUNDS.check(width=width, n_scales=n_scales, sigma=sigma, steps=steps, seed=seed)
     if n_scales > width:
         raise ValueError(f"n_scales={n_scales} exceeds width={width}: each scale needs at least one neuron")
     return run_multiscale(kind, width=width, steps=steps, lr=2e-3, n_train=200, record_every=max(steps // 50, 1),

@@ -41,6 +41,7 @@ from companion.core.neurons import (
     plot_feature_scatter,
     projection,
 )
+from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Condition, Verdict, compare, count, identity, threshold
 from companion.kit.seeds import active_seed
@@ -321,8 +322,16 @@ class PointFit:
     converged: bool
 
 
+#: The bounds of :func:`explore_point`'s numbers: the explorer's (γ, γ′) sliders, the diagram's window; widths from
+#: 2 (log m > 0) to the slider's 2000; at most 100 000 GD steps.
+POINT_BOUNDS = Bounds(gamma=real(0.0, 2.5), gamma_prime=real(-1.0, 1.5), m=integer(2, 2000), seed=SEED,
+                      max_steps=integer(1, 100_000))
+
+
 def explore_point(gamma: float, gamma_prime: float, m: int, seed: int = 0, max_steps: int = 20_000) -> PointFit:
-    """Train one net of (7.4) at (γ, γ′, m) on the 4 points of 图7.1; its fit, features, RD and regime."""
+    """Train one net of (7.4) at (γ, γ′, m) on the 4 points of 图7.1; its fit, features, RD and regime.  A number
+    outside :data:`POINT_BOUNDS` raises a ValueError naming it."""
+    POINT_BOUNDS.check(gamma=gamma, gamma_prime=gamma_prime, m=m, seed=seed, max_steps=max_steps)
     x, y = four_points()
     b1, b2, al = scales(gamma, gamma_prime, m)
     net = TwoLayerEnsemble(1, m, beta1=b1, beta2=b2, alpha=al, n_members=1, dtype=torch.float64, seed=seed)
@@ -344,6 +353,7 @@ def make_explorer(seed: int | None = None, max_steps: int = 20_000):
     from companion.kit import widgets
 
     seed = active_seed() if seed is None else seed
+    POINT_BOUNDS.check(seed=seed, max_steps=max_steps)
 
     def draw(result: PointFit, fig) -> None:
         axes = fig.subplots(1, 3)

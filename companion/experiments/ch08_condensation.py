@@ -64,6 +64,7 @@ from companion.core.neurons import (
     sorted_cosine_matrix,
 )
 from companion.core.train import History, descend, make_optimizer, on_device, run
+from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
 from companion.kit.config import settings
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
@@ -981,12 +982,21 @@ def initial_sharpness(*, width: int, init_std: float, act: str, seed: int) -> fl
     return float(hessian_norms(risk_sum, net.a, net.w, generator=generator(seed))[0])
 
 
+#: The bounds of :func:`run_explorer_condensation`'s numbers: the explorer's sliders for the init std, keep
+#: probability and width; at most 100 000 steps of the chapter's run (the explorer trains at most
+#: :data:`EXPLORER_STEPS` of them).
+EXPLORER_BOUNDS = Bounds(width=integer(10, 500), init_std=real(1e-5, 1.0), keep=real(0.5, 1.0),
+                         steps=integer(1, 100_000), seed=SEED)
+
+
 def run_explorer_condensation(*, width: int, init_std: float, act: str, keep: float, steps: int,
                               seed: int) -> tuple[CondensationProcess, float]:
     """The explorer's run of :func:`run_condensation` for a setting and its step size η: it covers the chapter's
     training time t = :data:`CHAPTER_LR`·``steps`` in at most :data:`EXPLORER_STEPS` steps, with η capped by
     :data:`EXPLORER_MAX_LR` and by :data:`EXPLORER_STABILITY`/‖∇²R_S(θ₀)‖₂ (:func:`initial_sharpness`) —
-    where a cap binds, the run covers a shorter time η·:data:`EXPLORER_STEPS`."""
+    where a cap binds, the run covers a shorter time η·:data:`EXPLORER_STEPS`.  A number outside
+    :data:`EXPLORER_BOUNDS` raises a ValueError naming it."""
+    EXPLORER_BOUNDS.check(width=width, init_std=init_std, keep=keep, steps=steps, seed=seed)
     n_steps = min(steps, EXPLORER_STEPS)
     sharpness = initial_sharpness(width=width, init_std=init_std, act=act, seed=seed)
     lr = min(CHAPTER_LR * steps / n_steps, EXPLORER_MAX_LR, EXPLORER_STABILITY / sharpness)
@@ -1014,6 +1024,7 @@ def make_explorer(seed: int | None = None, steps: int = 8_000, initial: Condensa
     from companion.kit import widgets
 
     seed = active_seed() if seed is None else seed
+    EXPLORER_BOUNDS.check(steps=steps, seed=seed)
     if initial is not None and (int(initial.snap_steps[-1]) != steps or len(initial.snap_steps) != 41):
         raise ValueError(f"initial must be a run of {steps} steps with 41 snapshots; got "
                          f"{int(initial.snap_steps[-1])} steps, {len(initial.snap_steps)} snapshots")

@@ -35,6 +35,7 @@ from torch import Tensor
 
 from companion.core import neurons as condensation
 from companion.core import landscape
+from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
 from companion.core.nets import MLP
@@ -898,6 +899,11 @@ def check_merge(run: Compression, control: Compression) -> Verdict:
         loss_pruned=run.loss_pruned)
 
 
+#: The bounds of the explorer (:func:`make_explorer` and its compute function): its sliders; up to 100 000 steps.
+EXPLORER_BOUNDS = Bounds(init_std=real(1e-4, 1e-1), width=integer(1, 100), alpha=real(-1.0, 2.0), k=integer(1, 4),
+                         zero_factor=real(1.0, 1e6), steps=integer(1, 100_000), seed=SEED)
+
+
 def make_explorer(seed: int | None = None, steps: int = 3000, narrow: Fit | None = None,
                   critical: Fit | None = None):
     """Sliders: init std and width (a plateau run on the three-tanh task), split α and k and the
@@ -907,6 +913,7 @@ def make_explorer(seed: int | None = None, steps: int = 3000, narrow: Fit | None
     from companion.kit import widgets
 
     seed = active_seed() if seed is None else seed
+    EXPLORER_BOUNDS.check(seed=seed, steps=steps)
     x, xa, y = three_tanh_target()
     narrow = narrow or best_fits(xa, y, 1, restarts=4, seed=seed)[0]
     _, xsa, ys = sine_task()
@@ -914,6 +921,7 @@ def make_explorer(seed: int | None = None, steps: int = 3000, narrow: Fit | None
         critical = strict_minimum(xsa, ys, 2, seed=seed)[0]
 
     def compute(init_std: float, width: int, alpha: float, k: int, zero_factor: float) -> dict:
+        EXPLORER_BOUNDS.check(init_std=init_std, width=width, alpha=alpha, k=k, zero_factor=zero_factor)
         net = run_widths(xa, y, [width], 1, init_std=init_std, lr=0.1, steps=steps,
                          record_every=max(1, steps // 100), seed=seed, progress=False)[width]
         spectra = split_spectra(critical, xsa, ys, ks=range(1, k + 1), alpha=alpha, factor=zero_factor)

@@ -30,6 +30,7 @@ from torch.func import jacfwd
 
 from companion.core.nets import BatchedMLP
 from companion.core.train import descend, run, train
+from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, is_never, threshold
 from companion.kit.config import settings
@@ -838,6 +839,12 @@ EXPLORER_MODELS = ("matrix completion", *ARCHITECTURES_10_3)
 _EXPLORER_WIDTHS = {"CNN": 2, "CNN without sharing": 2, "fully connected": 6}
 
 
+#: The bounds of the explorer (:func:`make_explorer` and its compute function): its sliders; up to 100 000 steps.
+EXPLORER_BOUNDS = Bounds(init_std=real(1e-6, 1.0), rank=integer(1, 4), trials=integer(1, 100),
+                         threshold=real(1e-4, 1e-1), steps=integer(1, 100_000), net_steps=integer(1, 100_000),
+                         seed=SEED)
+
+
 def make_explorer(seed: int | None = None, steps: int = 6000, net_steps: int = 1500):
     """Sliders: model (4×4 matrix completion of rank r, or one architecture of 图10.3 on the target (10.18)),
     init std, rank r, trials and success threshold → success rate and median error against the number n of
@@ -845,8 +852,10 @@ def make_explorer(seed: int | None = None, steps: int = 6000, net_steps: int = 1
     from companion.kit import widgets
 
     seed = active_seed() if seed is None else seed
+    EXPLORER_BOUNDS.check(seed=seed, steps=steps, net_steps=net_steps)
 
     def compute(model: str, init_std: float, rank: int, trials: int, threshold: float) -> dict:
+        EXPLORER_BOUNDS.check(init_std=init_std, rank=rank, trials=trials, threshold=threshold)
         if model == "matrix completion":
             grid = completion_grid([rank], np.arange(1, 17), trials, init_std=init_std, steps=steps,
                                    lr=COMPLETION["lr"], threshold=threshold, seed=seed)

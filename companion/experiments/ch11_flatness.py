@@ -61,6 +61,7 @@ from companion.core import landscape
 from companion.core import train as engine
 from companion.core.data import digits
 from companion.core.nets import MLP, BatchedMLP
+from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Condition, Verdict, compare, count, identity, threshold
 from companion.kit.seeds import active_seed, generator
@@ -1128,6 +1129,12 @@ def explorer_sharpness(model: nn.Module, x: Tensor, y: Tensor, v0: Tensor, iters
     return float(lam), v
 
 
+#: The bounds of :func:`explore_training`'s numbers: the explorer's sliders for η and the keep probability, a batch of
+#: 1 to all 128 samples; documented maxima for the width and the steps (a run within about a CPU-minute).
+TRAINING_BOUNDS = Bounds(eta=real(0.02, 0.6), batch_size=integer(1, EXPLORER_SAMPLES), keep=real(0.5, 1.0),
+                         width=integer(1, 512), steps=integer(1, 5000), seed=SEED)
+
+
 @cached
 def explore_training(eta: float = 0.25, batch_size: int = EXPLORER_SAMPLES, keep: float = 1.0, width: int = 64,
                      steps: int = EXPLORER_STEPS, seed: int = 0) -> Run:
@@ -1148,8 +1155,10 @@ def explore_training(eta: float = 0.25, batch_size: int = EXPLORER_SAMPLES, keep
     * the full-batch loss (evaluation mode) every 2 steps of GD and every 5 of SGD.
 
     The run computes on the settings' device (:func:`engine.on_device`; mini-batches and the first start vector drawn
-    on the CPU and moved); the returned model and ``theta`` are on the CPU.
+    on the CPU and moved); the returned model and ``theta`` are on the CPU.  A number outside
+    :data:`TRAINING_BOUNDS` raises a ValueError naming it.
     """
+    TRAINING_BOUNDS.check(eta=eta, batch_size=batch_size, keep=keep, width=width, steps=steps, seed=seed)
     data = digits(EXPLORER_SAMPLES, standardise=True)
     x, y = data.x, data.one_hot()
     gen = generator(seed)
@@ -1206,6 +1215,7 @@ def make_explorer(seed: int | None = None):
     from companion.kit.widgets import Explorer, dropdown, float_slider, int_slider, log_slider
 
     seed = active_seed() if seed is None else seed
+    TRAINING_BOUNDS.check(seed=seed)
 
     def compute(eta: float, batch_size: int, keep: float, width: int) -> Run:
         return explore_training(eta, batch_size, keep, width, seed=seed)

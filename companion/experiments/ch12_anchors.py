@@ -30,6 +30,7 @@ from companion.core.attention import (anchor_top_ratio, attention_maps, broadcas
                                       shift_contrast, shift_score)
 from companion.core.sequence_models import ARCHITECTURES
 from companion.core.transformer import Transformer, TransformerConfig, last_token_logits, last_token_loss, lr_factor
+from companion.kit.bounds import SEED, Bounds, integer
 from companion.kit.cache import cached
 from companion.kit.config import settings
 from companion.kit.claims import ClaimSpec, Verdict, compare, is_never, threshold
@@ -805,6 +806,10 @@ class _ExplorerRun:
         return [s for s in sorted(self.accuracy) if s < steps and s % EXPLORER_RECORD == 0] + [steps]
 
 
+#: The bounds of the explorer (:func:`make_explorer` and its compute function): its sliders.
+EXPLORER_BOUNDS = Bounds(depth=integer(1, 4), heads=integer(1, 4), steps=integer(1, EXPLORER_HORIZON), seed=SEED)
+
+
 def make_explorer(seed: int | None = None):
     """Explorer for chapter 12: task, split, depth, heads, steps → accuracy curves and attention maps.
 
@@ -824,9 +829,11 @@ def make_explorer(seed: int | None = None):
     from companion.kit import widgets as W
 
     seed = active_seed() if seed is None else seed
+    EXPLORER_BOUNDS.check(seed=seed)
     runs: dict[tuple[str, int, int], _ExplorerRun] = {}
 
     def compute(task: str, split: str, depth: int, heads: int, steps: int) -> dict:
+        EXPLORER_BOUNDS.check(depth=depth, heads=heads, steps=steps)
         if split == "key_range" and task != "identity":
             raise ValueError(f"split 'key_range' is defined for the identity task only, not {task!r}")
         name = "identity_key_range" if split == "key_range" else task

@@ -32,6 +32,7 @@ from companion.core.anchor_tasks import (BOOK_SHIFTS, AnchorData, TaskData, Trai
 from companion.core.attention import (commutativity, condensation, explained_variance, masked_last_outputs,
                                       sorted_neuron_cosine)
 from companion.core.neurons import cosine_similarity_matrix
+from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare, threshold
 from companion.kit.seeds import active_seed, numpy_rng
@@ -567,7 +568,14 @@ def check_pair_speed(run: FitSpeedRun, init: int = 1, complexity: int = 1) -> Ve
 EXPLORER_RUN = dict(n_test=256)  # the explorer's run: the chapter's model and batches, 256 test sequences (not 1000)
 
 
+#: The bounds of the explorer's run (:func:`_explore_composition`): its sliders for γ, λ and the depth; up to 5000
+#: steps (the chapter's runs take 1000–1500).
+EXPLORER_BOUNDS = Bounds(gamma=real(0.1, 1.6), lam=real(0.001, 1.0), depth=integer(1, 4), steps=integer(1, 5000),
+                         seed=SEED)
+
+
 def _explore_composition(gamma: float, lam: float, depth: int, steps: int, seed: int) -> dict:
+    EXPLORER_BOUNDS.check(gamma=gamma, lam=lam, depth=depth, steps=steps, seed=seed)
     run = run_composition([(gamma, lam, seed)], n_layers=depth, steps=steps, record_every=max(20, steps // 10),
                           **EXPLORER_RUN)
     w_q = run.model().member_weight("w_q", 0, layer=0).numpy()
@@ -593,6 +601,7 @@ def make_explorer(seed: int | None = None):
     from companion.kit import widgets as W
 
     seed = active_seed() if seed is None else seed
+    EXPLORER_BOUNDS.check(seed=seed)
 
     def draw(result: dict, fig) -> None:
         ax1, ax2 = fig.subplots(1, 2)

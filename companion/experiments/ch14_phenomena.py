@@ -48,6 +48,7 @@ from companion.core.nets import BatchedMLP
 from companion.core.spectral import relative_error
 from companion.core.train import History, descend, on_device, run
 from companion.core.transformer import Transformer, TransformerConfig
+from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
 from companion.kit.claims import ClaimSpec, Verdict, compare as compare_values, identity, threshold
 from companion.kit.config import settings
@@ -696,10 +697,17 @@ BASE_NOISE, BASE_DEPTH = 0.0, 2  # the explorer's base learner: its default nois
 ADAPT_SHARE = 8  # an adaptation takes 1/8 of the base's steps (75 for the quick profile's 600)
 
 
+#: The bounds of the explorer's functions (:func:`explorer_base`, :func:`adapt_learner`, :func:`explore`): its sliders
+#: for k (1 to the learners' k_max = 16), σ and the depth; up to 20 000 training steps and 4096 test tasks.
+EXPLORER_BOUNDS = Bounds(k=integer(1, ICLConfig.k_max), noise=real(0.0, 1.0), depth=integer(1, 3),
+                         steps=integer(1, 20_000), seed=SEED, n_tasks=integer(1, 4096))
+
+
 @cached
 def explorer_base(steps: int, seed: int) -> Transformer:
     """The explorer's base learner, at its defaults σ = 0 and 2 blocks: :func:`train_icl` with ``steps`` steps
     (the notebook's 600 quick, 3000 full; the chapter's main learner takes 2000), cached."""
+    EXPLORER_BOUNDS.check(steps=steps, seed=seed)
     return train_icl(ICLConfig(noise=BASE_NOISE, n_layers=BASE_DEPTH, steps=steps, seed=seed)).model
 
 
@@ -711,8 +719,9 @@ def adapt_learner(base: Transformer, noise: float, depth: int, *, steps: int, se
     dropped (the readout then reads an earlier block and must adapt).  Then :func:`train_icl`'s training on
     tasks at σ, with 64 prompts per step at rate 1e-3, warmed up over the first tenth of the steps (the base's
     Adam state is not kept) and cosine-annealed; the last block is computed for the query only (``last_only``:
-    the same loss with less work).
+    the same loss with less work).  A number outside :data:`EXPLORER_BOUNDS` raises a ValueError naming it.
     """
+    EXPLORER_BOUNDS.check(noise=noise, depth=depth, steps=steps, seed=seed)
     config = ICLConfig(noise=float(noise), n_layers=int(depth), steps=steps, batch=64, lr=1e-3, seed=seed)
     gen = generator(seed + 1)
     model = Transformer(config.transformer(), generator=gen)
@@ -746,10 +755,10 @@ def adapt_learner(base: Transformer, noise: float, depth: int, *, steps: int, se
 def explore(k: int, noise: float, depth: int, *, model: Transformer, seed: int, n_tasks: int = 256) -> dict:
     """The explorer's data for the learner ``model`` of ``depth`` blocks at label noise ``noise``: its MSE
     against the baselines over context lengths (no ILWD: it is not drawn), one task's predictions along a
-    line of queries, and that task's ΔW of block 0 at context length ``k`` with its singular values."""
+    line of queries, and that task's ΔW of block 0 at context length ``k`` with its singular values.  A number
+    outside :data:`EXPLORER_BOUNDS` raises a ValueError naming it."""
+    EXPLORER_BOUNDS.check(k=k, noise=noise, depth=depth, seed=seed, n_tasks=n_tasks)
     config = ICLConfig(noise=float(noise), n_layers=int(depth))
-    if not 1 <= k <= config.k_max:
-        raise ValueError(f"k={k} is out of range: allowed values lie in [1, {config.k_max}]")
     ks = sorted({1, 2, 4, 8, 12, 16, int(k)})
     lam = max(noise ** 2, 0.1)
     comp = compare(model, config, ks=ks, n_tasks=n_tasks, n_probes=0, lam=lam)

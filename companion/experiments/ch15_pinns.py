@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 import torch
 from torch import Tensor, nn
 
+from companion.kit.bounds import OPTIONAL_SEED, Bounds, integer, whole
 from companion.kit.cache import cached
 from companion.kit.exercises import feedback
 from companion.kit.seeds import active_seed, generator
@@ -665,6 +666,13 @@ class SolverRun:
     mode_errors: np.ndarray
 
 
+#: The bounds of :func:`explore_solver`'s numbers: k a whole number of the explorer's slider range (its modes then lie
+#: on the grid of the default n = 200); documented maxima for the sizes and counts, which keep a solve within
+#: seconds to a minute and the grid within memory.
+SOLVER_BOUNDS = Bounds(k_high=whole(4, 48), width=integer(1, 1000), steps=integer(1, 20_000),
+                       iterations=integer(1, 100_000), n=integer(2, 10_000), seed=OPTIONAL_SEED)
+
+
 @cached
 def explore_solver(k_high: float = 24.0, method: str = "ritz", width: int = 50, steps: int = 600,
                    iterations: int = 1000, n: int = 200, seed: int | None = None) -> SolverRun:
@@ -672,10 +680,12 @@ def explore_solver(k_high: float = 24.0, method: str = "ritz", width: int = 50, 
 
     ``method``: a PINN or Deep Ritz net trained ``steps`` Adam steps (lr 2e-3, depth 2), Jacobi from
     zero for ``iterations`` sweeps, or the hybrid (Ritz net, then Jacobi from its output).  ``seed``
-    (the net's initialisation) defaults to the active seed.
+    (the net's initialisation) defaults to the active seed.  A number outside :data:`SOLVER_BOUNDS` raises a
+    ValueError naming it.
     """
     if method not in EXPLORER_METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(EXPLORER_METHODS)}")
+    SOLVER_BOUNDS.check(k_high=k_high, width=width, steps=steps, iterations=iterations, n=n, seed=seed)
     problem = book_poisson(k_high)
     modes = book_modes(k_high)
     if modes[-1] >= n:

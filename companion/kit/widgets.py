@@ -25,7 +25,9 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 from IPython.display import Image, display
 from matplotlib.figure import Figure
+from traitlets import TraitError
 
+from companion.kit.bounds import check_number
 from companion.kit import plots  # noqa: F401  (the house style: every explorer draws with it, whoever imports it)
 from companion.kit.grids import GridPictures
 from companion.kit.i18n import tr
@@ -71,18 +73,22 @@ def _bounds(control: W.Widget) -> tuple[float, float] | None:
 
 
 def validate_control(name: str, control: W.Widget, value: Any) -> None:
-    """Raise a ValueError naming ``value`` and what ``control`` allows, instead of silently clamping."""
+    """Raise a ValueError naming ``value`` and what ``control`` allows, instead of silently clamping or a traitlets
+    error: a slider takes a finite number in its range (an int for an integer slider; the check of
+    :func:`companion.kit.bounds.check_number`), a dropdown one of its options, a checkbox a bool, a text field
+    a str."""
     bounds = _bounds(control)
     if bounds is not None:
-        lo, hi = bounds
-        if not isinstance(value, (int, float)) or not lo * (1 - 1e-9) <= value <= hi * (1 + 1e-9):
-            raise ValueError(f"{name}={value!r} is out of range: allowed values lie in [{lo:g}, {hi:g}]")
+        integral = isinstance(control, (W.IntSlider, W.IntRangeSlider, W.BoundedIntText))
+        check_number(name, value, *bounds, kind="integer" if integral else "real")
     elif isinstance(control, (W.Dropdown, W.ToggleButtons, W.RadioButtons)):
         allowed = [opt[1] if isinstance(opt, tuple) else opt for opt in control.options]
         if value not in allowed:
             raise ValueError(f"{name}={value!r} is not allowed: choose one of {allowed}")
     elif isinstance(control, W.Checkbox) and not isinstance(value, bool):
         raise ValueError(f"{name}={value!r} must be True or False")
+    elif isinstance(control, W.Text) and not isinstance(value, str):
+        raise ValueError(f"{name}={value!r} must be text (a str), as typed into the field, e.g. {control.value!r}")
 
 
 class Explorer:
@@ -127,20 +133,42 @@ class Explorer:
         return self.seconds
 
     def _apply(self, values: dict[str, Any], precomputed: bool) -> None:
+        """Validate every value, set them all, update once; if a value is rejected (by its control, or by the
+        compute function), put every control back as it was and raise a ValueError naming it — the controls,
+        ``result`` and ``error`` stay those of the last good update."""
         unknown = set(values) - set(self.controls)
         if unknown:
             raise ValueError(f"unknown control(s) {sorted(unknown)}; this explorer has {sorted(self.controls)}")
         for name, value in values.items():
             validate_control(name, self.controls[name], value)
+        before, error = self.values(), self.error
+        self._holding = True
+        try:
+            for name, value in values.items():
+                try:
+                    self.controls[name].value = value
+                except TraitError as exc:
+                    raise ValueError(f"{name}={value!r} is not allowed: {exc}") from None
+        except ValueError:
+            self._restore(before, error)
+            raise
+        finally:
+            self._holding = False
+        self.update(precomputed=precomputed)
+        if self.error:
+            message = self.error
+            self._restore(before, error)
+            raise ValueError(message)
+
+    def _restore(self, values: dict[str, Any], error: str | None) -> None:
+        """Put the controls back to ``values`` without recomputing (the last result is still theirs)."""
         self._holding = True
         try:
             for name, value in values.items():
                 self.controls[name].value = value
         finally:
             self._holding = False
-        self.update(precomputed=precomputed)
-        if self.error:
-            raise ValueError(self.error)
+        self.error = error
 
     def update(self, precomputed: bool = False) -> None:
         """Recompute with the current control values and redraw; errors are shown, not raised.  With
