@@ -94,8 +94,11 @@ def read_language(value: str | None = None) -> str:
 def read_seed(value: str | int | None = None) -> int:
     """Return the seed given or read from ``COMPANION_SEED`` (default 0): a non-negative integer."""
     raw = os.environ.get("COMPANION_SEED", "0") if value is None else value
+    text = str(raw).strip()
+    if text.isdigit() and len(text.lstrip("0")) > 10:  # too large (and int() refuses more than 4,300 digits)
+        raise ConfigError(f"COMPANION_SEED must lie in [0, 2**32), got a {len(text.lstrip('0'))}-digit number")
     try:
-        seed = int(str(raw).strip())
+        seed = int(text)
     except ValueError:
         raise ConfigError(f"COMPANION_SEED must be a non-negative integer, got {raw!r}") from None
     if not 0 <= seed < 2**32:
