@@ -58,3 +58,38 @@ def test_the_setup_cell_imports_companion_before_torch(chapter: Path) -> None:
 def test_the_import_order_check_sees_torch_first() -> None:
     assert first_import("# %%\nimport numpy as np\nimport torch\nfrom companion.kit import claims\n") == "torch"
     assert first_import("# %%\nimport companion\nimport torch\n") == "companion"
+def test_nbval_kernels_talk_over_private_ipc_sockets() -> None:
+    """Two kernels started at once by the two xdist workers could be handed the same TCP port (jupyter_client picks
+    a free port, releases it, then the kernel binds it): the loser died before replying to kernel_info and every
+    cell of its notebook errored.  conftest.py gives nbval's kernels IPC sockets in a folder of their own."""
+    import os
+
+    from nbval import kernel as nbval_kernel
+
+    first, second = nbval_kernel.KernelManager(kernel_name="python3"), nbval_kernel.KernelManager(kernel_name="python3")
+    assert first.transport == second.transport == "ipc"
+    session = os.environ["COMPANION_TEST_SESSION"]
+    assert first.ip != second.ip and all(Path(km.ip).parent.parent == Path(session) / "kernels" for km in (first, second))
+    km, kc = nbval_kernel.start_new_kernel(kernel_name="python3")
+    try:
+        assert km.transport == "ipc" and kc.execute_interactive("x = 1").get("content", {}).get("status") == "ok"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_a_test_session_leaves_no_temporary_folder_behind(tmp_path) -> None:
+    """Each pytest run left about 100 MB of companion-cache-* folders in the temporary directory (conftest.py made
+    one per process and never removed them)."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k not in ("COMPANION_CACHE", "COMPANION_TEST_SESSION")}
+    env["TMPDIR"] = str(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider",
+                           "tests/test_notebook_plumbing.py", "-k", "no_function_or_class and ch04"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("companion-")] == []

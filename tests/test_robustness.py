@@ -198,3 +198,140 @@ def test_a_sweep_runs_the_longest_chapters_first_and_reports_in_catalog_order(ti
     assert started == [("ch98_long", 0), ("ch98_long", 1), ("ch97_tiny", 0), ("ch97_tiny", 1)]
     assert [(item["chapter"], item["seed"]) for item in items] == [
         ("ch97_tiny", 0), ("ch97_tiny", 1), ("ch98_long", 0), ("ch98_long", 1)]
+
+
+def test_parse_seeds_is_bounded_before_any_range_is_spelled_out():
+    """Probes 1.18, 1.19: ``--seeds 0-100000000000`` built a set of 10^11 ints; 4294967296 failed only in the sweep."""
+    assert len(robustness.parse_seeds(f"0-{robustness.MAX_SEEDS - 1}")) == robustness.MAX_SEEDS
+    for bad, message in (("4294967296", "2\\*\\*32"), ("0-100000000000", "2\\*\\*32"),
+                         (f"0-{robustness.MAX_SEEDS}", "more than"), ("0-5000,6000-11000", "more than")):
+        with pytest.raises(ConfigError, match=message):
+            robustness.parse_seeds(bad)
+
+
+def second_chapter(tiny, slug="ch98_other"):
+    other = TinyChapter(slug, tiny.source.with_name(f"{slug}.py"))
+    other.source.write_text(TINY.replace("ch97.small-seed", "ch98.small-seed"))
+    return other
+
+
+def test_a_sweep_merges_into_the_report_and_never_shrinks_it(tiny, tmp_path):
+    """Probe 3.11: ``robustness --seeds 0-1 --chapters ch09`` replaced the committed 20-seed, 12-chapter report with
+    a 1-chapter, 2-seed one (merge() dropped the old report when the seeds differed)."""
+    other = second_chapter(tiny)
+    rep = tmp_path / "rep"
+    robustness.robustness([tiny, other], [0, 1], out=rep, progress=False)
+    report = robustness.robustness([tiny], [4], out=rep, progress=False)  # other seeds, one chapter
+    assert report["seeds"] == [0, 1, 4]
+    assert sorted(report["chapters"]["ch97_tiny"]["seeds"]) == ["0", "1", "4"]
+    assert report["claims"]["ch97.small-seed"]["passed"] == 2 and report["claims"]["ch97.small-seed"]["runs"] == 3
+    assert sorted(report["chapters"]["ch98_other"]["seeds"]) == ["0", "1"]  # kept, though not rerun
+    assert report["claims"]["ch98.small-seed"]["runs"] == 2 and not report["chapters"]["ch98_other"]["complete"]
+    assert json.loads((rep / "report.json").read_text()) == report
+    again = robustness.robustness([tiny], [1], out=rep, progress=False)  # a seed it has (cached): nothing lost
+    assert sorted(again["chapters"]["ch97_tiny"]["seeds"]) == ["0", "1", "4"]
+
+
+def test_a_report_that_cannot_take_the_results_is_refused_before_anything_runs(tiny, tmp_path, monkeypatch, capsys):
+    rep = tmp_path / "rep"
+    robustness.robustness([tiny], [0, 1], out=rep, progress=False)
+    before = (rep / "report.json").read_text()
+
+    def no_sweep(*args, **kwargs):
+        raise AssertionError("the sweep ran")
+
+    tiny.source.write_text(TINY.replace("3.5", "4.5"))  # the chapter's code changed
+    with monkeypatch.context() as m:
+        m.setattr(robustness, "run_sweep", no_sweep)
+        with pytest.raises(ConfigError, match="ch97_tiny's code changed since its 2 seeds there.*give --out another"):
+            robustness.robustness([tiny], [0], out=rep, progress=False)
+        with pytest.raises(ConfigError, match="holds the quick profile, this is full"):
+            robustness.robustness([tiny], [0, 1], out=rep, profile="full", progress=False)
+    assert (rep / "report.json").read_text() == before
+    report = robustness.robustness([tiny], [0, 1], out=rep, progress=False)  # covers its seeds: replaced
+    assert report["chapters"]["ch97_tiny"]["digest"] == robustness.chapter_digest(tiny)
+    assert report["claims"]["ch97.small-seed"]["seeds"]["0"]["margin"] == pytest.approx(4.5 / 4.5)
+
+
+def test_cached_only_with_nothing_cached_is_an_error_and_writes_nothing(tiny, tmp_path, capsys, monkeypatch):
+    """Probes 1.20, 3.12: ``--cached-only`` with an empty cache wrote an empty report over the old one, exit 0."""
+    rep = tmp_path / "rep"
+    robustness.robustness([tiny], [0], out=rep, progress=False)
+    before = (rep / "report.json").read_text()
+    monkeypatch.setenv("COMPANION_CACHE", str(tmp_path / "empty-cache"))
+    with pytest.raises(ConfigError, match="holds no run"):
+        robustness.robustness([tiny], [0], out=rep, progress=False, cached_only=True)
+    assert (rep / "report.json").read_text() == before
+    with pytest.raises(ConfigError, match="holds no run"):
+        robustness.robustness([tiny], [0], out=tmp_path / "fresh", progress=False, cached_only=True)
+    assert not (tmp_path / "fresh").exists()
+    assert not robustness.meets_standard({"chapters": {}, "claims": {}})  # a report of nothing meets nothing
+
+
+def test_the_report_is_written_atomically(tiny, tmp_path, monkeypatch):
+    """Probe 3.13: a kill during the plain write_text left a truncated report.json."""
+    rep = tmp_path / "rep"
+    robustness.robustness([tiny], [0], out=rep, progress=False)
+    before = (rep / "report.json").read_text()
+
+    def killed(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", killed)
+    with pytest.raises(KeyboardInterrupt):
+        robustness.robustness([tiny], [0], out=rep, progress=False)  # read back from the cache, then written
+    assert (rep / "report.json").read_text() == before and sorted(p.name for p in rep.iterdir()) == ["report.json"]
+
+
+CLAIM = {"chapter": "ch97_tiny", "figure": "图0.2", "text": "t", "exploration": False,
+         "seeds": {"0": {"passed": True, "margin": 0.5, "unit": "rel", "thin": False, "tightest": "seed"}}}
+CHAPTER = {"digest": "abc", "seeds": {"0": {"seconds": 1.0, "error": None, "ok": True, "claims": 1}}}
+GOOD = {"profile": "quick", "seeds": [0], "chapters": {"ch97_tiny": CHAPTER}, "claims": {"ch97.x": CLAIM}}
+MALFORMED = [
+    ("{}", "it has no 'profile'"),
+    ("[1,2]", "the report must be a JSON object, not list"),
+    ('{"seeds": [0, 1], "profile": "quick"}', "it has no 'chapters'"),
+    (json.dumps({**GOOD, "seeds": "0-19"}), "'seeds' must be a list"),
+    (json.dumps({**GOOD, "chapters": {"ch97_tiny": {**CHAPTER, "seeds": [1]}}}), "must be an object keyed by seed"),
+    (json.dumps({**GOOD, "claims": {"ch97.x": {**CLAIM, "seeds": {"0": {**CLAIM["seeds"]["0"], "passed": "yes"}}}}}),
+     "claim 'ch97.x' seed 0 'passed' must be true or false, not str"),
+    (json.dumps({**GOOD, "claims": {"ch97.x": {**CLAIM, "seeds": {"0": {**CLAIM["seeds"]["0"], "margin": "1"}}}}}),
+     "'margin' must be a number or null"),
+    (json.dumps({**GOOD, "claims": {"ch97.x": {**CLAIM, "chapter": "ch50_none"}}}), "which the report does not have"),
+    ("{garbage", "cannot read the robustness report"),
+    ("\xff\xfe", "cannot read the robustness report"),
+]
+
+
+@pytest.mark.parametrize("text, problem", MALFORMED)
+def test_merge_accepts_only_well_formed_reports_and_names_what_it_rejects(text, problem, tmp_path, capsys):
+    """Probes 3.14, 3.15: ``--merge`` of ``{}`` or ``[1,2]`` gave TypeError/KeyError tracebacks, and a file that is
+    not JSON was not named."""
+    assert robustness.report_problem(GOOD) is None
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(text.encode("latin-1"))
+    assert main(["robustness", "--merge", str(bad), "--out", str(tmp_path / "all")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(bad) in err[0] and problem in err[0], err
+    assert not (tmp_path / "all" / "report.json").exists()
+
+
+def test_a_broken_report_in_out_is_named_before_the_sweep(tiny, tmp_path, monkeypatch):
+    """Probe 3.13: a truncated report.json in --out gave "Unterminated string …" after the whole sweep."""
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    (rep / "report.json").write_text('{"profile": "quick", "seeds": [0, 1], "chapt')
+    monkeypatch.setattr(robustness, "run_sweep", lambda *a, **k: pytest.fail("the sweep ran"))
+    with pytest.raises(ConfigError, match=f"cannot read the robustness report '{rep / 'report.json'}'"):
+        robustness.robustness([tiny], [0], out=rep, progress=False)
+
+
+def test_merge_reports_joins_other_seeds_and_refuses_another_profile(tiny, tmp_path):
+    robustness.robustness([tiny], [0], out=tmp_path / "a", progress=False)
+    robustness.robustness([tiny], [4], out=tmp_path / "b", progress=False)
+    merged = robustness.merge_reports([tmp_path / "a", tmp_path / "b"], tmp_path / "all")
+    assert merged["seeds"] == [0, 4] and merged["claims"]["ch97.small-seed"]["passed"] == 1
+    other = json.loads((tmp_path / "b" / "report.json").read_text())
+    (tmp_path / "full.json").write_text(json.dumps({**other, "profile": "full"}))
+    with pytest.raises(ConfigError, match="cannot merge .*full.json.*holds the quick profile, this is full"):
+        robustness.merge_reports([tmp_path / "full.json"], tmp_path / "all")

@@ -329,3 +329,85 @@ def test_kernels_side_by_side_split_the_cores_unless_the_count_is_set(monkeypatc
     assert runner.threads_side_by_side(32) == {"COMPANION_THREADS": "1"}, "never below one thread"
     monkeypatch.setenv("COMPANION_THREADS", "3")
     assert runner.threads_side_by_side(6) == {}, "an explicit count wins"
+
+
+DIES = '''# %%
+from companion.kit.claims import ClaimSpec, compare, show
+BEFORE = ClaimSpec("ch95.before", "图0.1", "one is less than two")
+AFTER = ClaimSpec("ch95.after", "图0.1", "two is less than three")
+LOOKED_AT = ClaimSpec("ch95.looked-at", "图0.1", "an exploration", exploration=True)
+
+# %%
+show(BEFORE.judge(compare("one", 1, "<", "two", 2)))
+
+# %%
+import os, signal
+os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+
+# %%
+show(AFTER.judge(compare("two", 2, "<", "three", 3)))
+'''
+
+
+def test_a_dead_kernel_fails_its_chapter_with_a_report_and_the_other_chapters_go_on(tmp_path):
+    """Probe 3.8: a kernel killed mid-chapter gave a DeadKernelError traceback, no notebook, and in reproduce
+    cancelled every other chapter.  Now the chapter fails with "kernel died", its notebook of what ran is written,
+    the claims it never reached count as not run, and the next chapter runs."""
+    from dataclasses import dataclass
+    from pathlib import Path
+
+    @dataclass(frozen=True)
+    class Chapter:
+        slug: str
+        source: Path
+        seconds: int = 0
+
+    dies, fine = tmp_path / "ch95_dies.py", tmp_path / "ch99_tiny.py"
+    dies.write_text(DIES)
+    fine.write_text(TINY)
+    runs = runner.run_chapters([Chapter("ch95_dies", dies), Chapter("ch99_tiny", fine)], tmp_path / "out",
+                               profile="quick", seed=0, progress=False)
+    died, ok = runs
+    assert died.stopped == "kernel died" and "kernel died" in died.error and not died.ok
+    assert [c.id for c in died.claims] == ["ch95.before"] and died.not_run == ["ch95.after"]
+    assert died.notebook.exists() and ok.ok and ok.notebook.exists()
+    report = runner.format_report(runs)
+    assert "2/3 claims hold; 1 not run (ch95_dies kernel died); 1/2 chapters ran clean" in report
+    page = reproduction.write_index(runs, tmp_path / "out", "quick", 0).read_text()
+    assert "2 of 3 claims hold; 1 of 2 chapters ran clean. 1 not run (ch95_dies kernel died)." in page
+
+
+def test_a_timed_out_chapter_counts_its_claims_as_not_run(tmp_path):
+    source = tmp_path / "ch95_slow.py"
+    source.write_text(DIES.replace("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "import time\ntime.sleep(30)"))
+    run = runner.run_chapter(source, None, timeout=2)
+    assert run.stopped == "timed out" and run.not_run == ["ch95.after"]
+    assert "1/2 claims hold; 1 not run (ch95_slow timed out)" in runner.format_report([run])
+
+
+def test_expected_claims_reads_the_chapter_and_its_experiments_module():
+    ids = runner.expected_claims(catalog.find("ch10").source)
+    assert len(ids) == 8 and "ch10.fl-vs-fnl" in ids
+    ch12 = runner.expected_claims(catalog.find("ch12").source)  # `from companion.experiments import ch12_anchors`
+    assert len(ch12) == 12 and "ch12.transformer-vs-lstm" not in ch12  # an exploration is not counted
+
+
+def test_stale_kernel_folders_of_a_killed_process_are_removed(tmp_path):
+    """Probe 3.7: after SIGKILL a run's companion-kernel-* folder (sockets, connection file with its key) stayed in the
+    temporary directory; the next run removes those whose process is gone, and only those."""
+    gone = tmp_path / f"{runner.KERNEL_DIR_PREFIX}999999999-abc"  # above any pid_max: no such process
+    alive = tmp_path / f"{runner.KERNEL_DIR_PREFIX}{os.getppid()}-abc"
+    other = tmp_path / f"{runner.KERNEL_DIR_PREFIX}abc"
+    for folder in (gone, alive, other):
+        folder.mkdir()
+        (folder / "kernel.json").write_text("{}")
+    assert runner.remove_stale_kernel_dirs(tmp_path) == [gone]
+    assert not gone.exists() and alive.exists() and other.exists()
+
+
+def test_the_report_page_escapes_the_chapter_slug(tmp_path):
+    """Probe 6.3: run.slug went into index.html raw in three places."""
+    evil = "'><script>alert(1)</script>"
+    run = runner.ChapterRun(evil, 1.0)
+    page = reproduction.write_index([run], tmp_path, "quick", 0).read_text()
+    assert "<script>" not in page and "&#x27;&gt;&lt;script&gt;" in page

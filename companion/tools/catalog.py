@@ -103,8 +103,12 @@ CHAPTERS: tuple[Chapter, ...] = (
 
 def find(name: str) -> Chapter:
     """The chapter whose slug is ``name`` or starts with it (``ch04`` finds ``ch04_frequency_principle``)."""
-    matches = [c for c in CHAPTERS if c.slug == name or c.slug.startswith(name)]
-    if len(matches) != 1:
+    exact = [c for c in CHAPTERS if c.slug == name]
+    matches = exact or [c for c in CHAPTERS if name and c.slug.startswith(name)]
+    if len(matches) > 1:
+        raise ValueError(f"ambiguous chapter {name!r}: {', '.join(c.slug for c in matches)} all start with it; "
+                         "give more of the name")
+    if not matches:
         raise ValueError(f"unknown chapter {name!r}; choose one of {', '.join(c.slug for c in CHAPTERS)}")
     return matches[0]
 

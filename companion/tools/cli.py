@@ -5,14 +5,17 @@ bench, book}``.
 * ``coverage [--missing] [--write-readme]`` — the book's figures checked by a claim, per chapter (from the
   catalog); ``--write-readme`` regenerates the README's chapter map;
 * ``run ch04`` — execute one chapter headless and print its claims; ``--profile full --smoke`` runs the full
-  profile's code paths with every step count cut to a few recording intervals (claims shown, not judged);
+  profile's code paths with every step count cut to a few recording intervals (claims shown, not judged); its
+  notebook, figures and page go to a folder of their own, ``reproduced/runs/<chapter>-seed<N>-<profile>/`` (or
+  ``--out``), so that a run never overwrites what ``reproduce`` wrote;
 * ``reproduce [--jobs N]`` — execute every chapter (quick profile by default; N chapters at once), write the
   executed notebooks,
   their figures (named after the book's, e.g. ``reproduced/ch04_frequency_principle/fig4.7.png``) and the
   report page ``reproduced/index.html`` to ``--out`` and print the claims report; exit status 1 if any claim failed
   or any notebook raised;
 * ``robustness --seeds 0-19 [--chapters ch04,ch07] [--jobs N]`` — every chapter × seed, the claims'
-  pass counts and margins, written to ``robustness/report.json``; exit status 1 below the standard;
+  pass counts and margins, merged into ``robustness/report.json`` (a report it cannot merge into is refused, never
+  replaced); exit status 1 below the standard;
   ``--restamp --seeds 0,1`` carries the report over a claim-neutral change after checking a sample of seeds;
   ``--backend dask [--scheduler ADDRESS]`` runs them on a Dask cluster (see docs/cluster.md);
 * ``precompute [ch04 …]`` — sample each chapter's explorer on its grid for the site's kernel-free explorers
@@ -30,15 +33,57 @@ bench, book}``.
 from __future__ import annotations
 
 import argparse
+import re
 import runpy
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from companion.tools import catalog
 from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke, reset_settings, settings
 from companion.kit.i18n import read_language, tr
 from companion.tools.reproduction import write_index
-from companion.tools.runner import format_report, read_jobs, run_chapters, sync_notebook
+from companion.tools.runner import KernelDied, format_report, read_jobs, read_timeout, run_chapters, sync_notebook
+
+#: The longest run of characters an error line shows of one value (a longer one is cut in the middle).
+LONGEST_VALUE = 80
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``timeout``, a CI cancel), raised like Ctrl-C so that it ends the same clean way (exit 143)."""
+
+
+def shorten(message: str, longest: int = LONGEST_VALUE) -> str:
+    """``message`` with each run of more than ``longest`` non-blank characters (a value someone passed: 5,000 digits,
+    a 100 KB environment value) cut to its ends and its length."""
+    def cut(match: re.Match) -> str:
+        text = match.group()
+        return f"{text[:longest // 2]}…[{len(text)} characters]…{text[-8:]}"
+    return re.sub(rf"\S{{{longest + 1},}}", cut, message)
+
+
+def error(message: object) -> None:
+    """Print one error line (long values shortened, :func:`shorten`) on stderr."""
+    print(f"error: {shorten(str(message))}", file=sys.stderr)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def sigterm_as_interrupt() -> object:
+    """Make SIGTERM raise :class:`Terminated` (in the main thread only, where signals are handled); returns the
+    handler it replaced, for :func:`restore_sigterm`."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _terminate)
+
+
+def restore_sigterm(previous: object) -> None:
+    """Put back the SIGTERM handler :func:`sigterm_as_interrupt` replaced."""
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _list(_args: argparse.Namespace) -> int:
@@ -71,6 +116,8 @@ def _coverage(args: argparse.Namespace) -> int:
 def writable_folder(path: str) -> Path:
     """``--out``: a folder that exists (made if needed) and can be written, or a ConfigError naming it — checked
     before any work starts, so that no result is lost at the end."""
+    if not str(path).strip():
+        raise ConfigError("--out must name a folder, got ''")
     out = Path(path)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -82,15 +129,28 @@ def writable_folder(path: str) -> Path:
     return out
 
 
+def run_folder(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> str:
+    """Where ``run``/``reproduce`` write: ``--out`` if given; else ``reproduced`` for ``reproduce`` and, for ``run``,
+    a folder of its own under ``reproduced/runs/`` named after the chapter, seed and profile, so that a run never
+    replaces the page and notebooks of a ``reproduce``."""
+    if args.out is not None:
+        return args.out
+    if args.command == "reproduce":
+        return "reproduced"
+    smoke = "-smoke" if args.smoke else ""
+    return str(Path("reproduced") / "runs" / f"{chapters[0].slug[:4]}-seed{args.seed}-{args.profile}{smoke}")
+
+
 def _run(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> int:
-    out = writable_folder(args.out)
+    language = read_language(args.lang)  # every option is checked before the output folder is made
+    jobs, timeout = read_jobs(getattr(args, "jobs", "1")), read_timeout(args.timeout)
+    out = writable_folder(run_folder(args, chapters))
     ready = [ch for ch in chapters if ch.available]
     for ch in chapters:
         if not ch.available:
             print(f"skipping {ch.slug}: its notebook is not written yet", file=sys.stderr)
-    language = read_language(args.lang)
-    runs = run_chapters(ready, out, profile=args.profile, seed=args.seed, timeout=args.timeout,
-                        jobs=read_jobs(getattr(args, "jobs", "1")), language=language, smoke=args.smoke)
+    runs = run_chapters(ready, out, profile=args.profile, seed=args.seed, timeout=timeout, jobs=jobs,
+                        language=language, smoke=args.smoke)
     print()
     print(format_report(runs, language))
     if runs:
@@ -99,18 +159,30 @@ def _run(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> int:
     return 0 if runs and all(r.ok for r in runs) else 1
 
 
+def read_chapter_list(text: str | None) -> list[catalog.Chapter]:
+    """``--chapters``: comma-separated slugs or prefixes (None: every chapter with a notebook); an empty list
+    (``""``, ``","``) is an error, not every chapter."""
+    if text is None:
+        return catalog.available()
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise ConfigError(f"--chapters {text!r} names no chapter: give e.g. ch04,ch07, or leave it out for every chapter")
+    return list(dict.fromkeys(catalog.find(n) for n in names))
+
+
 def _robustness(args: argparse.Namespace) -> int:
     from companion.tools import robustness
 
     seeds = robustness.parse_seeds(args.seeds)
-    jobs = read_jobs(args.jobs)
-    names = [n for n in (args.chapters or "").split(",") if n.strip()]
-    chapters = [catalog.find(n.strip()) for n in names] if names else catalog.available()
-    out = Path(args.out) if args.out else robustness.REPORT_DIR
+    jobs, timeout = read_jobs(args.jobs), read_timeout(args.timeout)
+    chapters = read_chapter_list(args.chapters)
+    if args.out is not None and not args.out.strip():
+        raise ConfigError("--out must name a folder, got ''")
+    out = Path(args.out) if args.out is not None else robustness.REPORT_DIR
     if args.merge:
         report = robustness.merge_reports([Path(p) for p in args.merge], out)
     elif args.restamp:
-        differences = robustness.restamp(chapters, seeds, out=out, jobs=jobs, timeout=args.timeout)
+        differences = robustness.restamp(chapters, seeds, out=out, jobs=jobs, timeout=timeout)
         for slug, found in differences.items():
             print(f"{slug}: " + ("restamped: every claim as in the report" if not found else
                                  "still stale, the claims changed:\n  " + "\n  ".join(found[:20])))
@@ -125,7 +197,7 @@ def _robustness(args: argparse.Namespace) -> int:
                 print(f"sweeping on the dask cluster {client.scheduler.address} "
                       f"({len(client.scheduler_info()['workers'])} workers)", flush=True)
             report = robustness.robustness(chapters, seeds, jobs=-1 if client is not None else jobs, out=out,
-                                           timeout=args.timeout, cached_only=args.cached_only)
+                                           timeout=timeout, cached_only=args.cached_only)
     print(robustness.format_summary(report))
     print(f"\nreport: {out / 'report.json'}")
     return 0 if robustness.meets_standard(report) else 1
@@ -189,8 +261,9 @@ def main(argv: list[str] | None = None) -> int:
                        help="with --profile full: cut every step count to a few recording intervals, so that the full "
                             "profile's code paths run on a CPU in seconds; claims are shown, not judged (default from "
                             "COMPANION_SMOKE)")
-        p.add_argument("--out", default="reproduced", help="output folder (default: ./reproduced)")
-        p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
+        p.add_argument("--out", default=None, help="output folder (default: ./reproduced for reproduce, "
+                                                   "./reproduced/runs/<chapter>-seed<N>-<profile> for run)")
+        p.add_argument("--timeout", default="900", help="seconds allowed per cell (1 to 86400, default 900)")
         p.add_argument("--lang", default=None, help="en or zh: the language of the claims and the report (default from "
                                                     "COMPANION_LANG, else en)")
         if name == "reproduce":
@@ -200,8 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,5-7 (default 0-19)")
     p.add_argument("--chapters", default=None, help="comma-separated slugs or prefixes (default: every chapter)")
     p.add_argument("--jobs", default="1", help="parallel runs (default 1; each run uses one torch thread when > 1)")
-    p.add_argument("--out", default=None, help="report folder (default: robustness/ in the repository)")
-    p.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
+    p.add_argument("--out", default=None, help="report folder (default: robustness/ in the repository); an existing "
+                                               "report there is merged into, or the run is refused")
+    p.add_argument("--timeout", default="900", help="seconds allowed per cell (1 to 86400, default 900)")
     p.add_argument("--merge", nargs="+", metavar="REPORT", default=None,
                    help="run nothing: merge these report folders (e.g. one per machine) into --out")
     p.add_argument("--cached-only", action="store_true",
@@ -231,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("book", help="build the book site (Jupyter Book) from the committed notebooks")
     p.add_argument("--out", default=str(catalog.ROOT / "book"), help="the site goes to OUT/_build/html")
     args = parser.parse_args(argv)
+    previous = sigterm_as_interrupt()
     try:
         reset_settings()  # read them afresh: a bad COMPANION_PROFILE, _SEED, _THREADS or _LANG is named before any work
         settings()
@@ -249,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 print(f"built {build(writable_folder(args.out)) / 'index.html'}")
             except RuntimeError as exc:  # the build's own output says what went wrong
-                print(f"error: {exc}", file=sys.stderr)
+                error(exc)
                 return 1
             return 0
         if args.command == "robustness":
@@ -273,9 +348,17 @@ def main(argv: list[str] | None = None) -> int:
         args.smoke = read_smoke(args.profile, args.smoke)
         chapters = [catalog.find(args.chapter)] if args.command == "run" else list(catalog.CHAPTERS)
         return _run(args, chapters)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: one line, no traceback; the kernels are shut down
+        print(f"interrupted: {shorten(str(exc)) or 'stopped before the end'}", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
     except (ConfigError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        error(exc)
         return 2
+    except KernelDied as exc:  # a robustness run's kernel was killed: the sweep stops, the finished runs are cached
+        error(exc)
+        return 1
+    finally:
+        restore_sigterm(previous)
 
 
 if __name__ == "__main__":

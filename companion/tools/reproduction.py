@@ -39,9 +39,13 @@ class ChapterResult(Protocol):
     figures: list[SavedFigure]
     error: str | None
     notebook: Path | None
+    stopped: str | None
 
     @property
     def ok(self) -> bool: ...
+
+    @property
+    def not_run(self) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,14 @@ def save_figures(nb: nbformat.NotebookNode, folder: Path, slug: str) -> list[Sav
     return saved
 
 
+def not_run_reason(runs: list[ChapterResult], language: str = "en") -> str:
+    """Which chapters stopped before their end, leaving claims not run, and why: "ch13_complexity_control timed
+    out"."""
+    words = {"raised": tr("raised", language), "timed out": tr("timed out", language),
+             "kernel died": tr("kernel died", language)}
+    return ", ".join(f"{r.slug} {words.get(r.stopped or 'raised', r.stopped)}" for r in runs if r.not_run)
+
+
 def _versions() -> dict[str, str]:
     import numpy
     import torch
@@ -161,15 +173,18 @@ def write_index(runs: list[ChapterResult], out: Path, profile: str, seed: int, l
     meta = {tr("profile", language): profile, tr("seed", language): str(seed), **_versions(),
             tr("made", language): datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             tr("notebook time", language): f"{sum(r.seconds for r in runs):.0f} s"}
-    n_claims = sum(c.judged for r in runs for c in r.claims)
+    n_not_run = sum(len(r.not_run) for r in runs)
+    n_claims = sum(c.judged for r in runs for c in r.claims) + n_not_run
     n_pass = sum(c.passed and c.judged for r in runs for c in r.claims)
+    not_run = " " + tr("{not_run} not run ({why}).", language).format(
+        not_run=n_not_run, why=not_run_reason(runs, language)) if n_not_run else ""
     title = html.escape(tr("Reproduction report", language))
     parts = [f"<!doctype html><html lang='{language}'><head><meta charset='utf-8'><title>{title}</title>"
              f"<style>{STYLE}</style></head><body><h1>{title}</h1>",
              "<p id='summary'>" + html.escape(tr("{passed} of {claims} claims hold; {clean} of {chapters} chapters ran "
                                                  "clean.", language).format(passed=n_pass, claims=n_claims,
                                                                             clean=sum(r.ok for r in runs),
-                                                                            chapters=len(runs))) +
+                                                                            chapters=len(runs)) + not_run) +
              "</p><table id='run'>",
              *(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in meta.items()),
              f"</table><h2>{tr('Chapters', language)}</h2><table id='chapters'><tr><th>{tr('chapter', language)}</th>"
@@ -178,7 +193,8 @@ def write_index(runs: list[ChapterResult], out: Path, profile: str, seed: int, l
     for run in runs:
         status = "ok" if run.ok else tr("error: {error}", language).format(error=run.error) if run.error else \
             tr("a claim failed", language)
-        parts.append(f"<tr><td><a href='#{run.slug}'>{run.slug}</a></td><td class='{'pass' if run.ok else 'fail'}'>"
+        slug = html.escape(run.slug, quote=True)
+        parts.append(f"<tr><td><a href='#{slug}'>{slug}</a></td><td class='{'pass' if run.ok else 'fail'}'>"
                      f"{html.escape(status)}</td><td>{len(run.claims)}</td><td>{len(run.figures)}</td>"
                      f"<td>{run.seconds:.1f}</td></tr>")
     parts.append("</table>")
@@ -186,7 +202,8 @@ def write_index(runs: list[ChapterResult], out: Path, profile: str, seed: int, l
         shown: set[Path] = set()
         notebook = f" — <a href='{html.escape(run.notebook.relative_to(out).as_posix())}'>" \
             f"{tr('executed notebook', language)}</a>" if run.notebook else ""
-        parts.append(f"<h2 id='{run.slug}'>{html.escape(run.slug)}</h2><p>{run.seconds:.1f} s{notebook}</p>")
+        parts.append(f"<h2 id='{html.escape(run.slug, quote=True)}'>{html.escape(run.slug)}</h2>"
+                     f"<p>{run.seconds:.1f} s{notebook}</p>")
         if run.error:
             parts.append(f"<p class='fail'>{tr('The notebook raised:', language)} {html.escape(run.error)}</p>")
         for claim in run.claims:

@@ -14,6 +14,14 @@ the pass count and the minimum and median margin.  The standard (DEVELOPERS.md):
 on at least 19 of 20 seeds and each chapter as a whole (all its claims on one seed) on at least 18
 of 20, and a claim's median margin clears its thin line.  The book site shows the report and marks
 the chapters whose digest changed since it was made.
+
+A sweep **merges** into the report already in ``--out`` (:func:`merge`), never replaces it: per chapter and seed,
+the new results join the old ones of the same code (digest), and the report's seeds are the union.  A chapter whose
+code changed is replaced by its new results only when they cover every seed the report has for it; a report of
+another profile, or a changed chapter run on fewer seeds, is refused (before anything runs) with one line — give
+``--out`` another folder.  Every report read (``--out``'s, ``--merge``'s) is checked against the report's schema
+(:func:`report_problem`): a file that is not one is named, with what is wrong.  ``report.json`` is written
+atomically (a temporary file moved over it), so a killed run leaves the old report or the new one.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import os
 import platform
 import statistics
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
@@ -40,28 +49,32 @@ from companion.tools import catalog
 from companion.kit.cache import SWEEPS, memory, module_file, reachable_modules
 from companion.kit.claims import THIN_LINE
 from companion.kit.config import ConfigError
-from companion.tools.runner import load_source, run_chapter
+from companion.tools.runner import KernelDied, load_source, run_chapter
 
 REPORT_DIR = catalog.ROOT / "robustness"
 CLAIM_SHARE, CHAPTER_SHARE = 19 / 20, 18 / 20
+#: The most seeds one ``--seeds`` may name, and the bound every seed lies below (as :func:`read_seed` requires).
+MAX_SEEDS, SEED_LIMIT = 10_000, 2**32
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``"0-19"``, ``"3"`` or ``"0,2,5-7"`` → a sorted list of distinct non-negative seeds."""
+    """``"0-19"``, ``"3"`` or ``"0,2,5-7"`` → a sorted list of distinct seeds in [0, 2**32), at most
+    :data:`MAX_SEEDS` of them (checked before any range is spelled out)."""
     seeds: set[int] = set()
     for part in str(text).split(","):
         part = part.strip()
         try:
-            if "-" in part:
-                lo, hi = (int(v) for v in part.split("-", 1))
-                if lo > hi:
-                    raise ValueError
-                seeds.update(range(lo, hi + 1))
-            else:
-                seeds.add(int(part))
+            lo, hi = (int(v) for v in part.split("-", 1)) if "-" in part else (int(part), int(part))
+            if lo > hi:
+                raise ValueError
         except ValueError:
             raise ConfigError(f"bad seed range {part!r} in --seeds {text!r}: write e.g. 0-19 or 0,2,5-7") from None
-    if not seeds or min(seeds) < 0:
+        if lo < 0 or hi >= SEED_LIMIT:
+            raise ConfigError(f"seeds lie in [0, 2**32): {part!r} in --seeds does not")
+        if hi - lo + 1 + len(seeds) > MAX_SEEDS:
+            raise ConfigError(f"--seeds names more than {MAX_SEEDS} seeds ({part!r}): sweep fewer at a time")
+        seeds.update(range(lo, hi + 1))
+    if not seeds:
         raise ConfigError(f"--seeds {text!r} must name non-negative integers, e.g. 0-19")
     return sorted(seeds)
 
@@ -91,6 +104,8 @@ def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, th
     run = run_chapter(Path(source), None, profile=profile, seed=seed, timeout=timeout, extra_env=extra)
     if run.error and run.error.startswith("KeyboardInterrupt"):
         raise KeyboardInterrupt(f"{Path(source).stem} seed {seed} was interrupted")  # never cached
+    if run.stopped == "kernel died":  # killed from outside (the OOM killer): not what the code does, never cached
+        raise KernelDied(f"{Path(source).stem} seed {seed}: {run.error}; run the sweep again to resume")
     return {"chapter": Path(source).stem, "seed": seed, "digest": digest, "seconds": run.seconds,
             "error": run.error, "claims": [asdict(c) for c in run.claims]}
 
@@ -154,8 +169,9 @@ def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_sec
     made_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     chapters: dict[str, dict[str, Any]] = {}
     claims: dict[str, dict[str, Any]] = {}
+    commit = _git_commit()
     for item in items:
-        ch = chapters.setdefault(item["chapter"], {"digest": item["digest"], "commit": _git_commit(),
+        ch = chapters.setdefault(item["chapter"], {"digest": item["digest"], "commit": commit,
                                                    "made_at": made_at, "seeds": {}})
         ids = [c["id"] for c in item["claims"] if not c["exploration"]]
         ok = item["error"] is None and all(c["passed"] for c in item["claims"] if not c["exploration"])
@@ -166,19 +182,25 @@ def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_sec
                                                 "exploration": c["exploration"], "seeds": {}})
             entry["seeds"][str(item["seed"])] = {"passed": c["passed"], "margin": c["margin"], "unit": c["unit"],
                                                  "thin": c["thin"], "tightest": c["tightest"]}
-    for slug, ch in chapters.items():
+    return tally({"profile": profile, "seeds": list(seeds), "jobs": jobs,
+                  "wall_seconds": None if wall_seconds is None else round(wall_seconds, 1),
+                  "torch": torch.__version__, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+                  "made_at": made_at, "chapters": chapters, "claims": claims})
+
+
+def tally(report: dict[str, Any]) -> dict[str, Any]:
+    """(Re)compute the counts of ``report`` from its per-seed results: each chapter's passes and runs (complete when
+    it ran every seed of the report) and each claim's pass count and margins (:func:`_claim_stats`)."""
+    for ch in report["chapters"].values():
         ch["passed"] = sum(run["ok"] for run in ch["seeds"].values())
         ch["runs"] = len(ch["seeds"])
-        ch["complete"] = ch["runs"] == len(seeds)
+        ch["complete"] = set(ch["seeds"]) >= {str(s) for s in report["seeds"]}
         ch["meets_standard"] = ch["complete"] and ch["passed"] >= math.ceil(CHAPTER_SHARE * ch["runs"] - 1e-9)
-    for entry in claims.values():
-        ran = chapters[entry["chapter"]]
+    for entry in report["claims"].values():
+        ran = report["chapters"][entry["chapter"]]
         _claim_stats(entry, sorted(ran["seeds"], key=int))
         entry["meets_standard"] = entry["meets_standard"] and ran["complete"]
-    return {"profile": profile, "seeds": list(seeds), "jobs": jobs,
-            "wall_seconds": None if wall_seconds is None else round(wall_seconds, 1),
-            "torch": torch.__version__, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-            "made_at": made_at, "chapters": chapters, "claims": claims}
+    return report
 
 
 def _claim_stats(entry: dict[str, Any], seeds: list[str]) -> None:
@@ -200,22 +222,161 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def merge_conflict(old: dict[str, Any] | None, profile: str, runs: dict[str, tuple[str, set[str]]]) -> str | None:
+    """Why results of ``profile`` for ``runs`` (chapter → its digest and seeds) cannot merge into the report ``old``
+    without losing some of it, or None: another profile, or a chapter whose code changed run on fewer seeds than
+    the report has for it."""
+    if old is None:
+        return None
+    if old["profile"] != profile:
+        return f"it holds the {old['profile']} profile, this is {profile}"
+    for slug, (digest, seeds) in runs.items():
+        was = old["chapters"].get(slug)
+        if was is not None and was["digest"] != digest and not set(was["seeds"]) <= seeds:
+            return (f"{slug}'s code changed since its {len(was['seeds'])} seeds there; results on {len(seeds)} "
+                    f"would replace them (run it on seeds {_seed_text(was['seeds'])} at least)")
+    return None
+
+
+def _seed_text(seeds: Iterable[str]) -> str:
+    numbers = sorted(map(int, seeds))
+    return f"{numbers[0]}-{numbers[-1]}" if numbers == list(range(numbers[0], numbers[-1] + 1)) else \
+        ",".join(map(str, numbers))
+
+
 def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
-    """``new`` with the chapters of ``old`` that ``new`` did not rerun (same seeds and profile only)."""
-    if not old or old.get("seeds") != new["seeds"] or old.get("profile") != new["profile"]:
-        return new
-    merged = dict(new)
+    """``new`` merged into ``old`` (see the module docstring): the seeds are the union; a chapter of the same digest
+    gets the new seeds beside its old ones (a seed in both: the new result), a chapter whose digest changed is
+    replaced; the chapters and claims ``new`` did not run stay as they were.  A ConfigError (:func:`merge_conflict`)
+    where that would lose results."""
+    problem = merge_conflict(old, new["profile"], {slug: (ch["digest"], set(ch["seeds"]))
+                                                    for slug, ch in new["chapters"].items()})
+    if problem:
+        raise ConfigError(problem)
+    if old is None:
+        return tally(new)
+    merged = {**old, **{k: v for k, v in new.items() if k not in ("chapters", "claims")}}
+    merged["seeds"] = sorted(set(old["seeds"]) | set(new["seeds"]))
     merged["jobs"] = max(old.get("jobs") or 1, new.get("jobs") or 1)
-    merged["chapters"] = {**{k: v for k, v in old["chapters"].items() if k not in new["chapters"]}, **new["chapters"]}
-    merged["claims"] = {**{k: v for k, v in old["claims"].items() if v["chapter"] not in new["chapters"]},
-                        **new["claims"]}
+    merged["wall_seconds"] = new["wall_seconds"] if not old["chapters"] else None  # several sweeps: times per chapter
+    chapters, claims = dict(old["chapters"]), dict(old["claims"])
+    for slug, ch in new["chapters"].items():
+        was = chapters.get(slug)
+        same = was is not None and was["digest"] == ch["digest"]
+        chapters[slug] = {**(was if same else {}), **ch, "seeds": {**(was["seeds"] if same else {}), **ch["seeds"]}}
+        if not same:  # the old code's claims go with it
+            claims = {cid: c for cid, c in claims.items() if c["chapter"] != slug}
+    for cid, claim in new["claims"].items():
+        was = claims.get(cid)
+        claims[cid] = {**claim, "seeds": {**(was["seeds"] if was else {}), **claim["seeds"]}}
     order = [c.slug for c in catalog.CHAPTERS]
-    merged["chapters"] = dict(sorted(merged["chapters"].items(), key=lambda kv: order.index(kv[0])
-                                     if kv[0] in order else len(order)))
-    merged["claims"] = dict(sorted(merged["claims"].items(), key=lambda kv: (
-        order.index(kv[1]["chapter"]) if kv[1]["chapter"] in order else len(order))))
-    merged["wall_seconds"] = None   # several sweeps: their times are per chapter
-    return merged
+    rank = lambda slug: order.index(slug) if slug in order else len(order)  # noqa: E731
+    merged["chapters"] = dict(sorted(chapters.items(), key=lambda kv: rank(kv[0])))
+    merged["claims"] = dict(sorted(claims.items(), key=lambda kv: rank(kv[1]["chapter"])))
+    return tally(merged)
+
+
+class _Malformed(ValueError):
+    """What is wrong with a report, found by :func:`report_problem`."""
+
+
+def _need(value: Any, kinds: type | tuple[type, ...], where: str, what: str) -> Any:
+    """``value`` if it is one of ``kinds`` (a bool is not a number), else :class:`_Malformed` naming ``where``."""
+    numbers = kinds in ((int, float), (int, float, type(None)), int)
+    if not isinstance(value, kinds) or (numbers and isinstance(value, bool)):
+        raise _Malformed(f"{where} must be {what}, not {type(value).__name__}")
+    return value
+
+
+def _seed_table(value: Any, where: str) -> dict[str, Any]:
+    """A dict keyed by seeds written as decimal strings, each value a dict."""
+    for seed, run in _need(value, dict, where, "an object keyed by seed").items():
+        if not seed.isdigit():
+            raise _Malformed(f"{where} has the key {seed!r}, not a seed")
+        _need(run, dict, f"{where}[{seed!r}]", "an object")
+    return value
+
+
+def _check_report(data: Any) -> None:
+    """Raise :class:`_Malformed` unless ``data`` has the report's shape (module docstring): the fields the merge and
+    the summary read, with their types."""
+    _need(data, dict, "the report", "a JSON object")
+    for key in ("profile", "seeds", "chapters", "claims"):
+        if key not in data:
+            raise _Malformed(f"it has no {key!r}")
+    _need(data["profile"], str, "'profile'", "a string")
+    for seed in _need(data["seeds"], list, "'seeds'", "a list"):
+        if _need(seed, int, "each seed", "an integer") < 0:
+            raise _Malformed(f"'seeds' holds {seed}, not a non-negative integer")
+    for slug, ch in _need(data["chapters"], dict, "'chapters'", "an object").items():
+        where = f"chapter {slug!r}"
+        _need(ch, dict, where, "an object")
+        _need(ch.get("digest"), str, f"{where} 'digest'", "a string")
+        for seed, run in _seed_table(ch.get("seeds"), f"{where} 'seeds'").items():
+            _need(run.get("seconds"), (int, float), f"{where} seed {seed} 'seconds'", "a number")
+            _need(run.get("error"), (str, type(None)), f"{where} seed {seed} 'error'", "a string or null")
+            _need(run.get("ok"), bool, f"{where} seed {seed} 'ok'", "true or false")
+            _need(run.get("claims"), int, f"{where} seed {seed} 'claims'", "an integer")
+    for cid, claim in _need(data["claims"], dict, "'claims'", "an object").items():
+        where = f"claim {cid!r}"
+        _need(claim, dict, where, "an object")
+        if _need(claim.get("chapter"), str, f"{where} 'chapter'", "a string") not in data["chapters"]:
+            raise _Malformed(f"{where} belongs to chapter {claim['chapter']!r}, which the report does not have")
+        for key in ("figure", "text"):
+            _need(claim.get(key), str, f"{where} {key!r}", "a string")
+        _need(claim.get("exploration"), bool, f"{where} 'exploration'", "true or false")
+        for seed, run in _seed_table(claim.get("seeds"), f"{where} 'seeds'").items():
+            _need(run.get("passed"), bool, f"{where} seed {seed} 'passed'", "true or false")
+            _need(run.get("margin"), (int, float, type(None)), f"{where} seed {seed} 'margin'", "a number or null")
+            _need(run.get("thin"), bool, f"{where} seed {seed} 'thin'", "true or false")
+            if run.get("unit") not in THIN_LINE:
+                raise _Malformed(f"{where} seed {seed} 'unit' must be one of {', '.join(THIN_LINE)}")
+
+
+def report_problem(data: Any) -> str | None:
+    """What makes ``data`` (parsed JSON) not a robustness report, in a few words, or None."""
+    try:
+        _check_report(data)
+    except _Malformed as exc:
+        return str(exc)
+    return None
+
+
+def read_report(file: Path) -> dict[str, Any] | None:
+    """The report in ``file`` (None if there is none): JSON checked by :func:`report_problem`, or a ConfigError
+    naming the file and what is wrong with it."""
+    file = Path(file)
+    if not file.exists():
+        return None
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read the robustness report {str(file)!r}: {exc}") from None
+    problem = report_problem(data)
+    if problem:
+        raise ConfigError(f"{str(file)!r} is not a robustness report: {problem}")
+    return data
+
+
+def write_report(file: Path, report: dict[str, Any]) -> None:
+    """Write ``report`` to ``file`` atomically: into a temporary file beside it, then moved over it."""
+    file = Path(file)
+    text = json.dumps(report, ensure_ascii=False, indent=1) + "\n"
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=file.parent, prefix=f".{file.name}.",
+                                     suffix=".tmp", delete=False) as tmp:
+        try:
+            tmp.write(text)
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        except BaseException:  # the old report stays as it was, and no half-written file stays beside it
+            tmp.close()
+            os.unlink(tmp.name)
+            raise
+    try:
+        os.replace(tmp.name, file)
+    except BaseException:
+        os.unlink(tmp.name)
+        raise
 
 
 def stale_chapters(report: dict[str, Any]) -> list[str]:
@@ -243,9 +404,9 @@ def restamp(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, out: P
     full sweep.  Returns the differences per chapter (an empty list: restamped).
     """
     target = Path(out) / "report.json"
-    if not target.exists():
+    report = read_report(target)
+    if report is None:
         raise ConfigError(f"no robustness report at {str(target)!r} to restamp")
-    report = json.loads(target.read_text(encoding="utf-8"))
     missing = [s for s in seeds if s not in report["seeds"]]
     if missing:
         raise ConfigError(f"seeds {missing} are not in the report (it has {report['seeds'][0]}–{report['seeds'][-1]})")
@@ -264,7 +425,7 @@ def restamp(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, out: P
                                                                                                 now["margin"]):
                 differences[item["chapter"]].append(
                     f"seed {item['seed']} {cid}: report {_describe(was)}, now {_describe(now)}")
-        if item["error"] != report["chapters"][item["chapter"]]["seeds"][str(item["seed"])]["error"]:
+        if item["error"] != report["chapters"][item["chapter"]]["seeds"].get(str(item["seed"]), {}).get("error"):
             differences[item["chapter"]].append(f"seed {item['seed']}: error {item['error']!r}")
     made_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     for slug, found in differences.items():
@@ -272,7 +433,7 @@ def restamp(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, out: P
             chapter = report["chapters"][slug]
             chapter["digest"] = items[[i["chapter"] for i in items].index(slug)]["digest"]
             chapter["restamped"] = {"at": made_at, "seeds": list(seeds), "commit": _git_commit()}
-    target.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write_report(target, report)
     return differences
 
 
@@ -290,22 +451,23 @@ def _describe(claim: dict[str, Any] | None) -> str:
 def merge_reports(paths: Sequence[Path], out: Path = REPORT_DIR) -> dict[str, Any]:
     """Merge the reports in ``paths`` (folders or files, e.g. one per machine or per chapter) into ``out``.
 
-    Chapters whose digest still matches the code are stamped with the current commit when the
-    package and the chapters have no uncommitted change, so the committed report names the commit
-    at which its numbers hold.
+    Each file is checked (:func:`read_report`) and merged by :func:`merge`: a file that is not a report, or one
+    that cannot merge without losing results, is refused with its name and nothing is written.  Chapters whose
+    digest still matches the code are stamped with the current commit when the package and the chapters have no
+    uncommitted change, so the committed report names the commit at which its numbers hold.
     """
     target = Path(out) / "report.json"
-    report = json.loads(target.read_text(encoding="utf-8")) if target.exists() else None
+    report = read_report(target)
     for path in paths:
         path = Path(path)
         file = path / "report.json" if path.is_dir() else path
-        if not file.exists():
+        new = read_report(file)
+        if new is None:
             raise ConfigError(f"no robustness report at {str(file)!r}")
-        new = json.loads(file.read_text(encoding="utf-8"))
-        if report is not None and (report["seeds"] != new["seeds"] or report["profile"] != new["profile"]):
-            raise ConfigError(f"{str(file)!r} has seeds {new['seeds']} ({new['profile']}), the others "
-                              f"{report['seeds']} ({report['profile']}): merge reports of the same sweep")
-        report = merge(report, new)
+        try:
+            report = merge(report, new)
+        except ConfigError as exc:
+            raise ConfigError(f"cannot merge {str(file)!r} into the others: {exc}") from None
     if report is None:
         raise ConfigError("nothing to merge: name one or more report folders")
     commit = _git_commit()
@@ -314,7 +476,7 @@ def merge_reports(paths: Sequence[Path], out: Path = REPORT_DIR) -> dict[str, An
         if slug not in stale and not commit.endswith("+uncommitted"):
             ch["commit"] = commit
     Path(out).mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write_report(target, report)
     return report
 
 
@@ -343,16 +505,51 @@ def format_summary(report: dict[str, Any]) -> str:
 
 
 def meets_standard(report: dict[str, Any]) -> bool:
-    """Every claim (explorations aside) and every chapter meets the standard."""
-    return (all(c["meets_standard"] for c in report["claims"].values() if not c["exploration"])
+    """Every claim (explorations aside) and every chapter meets the standard (a report of no chapter does not)."""
+    return bool(report["chapters"]) and (all(c["meets_standard"] for c in report["claims"].values() if not c["exploration"])
             and all(ch["meets_standard"] for ch in report["chapters"].values()))
 
 
 def robustness(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs: int = 1,
                out: Path = REPORT_DIR, profile: str = "quick", timeout: int = 900,
                progress: bool = True, cached_only: bool = False) -> dict[str, Any]:
-    """Run the sweep (or, with ``cached_only``, collect what the cache has), merge it into ``out/report.json``."""
+    """Run the sweep (or, with ``cached_only``, collect what the cache has), merge it into ``out/report.json``.
+
+    Checked before anything runs: ``out`` can be written, the report there (if any) is one, and the results will
+    merge into it (:func:`merge_conflict`) — else a ConfigError, and nothing is written.  ``cached_only`` with
+    nothing in the cache is an error too (an empty report would say nothing, and "meet" the standard).
+    """
     out = Path(out)
+    path = out / "report.json"
+    if not cached_only:
+        _writable(out)
+    old = read_report(path)
+    planned = {Path(ch.source).stem: (chapter_digest(ch), {str(s) for s in seeds}) for ch in chapters}
+    problem = merge_conflict(old, profile, planned)
+    if problem:
+        raise ConfigError(f"will not merge into {str(path)!r}: {problem}; give --out another folder")
+    start = time.perf_counter()
+    try:
+        items = run_sweep(chapters, seeds, jobs=jobs, profile=profile, timeout=timeout, progress=progress,
+                          cached_only=cached_only)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM
+        raise type(exc)("the sweep stopped before its end; its finished runs are cached (run it again to resume); "
+                        "the report was not written") from None
+    if not items:
+        raise ConfigError("the cache holds no run of these chapters and seeds for the current code; nothing was "
+                          "written (run without --cached-only)")
+    wall = None if cached_only else time.perf_counter() - start
+    try:
+        report = merge(old, summarise(items, seeds, wall_seconds=wall, jobs=jobs, profile=profile))
+    except ConfigError as exc:
+        raise ConfigError(f"will not merge into {str(path)!r}: {exc}; give --out another folder") from None
+    _writable(out)
+    write_report(path, report)
+    return report
+
+
+def _writable(out: Path) -> None:
+    """Make the folder ``out`` if needed and check that it can be written, or a ConfigError naming it."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / ".write-test"
@@ -360,13 +557,3 @@ def robustness(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, job
         probe.unlink()
     except OSError as exc:
         raise ConfigError(f"cannot write the report to {str(out)!r}: {exc.strerror or exc}") from None
-    start = time.perf_counter()
-    items = run_sweep(chapters, seeds, jobs=jobs, profile=profile, timeout=timeout, progress=progress,
-                      cached_only=cached_only)
-    wall = None if cached_only else time.perf_counter() - start
-    report = summarise(items, seeds, wall_seconds=wall, jobs=jobs, profile=profile)
-    path = out / "report.json"
-    old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-    report = merge(old, report)
-    path.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return report

@@ -10,6 +10,15 @@ A kernel imports :data:`PRELOAD` (torch, pyplot, ipywidgets: ≈ 4 s) while it s
 notebook.  :func:`run_chapters` starts the kernels of the next ``jobs`` chapters while the current ones run, so
 that start-up overlaps with work (a chapter's notebook runs on one torch thread and leaves a core idle).
 
+A chapter that does not finish (a cell raised, ran past ``--timeout``, or its kernel died) is a failed
+:class:`ChapterRun` with what ran written out; the claims it never reached count as *not run* in the report's
+summary (:func:`expected_claims`).  Ctrl-C (or SIGTERM, which the command line turns into the same) ends the runs
+with a :class:`KeyboardInterrupt` naming the chapters that did not finish; their kernels are shut down.
+
+Each kernel's sockets, connection file and claims log live in one private folder ``companion-kernel-<pid>-…`` of
+the temporary directory, removed when the run ends; the folders of a process that was killed (SIGKILL) are
+removed by the next run (:func:`remove_stale_kernel_dirs`).
+
 The client reads the kernel's replies and outputs through :class:`PolledChannel`, which looks at its socket at least
 every :data:`WAKE_UP` seconds: zmq's asyncio integration can miss the wake-up of a message that has arrived, and the
 wait then lasts until its timeout — for a cell's reply, the whole ``--timeout``.
@@ -17,10 +26,13 @@ wait then lasts until its timeout — for a cell's reply, the whole ``--timeout`
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import hashlib
+import importlib.util
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -37,7 +49,7 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError, CellTimeoutError
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 from tqdm.auto import tqdm
 from traitlets import Type
 
@@ -46,13 +58,17 @@ from companion.kit.claims import LoggedClaim, read_log
 from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke
 from companion.kit.i18n import read_language, tr
 from companion.tools.catalog import longest_first
-from companion.tools.reproduction import SavedFigure, save_figures
+from companion.tools.reproduction import SavedFigure, not_run_reason, save_figures
 
 T = TypeVar("T")
 #: What every kernel imports while it starts (IPython's ``exec_lines``: no output, no execution count).
 PRELOAD = "import companion, torch, matplotlib.pyplot, ipywidgets, companion.kit.claims, companion.kit.plots, companion.kit.widgets"
 #: The longest a wait for a kernel's message goes without looking at the socket again (seconds).
 WAKE_UP = 1.0
+#: The private temporary folders of this process's kernels are named ``companion-kernel-<pid>-…``.
+KERNEL_DIR_PREFIX = "companion-kernel-"
+#: The longest ``--timeout`` a cell may be given (seconds): a day.
+MAX_TIMEOUT = 24 * 3600
 
 
 class PolledChannel(AsyncZMQSocketChannel):
@@ -82,6 +98,10 @@ class PolledClient(AsyncKernelClient):
     iopub_channel_class = Type(PolledChannel)
 
 
+class KernelDied(RuntimeError):
+    """A chapter's kernel died (killed, out of memory): a robustness run is not a result (nor cached)."""
+
+
 @dataclass
 class ChapterRun:
     slug: str
@@ -90,11 +110,23 @@ class ChapterRun:
     figures: list[SavedFigure] = field(default_factory=list)
     error: str | None = None
     notebook: Path | None = None
+    #: the ids of the judged claims the chapter states (:func:`expected_claims`)
+    expected: tuple[str, ...] = ()
+    #: why the notebook did not finish: "raised", "timed out" or "kernel died" (None: it finished)
+    stopped: str | None = None
 
     @property
     def ok(self) -> bool:
         """The notebook ran to its end and every claim (explorations and a smoke run's claims aside) held."""
         return self.error is None and all(c.passed for c in self.claims if c.judged)
+
+    @property
+    def not_run(self) -> list[str]:
+        """The judged claims a notebook that did not finish never reached (none for a smoke run: none is judged)."""
+        if self.error is None or any(c.smoke for c in self.claims):
+            return []
+        logged = {c.id for c in self.claims}
+        return [cid for cid in self.expected if cid not in logged]
 
 
 def load_source(path: Path) -> nbformat.NotebookNode:
@@ -102,19 +134,99 @@ def load_source(path: Path) -> nbformat.NotebookNode:
     return jupytext.read(path)
 
 
+def _trees(code: str) -> list[ast.AST]:
+    """The syntax trees of the code cells ``code`` (a cell of IPython magics, which is not Python, is left out)."""
+    trees = []
+    for cell in code.split("\n\0"):
+        with contextlib.suppress(SyntaxError):
+            trees.append(ast.parse(cell))
+    return trees
+
+
+def _experiment_modules(trees: list[ast.AST]) -> list[str]:
+    """The ``companion.experiments`` modules the code imports (``from companion.experiments import ch13_complexity``,
+    ``from companion.experiments.ch10_estimate import …``)."""
+    names = []
+    for node in (n for tree in trees for n in ast.walk(tree)):
+        if isinstance(node, ast.ImportFrom) and node.module == "companion.experiments":
+            names += [f"companion.experiments.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("companion.experiments."):
+            names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names += [a.name for a in node.names if a.name.startswith("companion.experiments.")]
+    return list(dict.fromkeys(names))
+
+
+def _claim_specs(trees: list[ast.AST]) -> list[tuple[str, bool]]:
+    """``(id, exploration)`` of each ``ClaimSpec("id", …)`` written in the code with a literal id."""
+    found = []
+    for node in (n for tree in trees for n in ast.walk(tree)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "ClaimSpec" \
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            exploration = any(k.arg == "exploration" and isinstance(k.value, ast.Constant) and k.value.value is True
+                              for k in node.keywords)
+            found.append((node.args[0].value, exploration))
+    return found
+
+
+def expected_claims(source: Path) -> tuple[str, ...]:
+    """The judged claims (explorations aside) chapter ``source`` states: the ``ClaimSpec`` ids of its own prefix
+    (``ch13.``) declared in its code cells or in the ``companion.experiments`` modules it imports — read from the
+    files, nothing is imported or run."""
+    trees = _trees("\n\0".join(c.source for c in load_source(source).cells if c.cell_type == "code"))
+    for name in _experiment_modules(trees):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            trees += _trees(Path(spec.origin).read_text(encoding="utf-8"))
+    prefix = source.stem.split("_")[0] + "."
+    return tuple(dict.fromkeys(cid for cid, exploration in _claim_specs(trees)
+                               if cid.startswith(prefix) and not exploration))
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_kernel_dirs(folder: Path | None = None) -> list[Path]:
+    """Remove the ``companion-kernel-<pid>-…`` folders of ``folder`` (the temporary directory) whose process is gone
+    (killed with SIGKILL, which leaves no time to clean up); returns those removed."""
+    removed = []
+    for path in Path(folder or tempfile.gettempdir()).glob(f"{KERNEL_DIR_PREFIX}*"):
+        pid = path.name[len(KERNEL_DIR_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def private_dir() -> tempfile.TemporaryDirectory:
+    """A temporary folder of this process's kernels, named after its pid (see :func:`remove_stale_kernel_dirs`)."""
+    return tempfile.TemporaryDirectory(prefix=f"{KERNEL_DIR_PREFIX}{os.getpid()}-")
+
+
 @contextlib.asynccontextmanager
 async def kernel(cwd: Path, env: dict[str, str]) -> AsyncIterator[AsyncKernelManager]:
     """A python3 kernel in ``cwd`` whose environment includes ``env``, importing :data:`PRELOAD` as it starts; shut
     down on leaving the context.
 
-    The kernel talks to us over local IPC sockets in a private temporary folder, not over TCP on the loopback
-    interface (which ipykernel warns about, unencrypted, for every chapter).
+    The kernel talks to us over local IPC sockets in a private temporary folder (:func:`private_dir`), not over TCP
+    on the loopback interface (which ipykernel warns about, unencrypted, for every chapter); its connection file (with
+    its key) lies there too, so that nothing of it outlives the run.
     """
     # The kernel gets its own environment (this process's is left alone, so several chapters can start at once).
     env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline", **env}  # figures as PNG outputs
     env["COMPANION_CACHE"] = absolute_setting(env.get("COMPANION_CACHE", ""))  # the kernel's cwd is chapters/
-    with tempfile.TemporaryDirectory(prefix="companion-kernel-") as sockets:
+    remove_stale_kernel_dirs()
+    with private_dir() as sockets:
         manager = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"),
+                                     connection_file=str(Path(sockets) / "kernel.json"),
                                      client_class=f"{__name__}.PolledClient")
         interrupted = False
         try:
@@ -237,41 +349,76 @@ async def chapter_run(source: Path, out_dir: Path | None, *, profile: str, seed:
     smoke = read_smoke(profile, smoke)
     slug = source.stem
     nb = load_source(source)
-    with tempfile.TemporaryDirectory() as tmp:
+    with private_dir() as tmp:
         log = Path(tmp) / "claims.jsonl"
         env = {"COMPANION_PROFILE": profile, "COMPANION_SEED": str(seed), "COMPANION_CLAIMS_LOG": str(log),
                "COMPANION_CHAPTER": slug, "COMPANION_PROGRESS": "0", "COMPANION_LANG": read_language(language),
                "COMPANION_SMOKE": "1" if smoke else "0", **(extra_env or {})}
         async with kernel(source.parent, env) as manager, turn or contextlib.nullcontext():
             start = time.perf_counter()
-            error = None
-            try:
-                await execute_in(nb, manager, source.parent, timeout)
-            except CellExecutionError as exc:
-                error = f"{exc.ename}: {exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''}"
-            except CellTimeoutError:
-                error = f"a cell ran longer than the {timeout} s allowed (--timeout)"
+            error, stopped = await _execute_reporting(nb, manager, source.parent, timeout)
             error = error or _error_output(nb)
             seconds = time.perf_counter() - start
         claims = read_log(log)
+    expected = expected_claims(source)
     if out_dir is None:
-        return ChapterRun(slug, seconds, claims, [], error, None)
+        return ChapterRun(slug, seconds, claims, [], error, None, expected, stopped)
     out_dir.mkdir(parents=True, exist_ok=True)
     notebook = out_dir / f"{slug}.ipynb"
     nbformat.write(nb, notebook)
     figures = save_figures(nb, out_dir / slug, slug)
-    return ChapterRun(slug, seconds, claims, figures, error, notebook)
+    return ChapterRun(slug, seconds, claims, figures, error, notebook, expected, stopped)
+
+
+async def _execute_reporting(nb: nbformat.NotebookNode, manager: AsyncKernelManager, cwd: Path,
+                             timeout: int) -> tuple[str | None, str | None]:
+    """Execute ``nb`` like :func:`execute_in`; a notebook that does not finish gives ``(error, why it stopped)``
+    instead of an exception: a cell raised, ran past ``timeout``, or the kernel died (killed, out of memory)."""
+    try:
+        await execute_in(nb, manager, cwd, timeout)
+    except CellExecutionError as exc:
+        return f"{exc.ename}: {exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''}", "raised"
+    except CellTimeoutError:
+        return f"a cell ran longer than the {timeout} s allowed (--timeout)", "timed out"
+    except DeadKernelError:
+        if await manager.is_alive():  # nbclient reports a cancelled cell (Ctrl-C) as a dead kernel: it was not
+            raise asyncio.CancelledError() from None
+        return "kernel died while a cell ran (killed, or out of memory?)", "kernel died"
+    except RuntimeError as exc:  # jupyter_client: "Kernel died before replying to kernel_info"
+        if "kernel died" not in str(exc).lower():
+            raise
+        return f"kernel died as it started ({exc})", "kernel died"
+    return None, None
+
+
+def max_jobs() -> int:
+    """The most runs ``--jobs`` may ask for at once: four per core (each is a kernel process of its own)."""
+    return 4 * (os.cpu_count() or 1)
 
 
 def read_jobs(value: str | int) -> int:
-    """``--jobs``: a positive integer, or a ConfigError naming the bad value."""
+    """``--jobs``: a positive integer up to :func:`max_jobs`, or a ConfigError naming the bad value."""
     try:
         jobs = int(str(value).strip())
     except ValueError:
         raise ConfigError(f"--jobs must be a positive integer, got {value!r}") from None
     if jobs < 1:
         raise ConfigError(f"--jobs must be a positive integer, got {jobs}")
+    if jobs > max_jobs():
+        raise ConfigError(f"--jobs must be at most {max_jobs()} (4 per core, {os.cpu_count() or 1} cores), got {jobs}")
     return jobs
+
+
+def read_timeout(value: str | int) -> int:
+    """``--timeout``: whole seconds per cell, 1 to :data:`MAX_TIMEOUT` (nbclient would read 0 or less as *no*
+    timeout), or a ConfigError naming the bad value."""
+    try:
+        seconds = int(str(value).strip())
+    except ValueError:
+        raise ConfigError(f"--timeout must be a whole number of seconds, got {value!r}") from None
+    if not 1 <= seconds <= MAX_TIMEOUT:
+        raise ConfigError(f"--timeout must lie between 1 and {MAX_TIMEOUT} seconds (a day), got {seconds}")
+    return seconds
 
 
 def threads_side_by_side(jobs: int) -> dict[str, str]:
@@ -304,14 +451,16 @@ def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: 
         bar.update(1)
         return run
 
+    tasks: dict[str, asyncio.Future[ChapterRun]] = {}
+
     async def every_chapter() -> list[ChapterRun]:
         turns, kernels = asyncio.Semaphore(jobs), asyncio.Semaphore(2 * jobs)  # both serve waiters in order
         order = list(chapters) if jobs == 1 else longest_first(chapters)
-        tasks = {ch.slug: asyncio.ensure_future(one(ch, turns, kernels)) for ch in order}
+        tasks.update((ch.slug, asyncio.ensure_future(one(ch, turns, kernels))) for ch in order)
         try:
             await asyncio.gather(*tasks.values())  # cancelled (Ctrl-C), it cancels every task and waits for them
             return [tasks[ch.slug].result() for ch in chapters]
-        except Exception:  # one chapter failed outright: the others stop and their kernels shut down
+        except Exception:  # the runner itself failed (a chapter's failure is a ChapterRun): the others stop too
             for task in tasks.values():
                 task.cancel()
             await asyncio.gather(*tasks.values(), return_exceptions=True)
@@ -319,6 +468,12 @@ def run_chapters(chapters: Sequence[Any], out_dir: Path, *, profile: str, seed: 
 
     try:
         return in_own_loop(every_chapter)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: say which chapters did not finish
+        done = [slug for slug, task in tasks.items() if task.done() and not task.cancelled()]
+        unfinished = [ch.slug for ch in chapters if ch.slug not in done] or [ch.slug for ch in chapters]
+        raise type(exc)(f"{', '.join(unfinished)} {'was' if len(unfinished) == 1 else 'were'} not finished; "
+                        + (f"{len(done)} finished chapter(s) are in {out_dir}" if done else "nothing was written")
+                        ) from None
     finally:
         bar.close()
 
@@ -371,6 +526,21 @@ def _fit(text: str, width: int) -> str:
     return "".join(out) + " " * (width - used)
 
 
+def summary_line(runs: Sequence[Any], language: str = "en") -> str:
+    """The report's last line: claims that hold out of all the chapters state — those a chapter that did not finish
+    never reached count as not run, not as absent — clean chapters and seconds."""
+    n_not_run = sum(len(r.not_run) for r in runs)
+    values = dict(passed=sum(c.passed and c.judged for r in runs for c in r.claims),
+                  claims=sum(c.judged for r in runs for c in r.claims) + n_not_run, clean=sum(r.ok for r in runs),
+                  chapters=len(runs), seconds=sum(r.seconds for r in runs))
+    if not n_not_run:
+        return tr("{passed}/{claims} claims hold; {clean}/{chapters} chapters ran clean; {seconds:.0f} s in all",
+                  language).format(**values)
+    return tr("{passed}/{claims} claims hold; {not_run} not run ({why}); {clean}/{chapters} chapters ran clean; "
+              "{seconds:.0f} s in all", language).format(not_run=n_not_run, why=not_run_reason(runs, language),
+                                                         **values)
+
+
 def format_report(runs: list[ChapterRun], language: str = "en") -> str:
     """The claims report, in ``language``: one row per claim (chapter, claim id and sentence, verdict, margin,
     seconds)."""
@@ -395,11 +565,7 @@ def format_report(runs: list[ChapterRun], language: str = "en") -> str:
         return " | ".join(_fit(str(v), w) for v, w in zip(row, widths))
 
     lines = [fmt(header), "-+-".join("-" * w for w in widths), *map(fmt, rows)]
-    n_claims = sum(c.judged for r in runs for c in r.claims)
-    n_pass = sum(c.passed and c.judged for r in runs for c in r.claims)
-    lines.append("\n" + tr("{passed}/{claims} claims hold; {clean}/{chapters} chapters ran clean; {seconds:.0f} s in all",
-                           language).format(passed=n_pass, claims=n_claims, clean=sum(r.ok for r in runs),
-                                            chapters=len(runs), seconds=sum(r.seconds for r in runs)))
+    lines.append("\n" + summary_line(runs, language))
     n_smoke = sum(c.smoke for r in runs for c in r.claims)
     if n_smoke:
         lines.append(tr("{smoke} claims of a smoke run evaluated, not judged", language).format(smoke=n_smoke))

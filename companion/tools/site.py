@@ -262,7 +262,8 @@ def explorer_html(grid: dict, base: str, language: str = "en") -> str:
     slider (numbers) per gridded control, the picture of the chosen point, and what was precomputed."""
     start = [int(i) for i in grid["start"].split(",")]
     rows = []
-    for (name, control), index in zip(grid["controls"].items(), start):
+    for (raw_name, control), index in zip(grid["controls"].items(), start):
+        name = html.escape(raw_name, quote=True)  # from the committed grid.json: escaped like every other value
         values, label = control["values"], html.escape(tr(control["label"], language))
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             widget = (f'<input type="range" data-control="{name}" min="0" max="{len(values) - 1}" step="1" '
