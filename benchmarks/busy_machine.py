@@ -17,7 +17,11 @@ Fair sharing of 2 cores among 3 busy programs would make a one-thread cell 1.5×
 ``--code DIR`` runs the kernels on another checkout of the package (e.g. an older commit, for a before/after
 comparison in one session).  It takes 5–10 minutes on 2 cores; nothing else should run meanwhile.
 
-Run: ``python benchmarks/busy_machine.py [--code DIR] [ch12 ch13]``
+``--reproduce`` measures README's first command instead: ``python -m companion reproduce`` (every chapter, an empty
+results cache each time, default settings) alone and beside two busy processes; the target is ≤ 2.5× (about 25
+minutes on 2 cores).
+
+Run: ``python benchmarks/busy_machine.py [--code DIR] [ch12 ch13]`` or ``python benchmarks/busy_machine.py --reproduce``
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import datetime as dt
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,11 +102,34 @@ def busy_processes(count: int) -> Iterator[None]:
             spinner.wait()
 
 
+def reproduce_seconds() -> tuple[float, int]:
+    """Wall seconds and exit status of ``python -m companion reproduce`` with an empty results cache."""
+    with tempfile.TemporaryDirectory() as scratch:
+        env = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
+        env["COMPANION_CACHE"] = str(Path(scratch) / "cache")
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "companion", "reproduce", "--out", str(Path(scratch) / "out")],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        seconds = time.perf_counter() - start
+    summary = [line for line in done.stdout.splitlines() if "claims hold" in line]
+    print(f"  {summary[-1].strip() if summary else done.stdout[-300:]}", flush=True)
+    return seconds, done.returncode
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", default=sorted(HEAVIEST), choices=sorted(HEAVIEST))
     parser.add_argument("--code", type=Path, default=ROOT, help="the checkout whose package the kernels import")
+    parser.add_argument("--reproduce", action="store_true", help="time README's first command instead")
     args = parser.parse_args(argv)
+    if args.reproduce:
+        quiet, quiet_rc = reproduce_seconds()
+        print(f"reproduce, quiet: {quiet:7.1f} s (exit {quiet_rc})", flush=True)
+        with busy_processes(2):
+            busy, busy_rc = reproduce_seconds()
+        print(f"reproduce beside two busy processes: {busy:7.1f} s (exit {busy_rc}) = {busy / quiet:.2f}× quiet "
+              "(target ≤ 2.5×)")
+        return
     print(f"{os.cpu_count()} cores; kernels import {args.code.resolve()}; default settings, no results cache")
     for chapter in args.chapters:
         quiet = heaviest_cell_seconds(chapter, args.code)

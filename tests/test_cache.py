@@ -232,6 +232,7 @@ def every_kind():
         (1, "tuple key"): ((1, 2), [1, 2], (), []),
         7: {frozenset({1, 2}), 3} and {3, 4},
         "dataclass": FPConfig(),
+        "a state_dict": torch.nn.Linear(2, 3).state_dict(),  # an OrderedDict (ch12's and ch13's runs keep one)
     }
 
 

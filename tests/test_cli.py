@@ -63,12 +63,12 @@ def test_error_lines_shorten_huge_values(monkeypatch, capsys):
     """Probes 1.8, 1.26: a 5,000-digit seed or a 100 KB environment value was echoed in full."""
     assert main(["run", "ch10", "--seed", "9" * 5000]) == 2
     line = one_error_line(capsys)
-    assert "must lie in [0, 2**32), got a 5000-digit number" in line and len(line) < 200
+    assert "must lie in [0, 2**32)" in line and "(5000 characters)" in line and len(line) < 200
     monkeypatch.setenv("COMPANION_PROFILE", "x" * 100_000)
     try:
         assert main(["list"]) == 2
         line = one_error_line(capsys)
-        assert "COMPANION_PROFILE" in line and "characters]" in line and len(line) < 300
+        assert "COMPANION_PROFILE" in line and "100000 characters" in line and len(line) < 300
     finally:
         monkeypatch.undo()
         from companion.kit import config

@@ -42,6 +42,7 @@ import shutil
 import tempfile
 import warnings
 import zipfile
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -311,8 +312,9 @@ class Encoder:
         if kind in (list, tuple, set, frozenset):
             items = sorted(obj, key=repr) if kind in (set, frozenset) else obj
             return {"$": kind.__name__, "v": [self(v, f"{where}[{i}]") for i, v in enumerate(items)]}
-        if kind is dict:
-            return {"$": "dict", "v": [[self(k, f"{where} key"), self(v, f"{where}[{k!r}]")] for k, v in obj.items()]}
+        if kind in (dict, OrderedDict):  # an OrderedDict: a module's state_dict
+            return {"$": "dict" if kind is dict else "odict",
+                    "v": [[self(k, f"{where} key"), self(v, f"{where}[{k!r}]")] for k, v in obj.items()]}
         if isinstance(obj, np.generic) and not obj.dtype.hasobject:
             return {"$": "npscalar", "a": self.array(np.asarray(obj))}
         if kind is np.ndarray and not obj.dtype.hasobject:
@@ -379,8 +381,9 @@ def decode(data: Any, arrays: Mapping[str, np.ndarray]) -> Any:  # noqa: C901  (
                 raise BadEntry(f"bad {tag}")
             items = [decode(v, arrays) for v in value]
             return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
-        if tag == "dict":
-            return {decode(k, arrays): decode(v, arrays) for k, v in value}
+        if tag in ("dict", "odict"):
+            pairs = [(decode(k, arrays), decode(v, arrays)) for k, v in value]
+            return dict(pairs) if tag == "dict" else OrderedDict(pairs)
         if tag == "npscalar":
             return array()[()]
         if tag == "ndarray":
