@@ -118,7 +118,7 @@ def reproduce_seconds() -> tuple[float, int]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("chapters", nargs="*", default=sorted(HEAVIEST), choices=sorted(HEAVIEST))
+    parser.add_argument("chapters", nargs="*", metavar="chapter", help=f"of {', '.join(HEAVIEST)} (default: both)")
     parser.add_argument("--code", type=Path, default=ROOT, help="the checkout whose package the kernels import")
     parser.add_argument("--reproduce", action="store_true", help="time README's first command instead")
     args = parser.parse_args(argv)
@@ -131,7 +131,10 @@ def main(argv: list[str] | None = None) -> None:
               "(target ≤ 2.5×)")
         return
     print(f"{os.cpu_count()} cores; kernels import {args.code.resolve()}; default settings, no results cache")
-    for chapter in args.chapters:
+    unknown = sorted(set(args.chapters) - set(HEAVIEST))
+    if unknown:
+        parser.error(f"no heaviest cell is known for {', '.join(unknown)}: choose from {', '.join(HEAVIEST)}")
+    for chapter in args.chapters or sorted(HEAVIEST):
         quiet = heaviest_cell_seconds(chapter, args.code)
         with busy_processes(2):
             busy = heaviest_cell_seconds(chapter, args.code)
