@@ -45,13 +45,16 @@ def _nbval_kernels_over_ipc() -> None:
         return
     from jupyter_client.manager import KernelManager
 
+    from companion.tools.runner import kernel_transport
+
     sockets = Path(os.environ["COMPANION_TEST_SESSION"]) / "kernels"
 
     class IPCKernelManager(KernelManager):
         def __init__(self, **kwargs):
             sockets.mkdir(parents=True, exist_ok=True)
-            kwargs.setdefault("transport", "ipc")
-            kwargs.setdefault("ip", str(Path(tempfile.mkdtemp(dir=sockets)) / "kernel"))
+            transport, ip = kernel_transport(Path(tempfile.mkdtemp(dir=sockets)))  # TCP if a socket's path is too long
+            kwargs.setdefault("transport", transport)
+            kwargs.setdefault("ip", ip)
             super().__init__(**kwargs)
 
     nbval_kernel.KernelManager = IPCKernelManager

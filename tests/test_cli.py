@@ -75,6 +75,9 @@ def test_error_lines_shorten_huge_values(monkeypatch, capsys):
         config.reset_settings()
         config.settings()
     assert cli.shorten("short values stay") == "short values stay"
+    path = "/tmp/pytest-of-root/pytest-27/popen-gw0/test_merge_accepts_only_well_f9/a-longer-folder-name/bad.json"
+    assert cli.shorten(f"cannot read {path}") == f"cannot read {path}"  # a path is shown whole
+    assert len(cli.shorten("x" * 100_000)) < 500
 
 
 def test_ctrl_c_in_any_command_ends_with_one_line_and_exit_130(monkeypatch, capsys, tmp_path):

@@ -411,3 +411,15 @@ def test_the_report_page_escapes_the_chapter_slug(tmp_path):
     run = runner.ChapterRun(evil, 1.0)
     page = reproduction.write_index([run], tmp_path, "quick", 0).read_text()
     assert "<script>" not in page and "&#x27;&gt;&lt;script&gt;" in page
+
+
+def test_a_kernel_in_a_long_temporary_folder_talks_over_tcp(tmp_path):
+    """A Unix socket's path holds about 104 bytes: under a long TMPDIR (pytest's own folders under xdist) the IPC
+    sockets failed with "File name too long" and the chapter with them; such a kernel talks over the loopback."""
+    from pathlib import Path
+
+    from companion.tools.runner import SOCKET_PATH_MAX, kernel_transport
+
+    assert kernel_transport(Path("/tmp/companion-kernel-1-abc")) == ("ipc", "/tmp/companion-kernel-1-abc/kernel")
+    long = tmp_path / ("x" * (SOCKET_PATH_MAX - len(str(tmp_path))))
+    assert kernel_transport(long) == ("tcp", "127.0.0.1")

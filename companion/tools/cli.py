@@ -46,8 +46,10 @@ from companion.kit.i18n import read_language, tr
 from companion.tools.reproduction import write_index
 from companion.tools.runner import KernelDied, format_report, read_jobs, read_timeout, run_chapters, sync_notebook
 
-#: The longest run of characters an error line shows of one value (a longer one is cut in the middle).
-LONGEST_VALUE = 80
+#: The longest run of characters an error line shows of one value (a longer one is cut in the middle): long enough
+#: for a file's path, which the reader needs whole (the values themselves are shortened where they are named,
+#: :func:`companion.kit.config.shown`; this is the net under every other message).
+LONGEST_VALUE = 400
 
 
 class Terminated(KeyboardInterrupt):

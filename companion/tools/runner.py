@@ -211,21 +211,37 @@ def private_dir() -> tempfile.TemporaryDirectory:
     return tempfile.TemporaryDirectory(prefix=f"{KERNEL_DIR_PREFIX}{os.getpid()}-")
 
 
+#: The longest path of a Unix socket (``sun_path`` holds 108 bytes on Linux, 104 on macOS, with its final NUL).
+SOCKET_PATH_MAX = 103
+
+
+def kernel_transport(folder: Path) -> tuple[str, str]:
+    """``(transport, ip)`` for a kernel whose files live in ``folder``: IPC sockets ``folder/kernel-<n>`` where their
+    path fits a Unix socket, else TCP on the loopback interface (a long ``TMPDIR``, as pytest's own temporary folders
+    under xdist, made zmq fail with "File name too long" and the chapter with it)."""
+    ipc = str(folder / "kernel")
+    if len(os.fsencode(ipc)) + len("-65535") <= SOCKET_PATH_MAX:
+        return "ipc", ipc
+    return "tcp", "127.0.0.1"
+
+
 @contextlib.asynccontextmanager
 async def kernel(cwd: Path, env: dict[str, str]) -> AsyncIterator[AsyncKernelManager]:
     """A python3 kernel in ``cwd`` whose environment includes ``env``, importing :data:`PRELOAD` as it starts; shut
     down on leaving the context.
 
     The kernel talks to us over local IPC sockets in a private temporary folder (:func:`private_dir`), not over TCP
-    on the loopback interface (which ipykernel warns about, unencrypted, for every chapter); its connection file (with
-    its key) lies there too, so that nothing of it outlives the run.
+    on the loopback interface (which ipykernel warns about, unencrypted, for every chapter) unless the folder's path is
+    too long for a socket (:func:`kernel_transport`); its connection file (with its key) lies there too, so that
+    nothing of it outlives the run.
     """
     # The kernel gets its own environment (this process's is left alone, so several chapters can start at once).
     env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline", **env}  # figures as PNG outputs
     env["COMPANION_CACHE"] = absolute_setting(env.get("COMPANION_CACHE", ""))  # the kernel's cwd is chapters/
     remove_stale_kernel_dirs()
     with private_dir() as sockets:
-        manager = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"),
+        transport, ip = kernel_transport(Path(sockets))
+        manager = AsyncKernelManager(kernel_name="python3", transport=transport, ip=ip,
                                      connection_file=str(Path(sockets) / "kernel.json"),
                                      client_class=f"{__name__}.PolledClient")
         interrupted = False
