@@ -115,12 +115,17 @@ def _coverage(args: argparse.Namespace) -> int:
     return 0
 
 
+def out_option(path: str) -> Path:
+    """``--out`` as a path; an empty one (which would mean the current folder) is a ConfigError."""
+    if not str(path).strip():
+        raise ConfigError("--out must name a folder, got ''")
+    return Path(path)
+
+
 def writable_folder(path: str) -> Path:
     """``--out``: a folder that exists (made if needed) and can be written, or a ConfigError naming it — checked
     before any work starts, so that no result is lost at the end."""
-    if not str(path).strip():
-        raise ConfigError("--out must name a folder, got ''")
-    out = Path(path)
+    out = out_option(path)
     try:
         out.mkdir(parents=True, exist_ok=True)
         (out / ".write-test").touch()
@@ -178,9 +183,7 @@ def _robustness(args: argparse.Namespace) -> int:
     seeds = robustness.parse_seeds(args.seeds)
     jobs, timeout = read_jobs(args.jobs), read_timeout(args.timeout)
     chapters = read_chapter_list(args.chapters)
-    if args.out is not None and not args.out.strip():
-        raise ConfigError("--out must name a folder, got ''")
-    out = Path(args.out) if args.out is not None else robustness.REPORT_DIR
+    out = out_option(args.out) if args.out is not None else robustness.REPORT_DIR
     if args.merge:
         report = robustness.merge_reports([Path(p) for p in args.merge], out)
     elif args.restamp:

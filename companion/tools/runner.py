@@ -30,7 +30,6 @@ import ast
 import asyncio
 import contextlib
 import hashlib
-import importlib.util
 import os
 import shutil
 import tempfile
@@ -53,9 +52,9 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 from tqdm.auto import tqdm
 from traitlets import Type
 
-from companion.kit.cache import absolute_setting
+from companion.kit.cache import absolute_setting, imported_modules, module_file
 from companion.kit.claims import LoggedClaim, read_log
-from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke
+from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke, shown
 from companion.kit.i18n import read_language, tr
 from companion.tools.catalog import longest_first
 from companion.tools.reproduction import SavedFigure, not_run_reason, save_figures
@@ -143,20 +142,6 @@ def _trees(code: str) -> list[ast.AST]:
     return trees
 
 
-def _experiment_modules(trees: list[ast.AST]) -> list[str]:
-    """The ``companion.experiments`` modules the code imports (``from companion.experiments import ch13_complexity``,
-    ``from companion.experiments.ch10_estimate import …``)."""
-    names = []
-    for node in (n for tree in trees for n in ast.walk(tree)):
-        if isinstance(node, ast.ImportFrom) and node.module == "companion.experiments":
-            names += [f"companion.experiments.{alias.name}" for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("companion.experiments."):
-            names.append(node.module)
-        elif isinstance(node, ast.Import):
-            names += [a.name for a in node.names if a.name.startswith("companion.experiments.")]
-    return list(dict.fromkeys(names))
-
-
 def _claim_specs(trees: list[ast.AST]) -> list[tuple[str, bool]]:
     """``(id, exploration)`` of each ``ClaimSpec("id", …)`` written in the code with a literal id."""
     found = []
@@ -174,10 +159,9 @@ def expected_claims(source: Path) -> tuple[str, ...]:
     (``ch13.``) declared in its code cells or in the ``companion.experiments`` modules it imports — read from the
     files, nothing is imported or run."""
     trees = _trees("\n\0".join(c.source for c in load_source(source).cells if c.cell_type == "code"))
-    for name in _experiment_modules(trees):
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.origin:
-            trees += _trees(Path(spec.origin).read_text(encoding="utf-8"))
+    for name in sorted(imported_modules(source)):  # the same reading of imports as the results cache's digests
+        if name.startswith("companion.experiments."):
+            trees += _trees(module_file(name).read_text(encoding="utf-8"))
     prefix = source.stem.split("_")[0] + "."
     return tuple(dict.fromkeys(cid for cid, exploration in _claim_specs(trees)
                                if cid.startswith(prefix) and not exploration))
@@ -431,7 +415,7 @@ def read_timeout(value: str | int) -> int:
     try:
         seconds = int(str(value).strip())
     except ValueError:
-        raise ConfigError(f"--timeout must be a whole number of seconds, got {value!r}") from None
+        raise ConfigError(f"--timeout must be a whole number of seconds, got {shown(value)}") from None
     if not 1 <= seconds <= MAX_TIMEOUT:
         raise ConfigError(f"--timeout must lie between 1 and {MAX_TIMEOUT} seconds (a day), got {seconds}")
     return seconds
