@@ -62,4 +62,3 @@ def _nbval_kernels_over_ipc() -> None:
 
 _nbval_kernels_over_ipc()
 
-import companion  # noqa: E402,F401 — sets OMP_WAIT_POLICY=PASSIVE before any test imports torch (and for nbval's kernels)

@@ -3,13 +3,13 @@
 A chapter's batched transformers borrow a second core (:func:`companion.kit.config.batched_threads`).  Torch's
 OpenMP threads used to *spin* at every barrier, so when another program held a core each small parallel operation
 waited for a descheduled thread: on 2 cores beside two busy processes ch12 took 2393 s instead of 80 s, and ch13
-hit the 900 s cell timeout.  Since then :mod:`companion.kit.config` sets ``OMP_WAIT_POLICY=PASSIVE`` before torch
-is imported.  This script measures what a reader gets:
+hit the 900 s cell timeout.  Since then :func:`~companion.kit.config.batched_threads` lends the second
+thread only while a core is free (:class:`~companion.kit.config.ThreadLender`).  This script measures what a
+reader gets:
 
 * each chapter's notebook is cut after its heaviest cell (ch12 §12.8's composite task, ch13's phase diagram) and
   executed in a plain Jupyter kernel, started as JupyterLab starts one: the kernel's environment has no
-  ``OMP_WAIT_POLICY`` and no ``COMPANION_THREADS``, so whatever policy applies is the one the notebook's own
-  ``import companion`` sets; the results cache is off;
+  ``OMP_WAIT_POLICY`` and no ``COMPANION_THREADS``, so the thread policy is the notebook's own default; the results cache is off;
 * once alone (quiet), once with two ``while True: pass`` processes beside it (busy), and the heaviest cell's
   seconds are read from the notebook's execution timestamps.
 

@@ -38,7 +38,6 @@
 # the other eleven chapters (one CPU thread each) it had not finished after 460 s: its verdicts are not measured yet.
 
 # %%
-import companion  # first, before torch: it sets torch's threads and OpenMP's wait policy
 import matplotlib.pyplot as plt
 import numpy as np
 import torch

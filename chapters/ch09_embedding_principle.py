@@ -43,7 +43,6 @@
 # than on L1*), 图9.4 (the width-500 net is still at L1* after 40 000 steps) or 图9.8's ≥ 4× shrinking (3.3×).
 
 # %%
-import companion  # first, before torch: it sets torch's threads and OpenMP's wait policy
 import matplotlib.pyplot as plt
 import numpy as np
 import torch

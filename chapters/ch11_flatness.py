@@ -47,7 +47,6 @@
 # where 10 of its 12 claims hold (not 表11.1 and 图11.4: see section 3).
 
 # %%
-import companion  # first, before torch: it sets torch's threads and OpenMP's wait policy
 import matplotlib.pyplot as plt
 import numpy as np
 import torch

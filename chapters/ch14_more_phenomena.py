@@ -50,7 +50,6 @@
 # its verdicts are not measured yet.
 
 # %%
-import companion  # first, before torch: it sets torch's threads and OpenMP's wait policy
 import matplotlib.pyplot as plt
 import numpy as np
 import torch

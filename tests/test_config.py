@@ -87,15 +87,81 @@ def test_bad_seed_or_stream_names_the_value(seed, stream):
         seeds.generator(seed, stream)
 
 
-def test_batched_threads_lends_two_threads_and_restores(monkeypatch):
+def test_batched_threads_lends_a_free_core_and_restores(monkeypatch):
     monkeypatch.delenv("COMPANION_THREADS", raising=False)
     before = torch.get_num_threads()
-    with config.batched_threads() as n:
-        assert n == torch.get_num_threads() == max(before, min(2, os.cpu_count() or 1))
+    quiet = FakeWatch([0.0])
+    with config.batched_threads() as lender:
+        lender.watch = quiet if lender.watch is not None else None
+        lender.looked -= config.ThreadLender.INTERVAL
+        assert lender.update() == torch.get_num_threads() == max(before, min(2, config.available_cores()))
     assert torch.get_num_threads() == before
     monkeypatch.setenv("COMPANION_THREADS", str(before))
-    with config.batched_threads() as n:  # an explicit setting wins
-        assert n == before
+    with config.batched_threads() as lender:  # an explicit setting wins
+        lender.looked -= config.ThreadLender.INTERVAL
+        assert lender.update() == before and lender.watch is None
+
+
+class FakeWatch:
+    """A :class:`config.CoreWatch` that reports the other programs' load it is given, one value per look."""
+
+    def __init__(self, loads):
+        self.loads = list(loads)
+
+    def age(self):
+        return 0.0
+
+    def others(self):
+        return self.loads.pop(0) if len(self.loads) > 1 else self.loads[0]
+
+
+def test_the_lender_follows_the_free_cores(monkeypatch):
+    """Spinning OpenMP threads made a 2-thread loop 11× slower than 1 thread beside two busy processes: a second
+    thread is lent only while other programs leave a core free, and taken back at the next look when they don't."""
+    monkeypatch.setattr(config, "available_cores", lambda: 2)
+    before = torch.get_num_threads()
+    try:
+        lender = config.ThreadLender(1, 2, lend=True, watch=FakeWatch([0.05, 1.0, 2.0, 0.6, 0.2, None]))
+        seen = []
+        for _ in range(6):
+            lender.looked -= config.ThreadLender.INTERVAL  # as if half a second had passed
+            seen.append((lender.update(), torch.get_num_threads()))
+        assert seen == [(2, 2), (1, 1), (1, 1), (1, 1), (2, 2), (1, 1)]  # unknown load (None): nothing lent
+        assert lender.update() == 1  # no second look within the interval
+        waited = FakeWatch([0.0])
+        waited.age = lambda: config.ThreadLender.INTERVAL  # a look half a second ago: the first update looks at once
+        assert config.ThreadLender(1, 2, lend=True, watch=waited).update() == 2
+    finally:
+        torch.set_num_threads(before)
+    on_four = config.ThreadLender(1, 2, lend=True, watch=FakeWatch([1.0]))
+    on_four.cores = 4
+    assert on_four.lendable(1.0) == 2 and on_four.lendable(3.0) == 1
+
+
+def test_the_core_watch_counts_other_programs_not_this_one(tmp_path):
+    """Busy time of this process's cores from /proc/stat, less this process's own CPU time."""
+    import os
+
+    cpus = sorted(os.sched_getaffinity(0))
+    stat = tmp_path / "stat"
+
+    def write(busy_ticks):
+        lines = ["cpu  1 1 1 1 1 1 1 1 0 0"] + [f"cpu{n} {busy_ticks} 0 0 500 0 0 0 0 0 0" for n in cpus]
+        stat.write_text("\n".join(lines) + "\nintr 0\n")
+
+    write(0)
+    watch = config.CoreWatch(str(stat))
+    write(watch.tick)  # each core one second busier, this process idle meanwhile
+    others = watch.others()
+    assert others == pytest.approx(len(cpus), abs=0.05)
+    stat.write_text("garbage\n")
+    assert watch.others() is None and watch.others() is None  # unreadable: unknown, so nothing is lent
+    real = config.CoreWatch()
+    if real.last is not None:  # Linux: a busy loop of this process counts as its own, not as another program's
+        end = __import__("time").process_time() + 0.3
+        while __import__("time").process_time() < end:
+            pass
+        assert real.others() < 0.5
 
 
 def _python(code: str, **env: str):
@@ -106,28 +172,6 @@ def _python(code: str, **env: str):
     environment = {k: v for k, v in os.environ.items() if k not in env}
     environment.update({k: v for k, v in env.items() if v != ""})
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=120)
-
-
-def test_openmp_threads_sleep_at_a_barrier_in_every_process_that_imports_companion():
-    """Spinning OpenMP threads made a 2-thread loop 11× slower than 1 thread beside two busy processes: the
-    passive wait policy must be in the environment before torch loads OpenMP, and kernels inherit it."""
-    done = _python("import os, companion, torch; from companion.kit import config; "
-                   "print(os.environ['OMP_WAIT_POLICY'], config.WAIT_POLICY_PASSIVE)", OMP_WAIT_POLICY="")
-    assert done.stdout.split() == ["PASSIVE", "True"], done.stderr
-    # an explicit policy is the user's
-    done = _python("import os, companion; print(os.environ['OMP_WAIT_POLICY'])", OMP_WAIT_POLICY="ACTIVE")
-    assert done.stdout.strip() == "ACTIVE"
-
-
-def test_torch_imported_first_with_spinning_threads_lends_no_second_thread():
-    code = ("import torch, companion; from companion.kit import config\n"
-            "with config.batched_threads(2) as n: print(config.WAIT_POLICY_PASSIVE, n, torch.get_num_threads())")
-    done = _python(code, OMP_WAIT_POLICY="", COMPANION_THREADS="", COMPANION_PROFILE="quick")
-    assert done.stdout.split() == ["False", "1", "1"], done.stderr
-    if config.available_cores() >= 2:  # with the passive policy the second core is lent as before
-        done = _python(code.replace("import torch, companion", "import companion, torch"), OMP_WAIT_POLICY="",
-                       COMPANION_THREADS="", COMPANION_PROFILE="quick")
-        assert done.stdout.split() == ["True", "2", "2"], done.stderr
 
 
 @pytest.mark.parametrize("raw", ["100000", "512", str(10**40), "-1", "1.5", "２"])

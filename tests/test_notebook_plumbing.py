@@ -36,28 +36,6 @@ def test_the_check_finds_a_helper_in_a_story_cell() -> None:
     assert definitions_outside_exercises(story) == ["helper"]
 
 
-def first_import(source: str, names: tuple[str, ...] = ("companion", "torch")) -> str | None:
-    """Which of ``names`` the first code cell imports first (the top-level package of each import statement)."""
-    cells = [c for c in re.split(r"^# %%", source, flags=re.M)[1:] if not c.startswith(" [markdown]")]
-    for node in ast.parse(cells[0]).body:
-        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-            [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
-        for module in modules:
-            if module.split(".")[0] in names:
-                return module.split(".")[0]
-    return None
-
-
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
-def test_the_setup_cell_imports_companion_before_torch(chapter: Path) -> None:
-    """In a kernel JupyterLab starts, ``import companion`` sets OpenMP's passive wait policy, which torch reads once
-    when it is imported: imported later, the batched transformers get no second thread (config.batched_threads)."""
-    assert first_import(chapter.read_text(encoding="utf-8")) == "companion"
-
-
-def test_the_import_order_check_sees_torch_first() -> None:
-    assert first_import("# %%\nimport numpy as np\nimport torch\nfrom companion.kit import claims\n") == "torch"
-    assert first_import("# %%\nimport companion\nimport torch\n") == "companion"
 def test_nbval_kernels_talk_over_private_ipc_sockets() -> None:
     """Two kernels started at once by the two xdist workers could be handed the same TCP port (jupyter_client picks
     a free port, releases it, then the kernel binds it): the loser died before replying to kernel_info and every

@@ -444,7 +444,7 @@ def fit_last_token(model: Transformer, x: Tensor, y: Tensor, *, steps: int, lr: 
     own task or split).  Each member draws its own mini-batches (with replacement, from ``generator``);
     ``weight_decay`` is λ, one value or one per member; ``clip`` bounds each member's gradient norm; the
     learning rate follows :func:`lr_factor`.  The steps run through :func:`companion.core.train.run`
-    (under :func:`~companion.kit.config.batched_threads`, a second core when there is one), on the settings'
+    (under :func:`~companion.kit.config.batched_threads`, a second core while one is free), on the settings'
     device (:func:`~companion.core.train.on_device`).
 
     Returns the :class:`~companion.core.train.History` recorded at step 0, every ``record_every`` steps
@@ -467,6 +467,7 @@ def fit_last_token(model: Transformer, x: Tensor, y: Tensor, *, steps: int, lr: 
     latest = {"loss": torch.full((K,), float("nan"))}
 
     def batch_loss() -> Tensor:  # (K,) cross-entropy of each member's own mini-batch
+        lender.update()  # a second core only while one is free (kit.config.batched_threads)
         idx = torch.randint(x.shape[1], (K, batch_size), generator=generator)  # (K, B)
         logits = _call(model, x[members, idx], last_only=True)
         latest["loss"] = loss = last_token_loss(logits if model.ensemble else logits[None], y[members, idx])
@@ -480,7 +481,7 @@ def fit_last_token(model: Transformer, x: Tensor, y: Tensor, *, steps: int, lr: 
         row["cpu_seconds"] = np.full(K, time.process_time() - start)
         return row
 
-    with batched_threads(), on_device(model) as device:  # the batched steps are big enough for a second core
+    with batched_threads() as lender, on_device(model) as device:  # batched steps: big enough for a second core
         x, y = x.to(device), y.to(device)
         evals = {name: (xe.to(device), ye.to(device)) for name, (xe, ye) in evals.items()}
         return run(descend(optimizer, batch_loss, schedule=warm_cosine), steps=steps, record=record,

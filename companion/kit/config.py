@@ -31,33 +31,28 @@ two cores, and OpenBLAS's spinning threads then make a small SVD or least-square
 slower.  A large batched computation (a whole ensemble of transformers per step) is the exception:
 :func:`batched_threads` lends it up to two threads for its duration.
 
-Torch's OpenMP threads wait for each other at the end of every parallel operation.  By default they *spin*
-there, and when another program holds one of the cores the spinning thread waits for a descheduled partner:
-measured on 2 cores beside two busy processes, a small batched matmul + backward loop took 213 s on 2 threads
-against 19 s on one.  This module therefore sets ``OMP_WAIT_POLICY=PASSIVE`` (threads sleep at a barrier) before
-it imports torch — in every process that imports ``companion`` first, notebook kernels started by JupyterLab
-included, and in every process they start.  An explicit ``OMP_WAIT_POLICY`` is left alone.  Where torch was
-imported before ``companion`` without a passive policy (a notebook that runs ``import torch`` first), the
-policy can no longer change, and :func:`batched_threads` keeps to one thread (:data:`WAIT_POLICY_PASSIVE`).
+Torch's OpenMP threads wait for each other at the end of every parallel operation, by default *spinning* there
+for a while.  When another program holds one of the cores, a thread waits for a descheduled partner: measured on
+2 cores beside two busy processes, a small batched matmul + backward loop took 213 s on 2 threads against 19 s on
+one.  A *passive* wait policy (threads sleep at a barrier) fixes that but makes every quiet run slower (ch12's
+heaviest cell +34 % on 2 cores), so :func:`batched_threads` instead lends the second thread only while a core is
+actually free: a :class:`ThreadLender` reads, about twice a second, how much CPU time other programs took on this
+process's cores (``/proc/stat`` less this process's own time) and drops back to one thread within half a second of
+another program starting.  The thread count, and with it the last bits of rounding in a batched computation, thus
+follows the machine's load; ``COMPANION_THREADS`` fixes it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-if "torch" not in sys.modules:  # torch's OpenMP reads the policy once, when torch is imported (see above)
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-#: Whether torch's OpenMP threads sleep rather than spin at a barrier: safe to lend a second thread on a busy
-#: machine.  False where torch was imported before this module, or the user chose another policy.
-WAIT_POLICY_PASSIVE = os.environ.get("OMP_WAIT_POLICY", "").strip().upper() == "PASSIVE"
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # for the processes this one starts (kernels, workers)
-
-import torch  # noqa: E402 — after the wait policy, on purpose
+import torch
 from threadpoolctl import threadpool_limits
 
 PROFILES = ("quick", "full")
@@ -198,22 +193,123 @@ def settings() -> Settings:
     return _SETTINGS
 
 
+class CoreWatch:
+    """How many of this process's cores other programs kept busy since the last look, from the kernel's counters.
+
+    ``/proc/stat`` counts each core's busy time (user, nice, system, irq, softirq, steal); less this process's own
+    CPU time over the same interval, that is what everything else used.  Only the cores this process may run on
+    (:func:`available_cores`) are counted.  Where the counters cannot be read (not Linux, or a sandbox without
+    per-core lines), :meth:`others` is ``None``: nothing is known, so nothing is lent.
+    """
+
+    BUSY_FIELDS = (0, 1, 2, 5, 6, 7)  # user nice system irq softirq steal (idle and iowait are 3 and 4)
+
+    def __init__(self, stat_path: str = "/proc/stat") -> None:
+        self.stat_path = stat_path
+        self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        try:
+            self.cpus = {f"cpu{n}" for n in os.sched_getaffinity(0)}
+        except (AttributeError, OSError):
+            self.cpus = set()
+        self.last = self._read()
+
+    def age(self) -> float:
+        """Seconds since the last look: the interval the next :meth:`others` measures."""
+        return time.monotonic() - self.read_at
+
+    def _read(self) -> tuple[float, float] | None:
+        """(busy seconds of this process's cores, this process's CPU seconds), or None if unreadable."""
+        own, self.read_at = time.process_time(), time.monotonic()
+        try:
+            with open(self.stat_path, encoding="ascii") as stat:
+                lines = [line.split() for line in stat if line.startswith("cpu") and not line.startswith("cpu ")]
+        except (OSError, UnicodeDecodeError):
+            return None
+        counted = [fields for fields in lines if fields[0] in self.cpus]
+        if not counted or len(counted) != len(self.cpus):
+            return None
+        try:
+            busy = sum(int(fields[1 + i]) for fields in counted for i in self.BUSY_FIELDS if 1 + i < len(fields))
+        except ValueError:
+            return None
+        return busy / self.tick, own
+
+    def others(self) -> float | None:
+        """Cores' worth of CPU time other programs used since the last call (≥ 0), or None if unknown."""
+        now, last = self._read(), self.last
+        self.last = now
+        if now is None or last is None:
+            return None
+        interval_busy, interval_own = now[0] - last[0], now[1] - last[1]
+        return max(0.0, interval_busy - interval_own)
+
+
+_WATCH: CoreWatch | None = None
+
+
+def core_watch() -> CoreWatch:
+    """This process's :class:`CoreWatch`, made at the first batched computation."""
+    global _WATCH
+    if _WATCH is None:
+        _WATCH = CoreWatch()
+    return _WATCH
+
+
+class ThreadLender:
+    """The thread count of a batched computation, following the cores that are free (module docstring).
+
+    Starts on ``before`` threads; the first :meth:`update` looks at once when the process's :class:`CoreWatch`
+    (one per process, :func:`core_watch`) has not looked for :attr:`INTERVAL` seconds (the load between two batched
+    computations counts), and each later one at least :attr:`INTERVAL` seconds after the last look
+    measures the other programs' load (:class:`CoreWatch`) over that interval and sets
+    min(``limit``, cores − others, rounded down with a quarter-core allowance) threads, never fewer than ``before``.
+    ``lend=False`` (an explicit ``COMPANION_THREADS``) keeps ``before`` throughout.
+    """
+
+    INTERVAL = 0.5  # seconds between looks: a busy program costs at most this long on spinning threads
+    ALLOWANCE = 0.25  # cores' worth of other programs' load (a browser, a Jupyter server) that still leaves a core free
+
+    def __init__(self, before: int, limit: int, lend: bool, watch: CoreWatch | None = None) -> None:
+        self.before, self.threads = before, before
+        self.cores = available_cores()
+        self.limit = max(before, min(limit, self.cores)) if lend else before
+        self.watch = (watch or core_watch()) if self.limit > before else None
+        waited = self.watch is not None and self.watch.age() >= self.INTERVAL
+        self.looked = time.monotonic() - (self.INTERVAL if waited else 0.0)
+
+    def lendable(self, others: float | None) -> int:
+        """Threads to use when other programs keep ``others`` cores busy (None: unknown, lend nothing)."""
+        if others is None:
+            return self.before
+        free = int(self.cores - others + self.ALLOWANCE)
+        return max(self.before, min(self.limit, free))
+
+    def update(self) -> int:
+        """Look again if :attr:`INTERVAL` has passed, set torch's threads accordingly; the count in use."""
+        if self.watch is None or time.monotonic() - self.looked < self.INTERVAL:
+            return self.threads
+        self.looked = time.monotonic()
+        threads = self.lendable(self.watch.others())
+        if threads != self.threads:
+            torch.set_num_threads(threads)
+            self.threads = threads
+        return self.threads
+
+
 @contextmanager
-def batched_threads(limit: int = 2) -> Iterator[int]:
-    """Run a large batched computation on min(``limit``, cores) threads, then restore the setting.
+def batched_threads(limit: int = 2) -> Iterator[ThreadLender]:
+    """Run a large batched computation on up to min(``limit``, cores) threads while those cores are free, then
+    restore the setting; the body calls ``.update()`` between its steps (:class:`ThreadLender`).
 
     Its matrix products are big enough for a second thread to pay (a step of 12 batched
     transformers: 1.45× faster on 2 threads than on 1, measured on the 2-core CI machine), whereas
-    the small products elsewhere are not.  An explicit ``COMPANION_THREADS`` always wins, and nothing is lent
-    where torch's threads spin at a barrier (:data:`WAIT_POLICY_PASSIVE` false).
+    the small products elsewhere are not.  An explicit ``COMPANION_THREADS`` always wins.
     """
     before = settings().threads
     explicit = os.environ.get("COMPANION_THREADS", "").strip() != ""
-    lend = not explicit and WAIT_POLICY_PASSIVE  # spinning threads on a busy machine: never lend (module docstring)
-    threads = max(before, min(limit, available_cores())) if lend else before
-    torch.set_num_threads(threads)
+    lender = ThreadLender(before, limit, lend=not explicit)
     try:
-        yield threads
+        yield lender
     finally:
         torch.set_num_threads(before)
 
