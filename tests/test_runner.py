@@ -335,7 +335,7 @@ DIES = '''# %%
 from companion.kit.claims import ClaimSpec, compare, show
 BEFORE = ClaimSpec("ch95.before", "图0.1", "one is less than two")
 AFTER = ClaimSpec("ch95.after", "图0.1", "two is less than three")
-LOOKED_AT = ClaimSpec("ch95.looked-at", "图0.1", "an exploration", exploration=True)
+LOOKED_AT = ClaimSpec("ch95.looked-at", "图0.1", "an exploration", kind="exploration")
 
 # %%
 show(BEFORE.judge(compare("one", 1, "<", "two", 2)))

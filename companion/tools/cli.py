@@ -2,8 +2,9 @@
 bench, book}``.
 
 * ``list`` — the chapter map and which notebooks exist;
-* ``coverage [--missing] [--write-readme]`` — the book's figures checked by a claim, per chapter (from the
-  catalog); ``--write-readme`` regenerates the README's chapter map;
+* ``coverage [--missing] [--write-readme] [--json]`` — the book's figures checked by a claim, per chapter (from the
+  catalog); ``--write-readme`` regenerates the README's chapter map; ``--json`` prints every figure's computed
+  fidelity (:mod:`companion.tools.fidelity`);
 * ``run ch04`` — execute one chapter headless and print its claims; ``--profile full --smoke`` runs the full
   profile's code paths with every step count cut to a few recording intervals (claims shown, not judged); its
   notebook, figures and page go to a folder of their own, ``reproduced/runs/<chapter>-seed<N>-<profile>/`` (or
@@ -33,6 +34,7 @@ bench, book}``.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import runpy
 import signal
@@ -98,6 +100,11 @@ def _list(_args: argparse.Namespace) -> int:
 
 
 def _coverage(args: argparse.Namespace) -> int:
+    if args.json:
+        from companion.tools import fidelity
+
+        print(json.dumps([item.record() for item in fidelity.fidelities()], ensure_ascii=False, indent=1))
+        return 0
     if args.write_readme:
         print(f"wrote the chapter map into {catalog.write_readme_map()}")
         return 0
@@ -256,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("coverage", help="how many of the book's figures are checked by a claim, per chapter")
     p.add_argument("--missing", action="store_true", help="also list the CPU-feasible figures without a claim")
     p.add_argument("--write-readme", action="store_true", help="rewrite the README's chapter map from the catalog")
+    p.add_argument("--json", action="store_true", help="print every figure's computed fidelity as JSON (one object a "
+                                                       "figure or table: figure, chapter, kind, fidelity, claims, why)")
     for name, helptext in (("run", "execute one chapter headless"), ("reproduce", "execute every chapter")):
         p = sub.add_parser(name, help=helptext)
         if name == "run":
