@@ -21,6 +21,20 @@ Status of a figure:
 
 An illustrative figure that a claim still checks (the splitting identities of 图9.3) is ``claim``;
 coverage counts computational figures only.
+
+A claim *names* a figure when its label holds the figure's id (``图13.5/13.6`` names both) or is one of the
+figure's ``evidence`` labels (extra labels, separated by ``;``). Two more columns say how far the claims go; they are
+filled for the ``claim`` and ``exploration`` rows and empty for the others:
+
+* ``claims`` — the ids (separated by ``;``) of the phenomenon claims that name the figure and are meant to test its
+  central statement: what the figure itself shows, per the book. Not listed: a claim that only shares the label
+  but tests an easier side statement, an identity claim (a check of mathematics, not of a phenomenon) and an
+  exploration;
+* ``unchecked`` — empty when those claims test the central statement in full (a CPU-sized analogue counts:
+  smaller nets, 8×8 digits for MNIST); otherwise one sentence saying what of it no listed claim checks. A row
+  without listed claims always has one.
+
+图5.3 and 图15.2 are the same image printed twice and are filled alike.
 """
 
 from __future__ import annotations
@@ -180,8 +194,10 @@ FIGURES_FILE = Path(__file__).with_name("figures.csv")
 
 
 def read_figures(path: Path = FIGURES_FILE) -> tuple[Figure, ...]:
-    """The figure table: one row a figure, columns ``figure, notebook, kind, status, caption, note, evidence``
-    (``evidence``: extra claim labels that name the figure, separated by ``;``); lines starting ``#`` are comments."""
+    """The figure table: one row a figure, columns ``figure, notebook, kind, status, caption, note, evidence, claims,
+    unchecked`` (``evidence``: extra claim labels that name the figure, separated by ``;``; ``claims`` and
+    ``unchecked``, which say how far the claims go, are documented in the module docstring and not read here);
+    lines starting ``#`` are comments."""
     with path.open(encoding="utf-8", newline="") as fh:
         rows = csv.DictReader(line for line in fh if not line.startswith("#"))
         return tuple(Figure(r["figure"], r["notebook"], r["kind"], r["status"], r["caption"], r["note"],
