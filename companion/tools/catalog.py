@@ -21,6 +21,20 @@ Status of a figure:
 
 An illustrative figure whose formulas an identity checks (the splitting identities of 图9.3) stays ``illustrative``:
 coverage counts computational figures only.
+
+A claim *names* a figure when its label holds the figure's id (``图13.5/13.6`` names both) or is one of the
+figure's ``evidence`` labels (extra labels, separated by ``;``). Two more columns say how far the claims go; they are
+filled for the ``claim`` and ``exploration`` rows and empty for the others:
+
+* ``claims`` — the ids (separated by ``;``) of the phenomenon claims that name the figure and are meant to test its
+  central statement: what the figure itself shows, per the book. Not listed: a claim that only shares the label
+  but tests an easier side statement, an identity claim (a check of mathematics, not of a phenomenon) and an
+  exploration;
+* ``unchecked`` — empty when those claims test the central statement in full (a CPU-sized analogue counts:
+  smaller nets, 8×8 digits for MNIST); otherwise one sentence saying what of it no listed claim checks. A row
+  without listed claims always has one.
+
+图5.3 and 图15.2 are the same image printed twice and are filled alike.
 """
 
 from __future__ import annotations
