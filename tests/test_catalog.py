@@ -33,6 +33,16 @@ def test_a_claimed_figure_without_its_verdict_is_caught() -> None:
     assert any("图4.7 is listed as claimed" in p for p in catalog.discrepancies(failing))
 
 
+def test_an_identity_does_not_make_a_figure_claimed() -> None:
+    """An identity checks the mathematics, not the figure's phenomenon: 图4.7 checked only by identities is not
+    claimed, and an identity may name a figure of any status (表7.1, illustrative)."""
+    verdicts = committed_verdicts()
+    as_identities = [replace(v, identity=True) if "图4.7" in catalog.figures_named(v.figure) else v for v in verdicts]
+    assert any("图4.7 is listed as claimed" in p for p in catalog.discrepancies(as_identities))
+    table = next(v for v in verdicts if v.figure == "表7.1")
+    assert table.identity and table.holds and catalog.figure("表7.1").status == catalog.ILLUS
+
+
 def test_a_verdict_on_a_figure_the_catalog_does_not_claim_is_caught() -> None:
     unrecorded = next(f for f in catalog.FIGURES if f.status in (catalog.MISSING, catalog.SHOWN))
     extra = committed_verdicts() + [site.ClaimRecord(unrecorded.chapter.slug, unrecorded.id, "a claim", True)]

@@ -10,7 +10,7 @@ from companion.kit.claims import (FAIL_MARK, PASS_MARK, ClaimSpec, compare, coun
                               threshold)
 
 ORDER = ClaimSpec("ch99.order", "图4.7", "low before high")
-EXPLORE = ClaimSpec("ch99.explore", "图8.16", "an exploration", exploration=True)
+EXPLORE = ClaimSpec("ch99.explore", "图8.16", "an exploration", kind="exploration")
 
 
 def test_passing_claim_prints_stable_verdict_and_measured_line_with_margin(capsys):
@@ -102,3 +102,45 @@ def test_claims_are_logged(tmp_path, monkeypatch):
     first = json.loads(log.read_text().splitlines()[0])
     assert first["measured"] == {"steps": [1, 2], "ratio": "inf"}
     assert first["conditions"][0]["lhs"] == "t1" and first["tightest"] == "t1"
+
+
+RANK = ClaimSpec("ch99.rank-formula", "(10.14)", "the rank equals the formula", kind="identity")
+
+
+def test_an_identity_prints_its_own_mark_and_is_not_a_reproduction(capsys, tmp_path, monkeypatch):
+    """An identity checks the mathematics: ✔ IDENTITY HOLDS, never ✔ CLAIM HOLDS; a failing one is red (a bug) and is
+    judged (it fails the run), but it counts as no reproduced phenomenon."""
+    from companion.kit.claims import IDENTITY_FAIL_MARK, IDENTITY_PASS_MARK, VERDICT_LINE
+
+    log = tmp_path / "claims.jsonl"
+    monkeypatch.setenv("COMPANION_CLAIMS_LOG", str(log))
+    show(RANK.judge(identity("rank error", 0.0, 1e-9)))
+    show(RANK.judge(identity("rank error", 1.0, 1e-9)))
+    show(ORDER.judge(compare("t1", 1.0, "<", "t3", 2.0)))
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{IDENTITY_PASS_MARK} [(10.14)] the rank equals the formula"
+    assert out[2] == f"\033[31m{IDENTITY_FAIL_MARK} [(10.14)] the rank equals the formula\033[0m"
+    assert VERDICT_LINE.match(out[0])["mark"] == IDENTITY_PASS_MARK
+    held, failed, phenomenon = read_log(log)
+    assert (held.kind, held.identity, held.judged, held.reproduces) == ("identity", True, True, False)
+    assert failed.judged and not failed.passed
+    assert (phenomenon.kind, phenomenon.reproduces) == ("phenomenon", True)
+
+
+def test_a_claim_kind_must_be_known_and_old_logs_read_as_before(tmp_path):
+    with pytest.raises(ValueError, match="kind='theorem'; choose one of phenomenon, identity, exploration"):
+        ClaimSpec("ch99.bad-kind", "图4.7", "x", kind="theorem")
+    record = ORDER.judge(compare("t1", 1.0, "<", "t3", 2.0)).record("ch99")
+    old = {k: v for k, v in record.items() if k != "kind"} | {"exploration": True}
+    (tmp_path / "old.jsonl").write_text(json.dumps(old) + "\n")
+    assert read_log(tmp_path / "old.jsonl")[0].kind == "exploration"
+
+
+def test_declared_claims_are_read_from_the_code_without_running_it():
+    import ast
+
+    from companion.kit.claims import declared_claims
+
+    tree = ast.parse('A = ClaimSpec("ch99.a", "图4.7", "x")\nB = claims.ClaimSpec("ch99.b", "(8.5)", "y", kind="identity")\n'
+                     'C = ClaimSpec(name, "图1.1", "z")\n')
+    assert declared_claims(tree) == [("ch99.a", "图4.7", "phenomenon"), ("ch99.b", "(8.5)", "identity")]

@@ -8,6 +8,8 @@ is cheap.
 
 from __future__ import annotations
 
+import pytest
+
 from companion.core.fprinciple import FPConfig, run_fprinciple
 from companion.experiments.ch04_frequency import (check_early_stopping, check_fp_order, check_image_large,
                                                   check_image_small, check_outline_plateau, check_parity,
@@ -29,6 +31,7 @@ def fp_run(base=FP_BASE, **changes):
 
 
 # 图4.7 ---------------------------------------------------------------------------------------------------------
+@pytest.mark.contrast("large initialisation, init std 2 (图4.11, 图6.2)")
 def test_control_ch04_fp_order():
     v = check_fp_order(fp_run(init_std=2.0))          # large init: no low-frequency preference
     assert not v.passed, v.measured_line()
@@ -43,6 +46,7 @@ def test_fp_order_positive_twin():
 SIZES = ((20,), (50, 50))
 
 
+@pytest.mark.contrast("large initialisation, init std 3 (图4.11)")
 def test_control_ch04_sizes_smooth():
     v = check_sizes_smooth(run_sizes(SIZES, init_std=3.0, stop_below=1e-4, seed=SEED, progress=False))  # wiggly
     assert not v.passed, v.measured_line()
@@ -57,6 +61,7 @@ def test_sizes_smooth_positive_twin():
 PLATEAU_BASE = FP_BASE | dict(ks=(1, 5), amps=(1.0, 1.0))
 
 
+@pytest.mark.contrast("large initialisation, init std 2 (图4.11)")
 def test_control_ch04_outline_plateau():
     v = check_outline_plateau(fp_run(PLATEAU_BASE, init_std=2.0))  # large init: no outline stage, no stalled loss
     assert not v.passed, v.measured_line()
@@ -72,11 +77,13 @@ def step_run(**changes):
     return fp_run(STEP_BASE, **changes)
 
 
+@pytest.mark.contrast("large initialisation, init std 2 (图4.11)")
 def test_control_ch04_step_order():
     v = check_step_order(step_run(init_std=2.0))      # large init: no low-frequency preference
     assert not v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("large initialisation, init std 2 (图4.11)")
 def test_control_ch04_step_outline():
     v = check_step_outline(step_run(init_std=2.0))    # large init: the output is never a clean sine
     assert not v.passed, v.measured_line()
@@ -94,11 +101,13 @@ def ricker_run(a, asi=True):
                                    steps=500, lr=1e-3, record_every=10), SEED)
 
 
+@pytest.mark.contrast("wide Ricker activation a=0.3 in the a=0.1 slot (图4.9 row 3)")
 def test_control_ch04_ricker_no_order():
     v = check_ricker_no_order(ricker_run((0.3, 0.3)))  # the "a=0.1" member is a wide Ricker: ordered, generalises
     assert not v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("wide Ricker activation a=0.3 in the no-ASI slot (图4.9 row 3)")
 def test_control_ch04_ricker_no_asi():
     v = check_ricker_no_asi(ricker_run((0.3, 0.1, 0.3), (True, True, False)))   # the no-ASI member is a wide Ricker
     assert not v.passed, v.measured_line()
@@ -115,6 +124,7 @@ def sin_run(a):
                                    steps=600, lr=5e-3, record_every=2), SEED)
 
 
+@pytest.mark.contrast("slow sin(ax) activation a=1 in every slot (图4.10)")
 def test_control_ch04_sin_rate():
     v = check_sin_rate(sin_run((1.0, 1.0, 1.0)))      # every member has the slow rate a=1: nothing to tell apart
     assert not v.passed, v.measured_line()
@@ -133,11 +143,13 @@ def image_run(stds):
                      seed=SEED)
 
 
+@pytest.mark.contrast("large initialisation in the small-init slot (图4.11)")
 def test_control_ch04_image_small_init():
     v = check_image_small(image_run((1.5, 0.1)))       # the "small" member has the large init
     assert not v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("small initialisation in the large-init slot (图4.4)")
 def test_control_ch04_image_large_init():
     v = check_image_large(image_run((1.5, 0.1)))       # the "large" member has the small init
     assert not v.passed, v.measured_line()
@@ -155,6 +167,7 @@ def es_run(noise):
                               record_every=20, seed=SEED)
 
 
+@pytest.mark.contrast("clean labels instead of noisy ones (图4.12)")
 def test_control_ch04_early_stopping():
     v = check_early_stopping(es_run(0.0))              # clean labels: nothing to overfit, no U
     assert not v.passed, v.measured_line()

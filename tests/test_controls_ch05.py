@@ -7,6 +7,8 @@ asserts that the check fails; a positive twin on the same small setting passes w
 
 from __future__ import annotations
 
+import pytest
+
 from companion.experiments.ch05_multiscale import (check_fourier, check_fourier_features, check_mscale, check_sd2dnn,
                                                    run_multiscale, run_sd2dnn)
 
@@ -14,6 +16,7 @@ SEED = 1
 MS = dict(width=60, lr=2e-3, n_train=200, record_every=50, seed=SEED)
 
 
+@pytest.mark.contrast("single-scale network (scale 1) instead of MscaleDNN")
 def test_control_ch05_mscale_k10():
     plain = run_multiscale("plain", steps=600, **MS)
     single = run_multiscale("mscale", scales=(1.0,), steps=600, **MS)   # a "multiscale" net with a single scale
@@ -22,12 +25,14 @@ def test_control_ch05_mscale_k10():
     assert not v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("moderate Fourier-feature scale σ=10 in the σ=100 slot")
 def test_control_ch05_fourier_overfit():
     small = run_multiscale("fourier", sigma=1.0, steps=200, **MS)
     v = check_fourier(small, run_multiscale("fourier", sigma=10.0, steps=200, **MS))   # σ=10 as the "large" one
     assert not v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("low-scale Fourier features σ=1, no high-frequency mapping (图5.7)")
 def test_control_ch05_fourier_features():
     plain = run_multiscale("plain", steps=600, **MS)
     v = check_fourier_features(plain, run_multiscale("fourier", sigma=1.0, steps=200, **MS))   # σ=1: low features only

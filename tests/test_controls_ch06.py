@@ -35,16 +35,19 @@ def swapped():
     return init_run((2.0, 0.07))
 
 
+@pytest.mark.contrast("large initialisation in the small-init slot (图6.2)")
 def test_control_ch06_small_init_order(swapped):
     v = check_small_init_order(swapped)
     assert not v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("small initialisation in the large-init slot (图6.2)")
 def test_control_ch06_large_init_no_order(swapped):
     v = check_large_init_no_order(swapped)
     assert not v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("small initialisation in the large-init slot (图6.2)")
 def test_control_ch06_large_init_high_freq(swapped):
     v = check_large_init_high_freq(swapped)
     assert not v.passed, v.measured_line()
@@ -62,6 +65,7 @@ def ricker_run(a):
                                    hidden=(64, 64), steps=500, lr=1e-3, record_every=10), SEED)
 
 
+@pytest.mark.contrast("narrow Ricker activation a=0.1 in the a=0.3 slot (图6.3)")
 def test_control_ch06_ricker_order():
     v = check_ricker_order(ricker_run((0.1, 0.1)))    # the "a=0.3" member is a narrow Ricker: no order
     assert not v.passed, v.measured_line()
@@ -73,6 +77,7 @@ def test_ricker_order_positive_twin():
 
 
 # 图6.4 ---------------------------------------------------------------------------------------------------------
+@pytest.mark.contrast("plain MSE loss without the derivative term (图6.4)")
 def test_control_ch06_grad_loss_speedup():
     v = check_grad_loss(fp_run(members=3), fp_run())   # the "L_grad" run has no derivative term (plain MSE)
     assert not v.passed, v.measured_line()

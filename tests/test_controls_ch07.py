@@ -20,6 +20,7 @@ def linear_and_condensed():
     return phase.run_phase([0.5, 1.75], [0.0], [400], **FOUR)
 
 
+@pytest.mark.contrast("linear-regime γ=0.75 in the condensed slot (图7.1)")
 def test_control_ch07_kinks(linear_only, linear_and_condensed):
     v = phase.check_kinks(phase.regime_features(linear_only, 400))
     assert not v.passed, v.measured_line()
@@ -27,6 +28,7 @@ def test_control_ch07_kinks(linear_only, linear_and_condensed):
     assert twin.passed, twin.measured_line()
 
 
+@pytest.mark.contrast("linear-regime γ=0.75 in the condensed slot (图7.3)")
 def test_control_ch07_condensed_orientations(linear_only, linear_and_condensed):
     v = phase.check_condensed_orientations(phase.regime_features(linear_only, 400))
     assert not v.passed, v.measured_line()
@@ -34,6 +36,7 @@ def test_control_ch07_condensed_orientations(linear_only, linear_and_condensed):
     assert twin.passed, twin.measured_line()
 
 
+@pytest.mark.contrast("γ′=1, which puts γ=1.75 in the linear regime (图7.5)")
 def test_control_ch07_sw_signs():
     # γ′ = 1 puts γ = 1.75 on the linear side (γ′ > γ − 1): S_w no longer turns positive
     run = phase.run_phase([0.5, 1.0, 1.75], [1.0], [200, 400], seed=1)
@@ -87,6 +90,7 @@ def digits_data():
     return phase.digits_points(n=100, seed=101)
 
 
+@pytest.mark.contrast("γ′=1, which puts γ=1.75 in the linear regime (图7.5(b))")
 def test_control_ch07_digits_sw(digits_data):
     # γ′ = 1 puts γ = 1.75 on the linear side (γ′ > γ − 1): on the digits too S_w no longer turns positive
     x, y = digits_data
@@ -98,6 +102,7 @@ def test_control_ch07_digits_sw(digits_data):
     assert twin.passed, twin.measured_line()
 
 
+@pytest.mark.contrast("linear-regime γ=0.75 in the condensed slot (图7.7)")
 def test_control_ch07_digits_condensation(digits_data):
     x, y = digits_data
     # both nets in the linear regime (γ = 0.5 and 0.75 < 1): nothing condenses

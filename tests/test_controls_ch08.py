@@ -31,6 +31,7 @@ def large_init():
 
 # 图8.2 — the loss stalls twice (initial stage, plateau), the orientations gather
 
+@pytest.mark.contrast("large initialisation, std 1 (linear regime)")
 def test_control_ch08_loss_stalls(large_init):
     v = ch08.check_loss_stalls(large_init)
     assert not v.passed, v.measured_line()
@@ -43,6 +44,7 @@ def test_loss_stall_check_holds_at_small_initialisation(condensing):
 
 # 图8.3 — one orientation cluster on the first plateau, ≥ 3 at the end
 
+@pytest.mark.contrast("large initialisation, std 1 (linear regime)")
 def test_control_ch08_plateau_one_orientation(large_init):
     v = ch08.check_plateau_condensation(large_init)
     assert not v.passed, v.measured_line()
@@ -55,6 +57,7 @@ def test_plateau_check_discriminates_on_a_small_condensing_run(condensing):
 
 # 图8.4 — the output is one neuron's ramp on the plateau, has the target's kinks at the end
 
+@pytest.mark.contrast("large initialisation, std 1 (linear regime)")
 def test_control_ch08_plateau_outputs(large_init):
     v = ch08.check_plateau_outputs(large_init)
     assert not v.passed, v.measured_line()
@@ -82,6 +85,7 @@ def test_dead_neuron_check_holds_for_the_same_relu_run():
 
 # 图8.10 — p = 1 activations condense onto one line (5-D, epoch 100)
 
+@pytest.mark.contrast("large initialisation, std 1 instead of 50⁻⁴")
 def test_control_ch08_p1_one_line():
     # a large initialisation (std 1 instead of 50⁻⁴): the input weights stay spread in R⁶
     initial = {act: ch08.run_initial_condensation(act, n_members=1, steps=100, init_std=1.0, seed=0) for act in P1}
@@ -97,6 +101,7 @@ def test_one_line_check_holds_at_the_book_initialisation():
 
 # 图8.10 — at most 2p orientations (1-D version)
 
+@pytest.mark.contrast("large initialisation, std 1 (no condensation)")
 def test_control_ch08_multiplicity_bound():
     # a large initialisation (std 1): the amplitude-carrying neurons stay spread round the circle
     runs = {act: ch08.run_multiplicity(act, n_members=2, init_std=1.0, seed=0) for act in ch08.MULTIPLICITY}
@@ -133,6 +138,7 @@ def test_dropout_risk_identity_holds_on_the_same_run(small_dropout):
 
 # 图8.12 — dropout moves the features and condenses the large neurons
 
+@pytest.mark.contrast("no dropout, keep 1 (图8.12)")
 def test_control_ch08_dropout_condenses():
     # no dropout in either member (p = 1 twice): no RD ratio, no gathering
     result = ch08.run_dropout_relu(width=100, keep=1.0, steps=2000, n_masks=100, seed=0)
@@ -142,6 +148,7 @@ def test_control_ch08_dropout_condenses():
 
 # 图8.13 — dropout gives the tanh nets a simpler fit
 
+@pytest.mark.contrast("no dropout, keep 1 (图8.13)")
 def test_control_ch08_dropout_simpler_fit():
     # no dropout in either member: the two fits' total variations are alike (while both fit the data)
     result = ch08.run_tanh_dropout(keep=1.0, trials=3, width=100, steps=2000, seed=0)
@@ -151,6 +158,7 @@ def test_control_ch08_dropout_simpler_fit():
 
 # 图8.14 — dropout from the usual initialisation fits far sooner than a small initialisation
 
+@pytest.mark.contrast("usual-scale initialisation in the small-init slot (图8.13(b))")
 def test_control_ch08_dropout_fast_route():
     # the "small" nets at the usual scale (a, w ~ N(0, 1), α = √m, no dropout): no saddle, they fit at once
     result = ch08.run_tanh_dropout(keep=0.9, trials=3, width=100, steps=3000, small=(1.0, 100 ** 0.5), seed=0)
@@ -164,6 +172,7 @@ def test_control_ch08_dropout_fast_route():
 CNN_SMALL = dict(n_train=120, n_test=60, channels=16, steps=800, seed=0)
 
 
+@pytest.mark.contrast("usual-scale initialisation, std 0.3, in the small-init slot")
 def test_control_ch08_cnn_condensation():
     # the "small" member at the usual scale too (std 0.3 for every parameter): nothing condenses
     v = ch08.check_cnn_condensation(ch08.run_cnn_condensation(**CNN_SMALL, small_std=0.3))
@@ -178,6 +187,7 @@ def test_cnn_condensation_check_holds_at_small_initialisation():
 
 # 图8.9 — from a small initialisation the loss first stalls (the initial stage), then falls
 
+@pytest.mark.contrast("large initialisation, std 1 instead of 50⁻⁴")
 def test_control_ch08_initial_plateau():
     # the usual scale (std 1 instead of 50⁻⁴): no saddle to start from, the loss falls at once
     result = ch08.run_initial_condensation("tanh", n_members=1, steps=400, init_std=1.0, record_every=20, seed=0)

@@ -23,6 +23,7 @@ def _plateau_runs(three_tanh, init_std, seed=3):
     return runs, {m: E.plateau_match(r, narrow.loss, out, xa) for m, r in runs.items()}
 
 
+@pytest.mark.contrast("large initialisation, std 0.5 (图9.1 uses small)")
 def test_control_ch09_width_plateau(three_tanh):
     """Large init (std 0.5): the nets cross L1* without stalling there as a condensed width-1 net."""
     _, match = _plateau_runs(three_tanh, 0.5)
@@ -36,6 +37,7 @@ def test_width_plateau_positive_twin(three_tanh):
     assert v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("large initialisation, std 0.5")
 def test_control_ch09_loss_spectrum(three_tanh):
     """Large init (std 0.5): training spends its time below L1*, not on the width-1 line."""
     runs, _ = _plateau_runs(three_tanh, 0.5)
@@ -109,6 +111,7 @@ def _path(init_std):
                            seed=3, restarts=4, progress=False)
 
 
+@pytest.mark.contrast("large initialisation, std 0.5")
 def test_control_ch09_learning_path():
     """Large init (std 0.5): the wide net goes straight for the target and never sits at the width-1 optimum."""
     v = E.check_learning_path(_path(0.5))

@@ -33,6 +33,7 @@ def small_fits():
     return S.fl_vs_fnl(6, 20_000, seed=3, small_std=1e-4, large_std=0.3, ns=(2, 3))
 
 
+@pytest.mark.contrast("large initialisation, std 0.3, for f_NL (图10.5a)")
 def test_control_ch10_fl_vs_fnl(small_fits):
     large = S.fl_vs_fnl(6, 20_000, seed=3, small_std=0.3, large_std=0.3, ns=(2, 3))  # f_NL from a large init: no n=2 recovery
     v = S.check_fl_vs_fnl(large)
@@ -40,6 +41,7 @@ def test_control_ch10_fl_vs_fnl(small_fits):
     assert S.check_fl_vs_fnl(small_fits).passed, S.check_fl_vs_fnl(small_fits).measured_line()
 
 
+@pytest.mark.contrast("small initialisation in the large-init slot (图10.5a)")
 def test_control_ch10_fnl_large_init():
     one = dict(seed=3, names=("1+x1",), ns=(2,))
     both_small = S.fl_vs_fnl(16, 20_000, small_std=1e-4, large_std=1e-4, **one)
@@ -49,6 +51,7 @@ def test_control_ch10_fnl_large_init():
     assert twin.passed, twin.measured_line()
 
 
+@pytest.mark.contrast("large initialisation, std 0.5 (图10.5b)")
 def test_control_ch10_completion_transition():
     ns = np.arange(1, 17)
     large = S.matrix_completion([1, 2], ns, 16, (0.5,), seed=1, steps=2000)  # large init: the linear model's 16
@@ -58,6 +61,7 @@ def test_control_ch10_completion_transition():
     assert S.check_completion_transition(small).passed, S.check_completion_transition(small).measured_line()
 
 
+@pytest.mark.contrast("small initialisation in the large-init slot (图10.5b)")
 def test_control_ch10_completion_large_init():
     ns = np.arange(1, 17)
     both_small = S.matrix_completion([1], ns, 16, (1e-6, 1e-5), seed=1)  # the "large" init is small too
@@ -74,6 +78,7 @@ def test_control_ch10_architecture_order():
     assert all(np.isnan(n) for n in untrained.n_star.values())
 
 
+@pytest.mark.contrast("small initialisation, 0.11, in the large-init slot (图10.4)")
 def test_control_ch10_init_oscillation():
     """Both nets from (almost) the same small init scale: neither oscillates more than the other."""
     same = S.init_scale_fits((0.1, 0.11), width=40, steps=3000, seed=3)

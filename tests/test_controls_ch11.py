@@ -103,6 +103,7 @@ def test_control_ch11_small_batch_flatter(data):
     assert not v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("full-batch GD in the SGD slot")
 def test_control_ch11_sgd_flatter_than_gd_gld(data):
     """"SGD" with the full batch (B = n) has no noise: it ends as sharp as GD."""
     gd = fl.train_tracked(digits_net(), data.x, data.y, eta=0.5, steps=150, track_every=150, generator=gen(0))
@@ -148,6 +149,7 @@ def test_positive_ch11_feng_tu(data, sgd_net):
 
 
 # ---------------------------------------------------------------- 图11.6
+@pytest.mark.contrast("(almost) no dropout, keep 0.999 (图11.6)")
 def test_control_ch11_dropout_flatter():
     """Keep probability 0.999 is dropout in name only: it ends as sharp as the plain net at the same loss."""
     result = fl.dropout_flatness((1.0, 0.999), width=100, steps=300, lr=3e-3, n_dirs=2, seed=0)
@@ -196,6 +198,7 @@ def full_batch_sgd(digits_split):
     return ensembles(digits_split, N)
 
 
+@pytest.mark.contrast("full batch (B = n) in the small-batch slot (表11.1)")
 def test_control_ch11_small_batch_generalises(full_batch_sgd):
     """B = n: the "small-batch" members are the GD members (same initialisations), no mean gain."""
     v = fl.check_small_batch_generalises(full_batch_sgd)
@@ -203,6 +206,7 @@ def test_control_ch11_small_batch_generalises(full_batch_sgd):
     assert v.conditions[0].passed and not v.conditions[1].passed   # both fit the data; the gain is what fails
 
 
+@pytest.mark.contrast("full-batch GD in the SGD slot (图11.4)")
 def test_control_ch11_sgd_best_test_accuracy(full_batch_sgd):
     """"SGD" with the full batch is GD: it cannot beat GD."""
     v = fl.check_sgd_best_accuracy(full_batch_sgd)

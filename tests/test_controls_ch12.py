@@ -23,6 +23,7 @@ def identity():
                                     steps=400, record_every=100, seed=1)
 
 
+@pytest.mark.contrast("key-range split instead of the mod-residue split (图12.4)")
 def test_control_ch12_mod_residue(untrained, identity):
     for v in (anchors.check_mod_residue(untrained),  # no training
               anchors.check_mod_residue(identity, task="identity_key_range")):  # test keys never keys in training
@@ -31,6 +32,7 @@ def test_control_ch12_mod_residue(untrained, identity):
     assert twin.passed, twin.measured_line()
 
 
+@pytest.mark.contrast("mod-residue split instead of the key-range split (§12.5.1)")
 def test_control_ch12_key_range(identity):
     # The mod-residue member saw every number as a key somewhere: it answers its unseen (position, key)
     # pairs, so the key-range failure is absent and the check must fail.
@@ -59,6 +61,7 @@ def test_control_ch12_reading(untrained):
     assert not v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("unambiguous labels: the trained identity task (图12.13)")
 def test_control_ch12_statistical(untrained, identity):
     v = anchors.check_statistical(untrained)  # no training: no fit, no 0.8/0.2 softmax
     assert not v.passed, v.measured_line()
@@ -106,6 +109,7 @@ def test_control_ch12_working_memory(untrained_grid):
     assert not v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("unambiguous labels: the trained identity task (图12.13(b))")
 def test_control_ch12_statistical_type2(untrained_grid, identity):
     v = anchors.check_statistical_2(untrained_grid)  # untrained: no fit, no 80/20 answers
     assert not v.passed, v.measured_line()

@@ -26,6 +26,7 @@ def early():
     return complexity.run_composition(GRID, steps=250, record_every=250, **SMALL)
 
 
+@pytest.mark.contrast("γ = 0.8 (small init) in the phase-1 slot (图13.5)")
 def test_control_ch13_phase_one(early):
     # The phenomenon is a large initialisation lagging behind: with γ = 0.8 in the role of the "large"
     # initialisation (against the smaller γ = 1.4) nothing lags, and the check must fail.

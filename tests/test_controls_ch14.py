@@ -117,6 +117,7 @@ def test_control_ch14_pattern_attention():
 
 
 # ------------------------------------------------------------------------------------- §14.5–14.9
+@pytest.mark.contrast("no weight decay")
 def test_control_ch14_grokking():
     # no weight decay: the network memorises the training table (train accuracy 1) but the test accuracy
     # stays near chance for as long as the notebook's run with weight decay takes to grok (1500 steps)
@@ -143,6 +144,7 @@ def test_control_ch14_mode_connectivity():
     assert not v.conditions[0].passed, v.measured_line()
 
 
+@pytest.mark.contrast("random pruning instead of magnitude pruning")
 def test_control_ch14_lottery():
     # random pruning instead of pruning by magnitude: the sparse subnetwork is no winning ticket, and its
     # initial values do no better than a fresh random initialisation of the same mask

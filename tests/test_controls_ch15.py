@@ -71,6 +71,7 @@ def small_contrast():
                                                  switch_steps=(0, 1500), hybrid_iterations=20, seed=SEED)
 
 
+@pytest.mark.contrast("Jacobi iteration in the network's slot (图15.1(c))")
 def test_control_ch15_net_low_first(small_contrast):
     v = check_net_low_first(small_contrast.jacobi_trajectory)    # Jacobi: j=16 is long fitted when j=2 is
     assert not v.passed, v.measured_line()
@@ -126,6 +127,7 @@ def plain_small():
     return mscale_run("plain")
 
 
+@pytest.mark.contrast("single-scale network (scale 1) instead of MscaleDNN")
 def test_control_ch15_mscale_high_frequency(plain_small):
     single = mscale_run("mscale", scales=(1,), act="srelu")    # a "multiscale" net with the single scale 1
     v = check_mscale(plain_small, single)

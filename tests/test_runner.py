@@ -335,7 +335,7 @@ DIES = '''# %%
 from companion.kit.claims import ClaimSpec, compare, show
 BEFORE = ClaimSpec("ch95.before", "图0.1", "one is less than two")
 AFTER = ClaimSpec("ch95.after", "图0.1", "two is less than three")
-LOOKED_AT = ClaimSpec("ch95.looked-at", "图0.1", "an exploration", exploration=True)
+LOOKED_AT = ClaimSpec("ch95.looked-at", "图0.1", "an exploration", kind="exploration")
 
 # %%
 show(BEFORE.judge(compare("one", 1, "<", "two", 2)))
@@ -423,3 +423,24 @@ def test_a_kernel_in_a_long_temporary_folder_talks_over_tcp(tmp_path):
     assert kernel_transport(Path("/tmp/companion-kernel-1-abc")) == ("ipc", "/tmp/companion-kernel-1-abc/kernel")
     long = tmp_path / ("x" * (SOCKET_PATH_MAX - len(str(tmp_path))))
     assert kernel_transport(long) == ("tcp", "127.0.0.1")
+
+
+def test_identities_are_counted_apart_from_the_claims(tmp_path):
+    """An identity checks the mathematics: the summary counts it apart, never among the claims that hold, and an
+    identity a chapter never reached counts as a not-run identity."""
+    from companion.kit.claims import ClaimSpec, compare, identity, read_log
+
+    log = tmp_path / "log.jsonl"
+    spec = ClaimSpec("ch94.order", "图0.1", "one is less than two")
+    rank = ClaimSpec("ch94.rank", "(0.1)", "the rank equals the formula", kind="identity")
+    for verdict in (spec.judge(compare("one", 1, "<", "two", 2)), rank.judge(identity("error", 0.0, 1e-9))):
+        log.open("a").write(__import__("json").dumps(verdict.record("ch94_x")) + "\n")
+    claims = read_log(log)
+    whole = runner.ChapterRun("ch94_x", 1.0, claims, expected=("ch94.order", "ch94.rank"), identities=("ch94.rank",))
+    assert runner.summary_line([whole]).startswith("1/1 claims hold; 1/1 chapters ran clean; 1 s in all; "
+                                                   "1/1 identities hold (checks of the mathematics")
+    stopped = runner.ChapterRun("ch94_x", 1.0, claims[:1], error="raised", expected=("ch94.order", "ch94.rank"),
+                                identities=("ch94.rank",), stopped="raised")
+    line = runner.summary_line([stopped])
+    assert line.startswith("1/1 claims hold; 1 not run (ch94_x raised)") and "0/1 identities hold" in line
+    assert "identity holds" in runner.format_report([whole])

@@ -232,7 +232,7 @@ RICKER_NO_ASI = ClaimSpec("ch04.ricker-no-asi", "图4.9", "the same holds withou
 SIN_RATE = ClaimSpec("ch04.sin-rate", "图4.10",
                      "with σ=sin(ax), a=10 loses the frequency order (with ASI all peaks converge within a factor 2 "
                      "of each other) and generalises worse: with or without ASI its test error is more than twice "
-                     "that of a=1", exploration=True)   # quick profile: the order condition fails on about 1 seed in 3
+                     "that of a=1", kind="exploration")   # quick profile: the order condition fails on about 1 seed in 3
 IMAGE_SMALL = ClaimSpec("ch04.image-small-init", "图4.4",
                         "small initialisation learns the picture and generalises to the unseen columns (PSNR there "
                         "at least 2 dB above the constant-grey baseline, and within 3 dB of the training columns)")

@@ -218,12 +218,12 @@ FOURIER_FEATURES = ClaimSpec("ch05.fourier-features", "图5.7",
                              "Fourier features capture the high frequency that the plain network misses: with them "
                              "every component ends with Δ_F < 0.1, without them Δ_F(25) stays at or above 0.1, and "
                              "the test error is lower with them")
-FOURIER = ClaimSpec("ch05.fourier-overfit", "§5.3", "Fourier features with σ=100 overfit: test error over 100 times "
-                                                     "that of σ=10")
+FOURIER = ClaimSpec("ch05.fourier-overfit", "Tancik et al. 2020",
+                    "Fourier features with σ=100 overfit: test error over 100 times that of σ=10")
 SD2_PARTS = ClaimSpec("ch05.sd2dnn-parts", "图5.5",
                       "the SD²DNN solves the three-scale equation (relative error of the sum < 0.1) and each "
                       "sub-module takes the part of the solution at its own scale (relative error of each part < 0.5)",
-                      exploration=True)   # at CPU scale the high-scale sub-modules take the smooth part too
+                      kind="exploration")   # at CPU scale the high-scale sub-modules take the smooth part too
 
 
 def check_mscale(plain: MultiscaleResult, mscale: MultiscaleResult) -> Verdict:

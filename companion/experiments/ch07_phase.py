@@ -492,7 +492,7 @@ def check_phase_diagram(run: PhaseRun, min_far: int = 10) -> Verdict:
 
 PHASE_ADJACENT = ClaimSpec("ch07.phase-adjacent", "图7.5",
                            "the sign of S_w agrees with the theory also on the cells adjacent to the boundary",
-                           exploration=True)
+                           kind="exploration")
 
 
 def check_phase_adjacent(run: PhaseRun) -> Verdict:
@@ -505,7 +505,8 @@ def check_phase_adjacent(run: PhaseRun) -> Verdict:
 
 
 TABLE_7_1 = ClaimSpec("ch07.table-7-1", "表7.1",
-                      "the (γ, γ′) computed from each initialisation's (α, β1, β2) match the book's table")
+                      "the (γ, γ′) computed from each initialisation's (α, β1, β2) match the book's table",
+                      kind="identity")
 
 #: (γ, γ′) are log-log slopes of exact power laws (rounded to 6 decimals by :func:`placements`):
 #: any deviation above 1e-6 is a wrong slope, not rounding.

@@ -730,7 +730,8 @@ def check_loss_stalls(proc: CondensationProcess, *, fall: float = STALL_FALL) ->
         stalls="none" if pair is None else pair)
 
 
-DEAD_NEURONS = ClaimSpec("ch08.dead-neurons-still", "图8.3", "dead ReLU neurons never move while the live ones do")
+DEAD_NEURONS = ClaimSpec("ch08.dead-neurons-still", "图8.3", "dead ReLU neurons never move while the live ones do",
+                         kind="identity")
 
 
 def neuron_moves(proc: CondensationProcess) -> np.ndarray:
@@ -816,7 +817,8 @@ def run_dropout_relu(*, width: int = 500, keep: float = 0.9, steps: int = 20_000
 
 
 DROPOUT_RISK = ClaimSpec("ch08.dropout-risk-identity", "(8.5)",
-                         "the Monte-Carlo mean of the dropout risk equals R_S + R_1 within 3 standard errors")
+                         "the Monte-Carlo mean of the dropout risk equals R_S + R_1 within 3 standard errors",
+                         kind="identity")
 
 
 def check_dropout_risk(result: DropoutRelu) -> Verdict:
@@ -1222,7 +1224,7 @@ def check_cnn_condensation(result: ConvCondensation) -> Verdict:
 CNN_ONE_LINE = ClaimSpec(
     "ch08.cnn-one-line", "图8.5",
     "from a small initialisation the kernels condense onto about one line (two opposite directions)",
-    exploration=True)
+    kind="exploration")
 
 
 def check_cnn_one_line(result: ConvCondensation) -> Verdict:

@@ -777,11 +777,11 @@ LOSS_SPECTRUM = ClaimSpec(
     "ch09.loss-spectrum", "图9.5", "for every width ≥ 3 the brightest line of the loss spectrum is the width-1 critical loss")
 SPLIT_IDENTITIES = ClaimSpec(
     "ch09.split-identities", "图9.3",
-    "splitting keeps the output and obeys the gradient identities exactly, also for α outside [0, 1]")
+    "splitting keeps the output and obeys the gradient identities exactly, also for α outside [0, 1]", kind="identity")
 SPLIT_HESSIAN = ClaimSpec(
     "ch09.split-hessian", "图9.7",
     "splitting a strict minimum keeps output and criticality; negative and zero counts never decrease "
-    "and every split adds zero eigenvalues")
+    "and every split adds zero eigenvalues", kind="identity")
 MERGE = ClaimSpec(
     "ch09.merge-compression", "图9.8",
     "merging condensed neurons keeps the wide net's test predictions (≥ 97% agree) and training loss (within 10%); "

@@ -543,7 +543,8 @@ def model_ranks(seed: int, *, perturb: float = 0.0, n_inputs: int = 2000,
 
 
 RANK_EXAMPLES = ClaimSpec("ch10.rank-examples", "(10.9)/例2",
-                          "the model rank is 2 or 3 for f_NL, 3 for f_L, and 3, 4, 4 on Q1, Q2, Q3 of Example 2")
+                          "the model rank is 2 or 3 for f_NL, 3 for f_L, and 3, 4, 4 on Q1, Q2, Q3 of Example 2",
+                          kind="identity")
 
 
 def check_rank_examples(res: RankResult) -> Verdict:
@@ -557,7 +558,7 @@ def check_rank_examples(res: RankResult) -> Verdict:
 
 RANK_FORMULAS = ClaimSpec("ch10.rank-formulas", "(10.14)/(10.15)/(10.17)",
                           "numerical model ranks equal 2rd − r² (7, 12, 15, 16), k(d+1) = 18 for every width, "
-                          "6 for the CNN and 12 without weight sharing")
+                          "6 for the CNN and 12 without weight sharing", kind="identity")
 
 #: max |f_θ − f*| of a net that holds the target exactly: float64 rounding of a sum of three tanh of
 #: inputs of size ≲ 10 is ≲ 1e-14; 1e-12 leaves a factor 100 and is far below any fitting error.

@@ -117,7 +117,7 @@ def gd_on_quadratic(lam: float, eta: float, x0: float = 1.0, steps: int = 20, mo
 
 QUADRATIC_STABILITY = ClaimSpec("ch11.quadratic-stability", "(11.10)",
                                 "GD on a quadratic converges exactly when eta < 2/lambda and flips sign exactly when "
-                                "eta > 1/lambda")
+                                "eta > 1/lambda", kind="identity")
 FLIP_WINDOW = 50   # sign flips are checked over the first FLIP_WINDOW − 1 steps
 
 
@@ -849,7 +849,7 @@ def rescaling_effect(model: DropoutMLP, x: Tensor, y: Tensor, cs: Sequence[float
 
 RESCALING = ClaimSpec("ch11.rescaling-changes-sharpness", "习题11",
                       "rescaling a ReLU layer by c = 3 or 1/3 leaves the outputs unchanged (to 1e-4) but changes "
-                      "lambda_max by more than a factor 2")
+                      "lambda_max by more than a factor 2", kind="identity")
 
 
 def check_rescaling_invariance(effect: RescalingEffect, tol: float = 1e-4) -> Verdict:

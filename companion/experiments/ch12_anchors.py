@@ -269,7 +269,7 @@ SAMPLE_EFFICIENCY = ClaimSpec("ch12.transformer-vs-fnn", "图12.6",
 LSTM_GAP = ClaimSpec("ch12.transformer-vs-lstm", "图12.6",
                      "the transformer needs fewer training sequences than an LSTM of similar size: at the smallest "
                      "size where the transformer reaches test accuracy 0.9 the LSTM is still below 0.9",
-                     exploration=True)
+                     kind="exploration")
 
 
 def check_sample_efficiency(result: SampleEfficiency, level: float = 0.9) -> Verdict:
@@ -410,11 +410,11 @@ def run_composite(members: Sequence[Sequence] = COMPOSITE_MEMBERS, *, n_train: i
 TASK_HARDER = ClaimSpec("ch12.task-harder", "图12.9",
                         "task generalisation is harder than data generalisation: with a diagonal anchor pair held "
                         "out, the model reaches test accuracy ≥ 0.99 on unseen keys of the trained pairs (ID) and "
-                        "stays below it on the held-out pair (OOD)", exploration=True)
+                        "stays below it on the held-out pair (OOD)", kind="exploration")
 DATA_BEFORE_TASK = ClaimSpec("ch12.data-before-task", "图12.9",
                              "data generalisation comes first: where task generalisation does arrive (the synonym "
                              "task with its synonym data), the ID accuracy reaches 0.9 at least twice as early as "
-                             "the accuracy on the never-trained pairs (OOD)", exploration=True)
+                             "the accuracy on the never-trained pairs (OOD)", kind="exploration")
 
 
 def check_task_harder(run: CompositeRun, member: str | Sequence = "composite") -> Verdict:
@@ -461,7 +461,7 @@ def per_position_outputs(run: CompositeRun, member: str | Sequence = "composite"
 PER_POSITION = ClaimSpec("ch12.per-position", "图12.8",
                          "at the positions it is not trained on, the composite model follows the book's pattern: "
                          "at the first anchor it outputs f_a1(f_a1(x)) (on ≥ 0.5 of the ID test sequences), from the second "
-                         "anchor on the answer at every position (≥ 0.9)", exploration=True)
+                         "anchor on the answer at every position (≥ 0.9)", kind="exploration")
 
 
 def check_per_position(run: CompositeRun, member: str | Sequence = "composite") -> Verdict:
@@ -509,7 +509,7 @@ MULTI_ANCHOR = ClaimSpec("ch12.multi-anchor", "图12.14",
 MULTI_ANCHOR_MOST = ClaimSpec("ch12.multi-anchor-most", "图12.14",
                               "the multi-anchor model generalises well for most anchors: in the median of three nets at "
                               "least 7 of the 10 anchors reach accuracy ≥ 0.9 on their never-trained keys",
-                              exploration=True)
+                              kind="exploration")
 
 
 def check_multi_anchor(run: CompositeRun) -> Verdict:
@@ -606,7 +606,7 @@ RECITATION = ClaimSpec("ch12.recitation", "图12.12",
                        "recitation is asymmetric: recalling the later token from the earlier one, (…, m, 3, n, …, m) ↦ n "
                        "(forward in the authors' code, 'backward' in the book's text), generalises better than the "
                        "reverse, (…, m, 3, n, …, n) ↦ m, by ≥ 0.1 test accuracy on average over the data sizes",
-                       exploration=True)
+                       kind="exploration")
 
 
 def check_recitation(grid: TaskGrid, sizes: Sequence[int] = RECITATION_SIZES) -> Verdict:

@@ -108,7 +108,7 @@ COMPLEXITY_CONTROL = ClaimSpec("ch13.complexity-control", "图13.5/13.6",
                                "raises the OOD accuracy by at least 0.3 (means over the data seeds)")
 REASONING_LEVEL = ClaimSpec("ch13.reasoning-level", "图13.5/13.6",
                             "strong complexity control (γ = 1.4, λ = 0.1) solves most unseen pairs: mean OOD accuracy "
-                            "≥ 0.5 over the data seeds", exploration=True)
+                            "≥ 0.5 over the data seeds", kind="exploration")
 COMMUTATIVITY = ClaimSpec("ch13.commutativity", "§13.3",
                           "with weak control (γ = 0.8, λ = 0.01) the model fits ID (≥ 0.95) and answers (c, d) and "
                           "(d, c) alike on ≥ 80% of the unseen sequences, far more often (by ≥ 0.5) than it answers "
@@ -121,7 +121,7 @@ EMBEDDING_ORDER = ClaimSpec("ch13.embedding-order", "图13.12",
                             "and the top-2 PCA variance is ≥ 0.7 over the γ × λ grid")
 EMBEDDING_CONTRAST = ClaimSpec("ch13.embedding-contrast", "图13.12",
                                "the top-2 PCA variance of the number embeddings at γ = 1.4 is at least twice that at "
-                               "γ = 0.5 (mean over both λ)", exploration=True)
+                               "γ = 0.5 (mean over both λ)", kind="exploration")
 
 
 def rank_correlation(a: Sequence[float], b: Sequence[float]) -> float:
@@ -340,7 +340,7 @@ FIRST_ANCHOR_BLOCKS = ClaimSpec("ch13.first-anchor-blocks", "图13.9",
                                 "g(x; a1) first: outputs of inputs that share g(x; a1) through different (x, a1) are "
                                 "alike (mean centred cosine ≥ 0.25 above that of inputs with different g(x; a1)), and "
                                 "by ≥ 0.25 more alike than under weak control (γ = 0.8, λ = 0.01); means over the "
-                                "data seeds", exploration=True)
+                                "data seeds", kind="exploration")
 
 
 def first_anchor_probe(seed: int, values: Sequence[int] = PROBE_VALUES, per_block: int = 4,
@@ -531,11 +531,11 @@ FIT_SPEED = ClaimSpec("ch13.fit-speed", "图13.17",
                       "the chapter's prediction: the small-initialisation model (γ = 1.4, λ = 0.1) fits data of larger "
                       "reasoning complexity more slowly (mean training error over the run ≥ 1.25× from the lowest to "
                       "the highest complexity), while the large-initialisation model's (γ = 0.5, λ = 0.01) changes by "
-                      "less than half as much (means over depths and replicas)", exploration=True)
+                      "less than half as much (means over depths and replicas)", kind="exploration")
 PAIR_SPEED = ClaimSpec("ch13.pair-speed", "图13.19",
                        "with one broken symmetric group (a, b)/(b, a), the small-initialisation model fits the pairs "
                        "(a, b), (b, a), (a, a), (b, b) more slowly than the other twelve: their mean training error over "
-                       "the run is ≥ 1.25× that of the others (means over depths and replicas)", exploration=True)
+                       "the run is ≥ 1.25× that of the others (means over depths and replicas)", kind="exploration")
 
 
 def check_fit_speed(run: FitSpeedRun, large: int = 0, small: int = 1) -> Verdict:

@@ -493,13 +493,13 @@ IDENTITY_TOL = {torch.float32: 1e-5, torch.float64: 1e-12}
 RANK_ONE_EPS = 1000  # σ₂/σ₁ below 1000 machine epsilons: rank 1 to rounding (the rank tolerance of verify)
 
 IDENTITY_RANDOM = ClaimSpec(
-    "ch14.identity-random", "§14.3 Thm 2.2",
+    "ch14.identity-random", "Dherin et al. 2025, Thm 2.2",
     "on random plain / skip / pre-LN blocks every ΔW identity holds to float64 precision (relative error "
-    "< 1e-12) and every ΔW has rank 1 (σ₂/σ₁ < 1000 ε)")
+    "< 1e-12) and every ΔW has rank 1 (σ₂/σ₁ < 1000 ε)", kind="identity")
 IDENTITY_TRAINED = ClaimSpec(
-    "ch14.identity-trained", "§14.3 Thm 2.2",
+    "ch14.identity-trained", "Dherin et al. 2025, Thm 2.2",
     "on the trained transformer the prompt equals a rank-1 patch of every block: relative error < 1e-5 in "
-    "float32 and < 1e-12 in float64, σ₂/σ₁ of every ΔW < 1000 ε")
+    "float32 and < 1e-12 in float64, σ₂/σ₁ of every ΔW < 1000 ε", kind="identity")
 
 
 def _identity_conditions(checks: dict[str, icl.Verification]) -> list:
@@ -524,26 +524,26 @@ def check_identity_trained(checks: dict[str, icl.Verification]) -> Verdict:
 
 
 BEATS_GD1 = ClaimSpec(
-    "ch14.beats-gd1", "Akyürek et al.",
+    "ch14.beats-gd1", "Akyürek et al. 2023",
     "with 16 examples in context the learner beats the best single GD step (MSE < 0.75×) and is far below "
     "the zero predictor (MSE < 0.2·d)")
 ERROR_FALLS = ClaimSpec(
-    "ch14.error-falls", "Akyürek et al.",
+    "ch14.error-falls", "Akyürek et al. 2023",
     "the learner's error falls as the prompt grows (k = 2, 4, 8, 16) and ends below the zero predictor's")
 CLOSER_TO_GD1 = ClaimSpec(
-    "ch14.closer-to-gd1", "Akyürek et al.",
+    "ch14.closer-to-gd1", "Akyürek et al. 2023",
     "at k = d the learner's predictions are closer to one GD step than to OLS (SPD(ICL, GD1) < 0.5 × "
     "SPD(ICL, OLS)) and than to the zero predictor (SPD(ICL, GD1) < SPD(ICL, 0))")
 DW_DECAY = ClaimSpec(
-    "ch14.dw-decay", "Dherin et al. §4.2",
+    "ch14.dw-decay", "Dherin et al. 2025, §4.2",
     "the ΔW increments of the trained block shrink as tokens are consumed (last 3 < 0.3 × first 3) — and so "
-    "do those of the untrained control, so the decay alone is not learning")
+    "do those of the untrained control, so the decay alone is not learning", kind="identity")
 DW_LEARNS = ClaimSpec(
-    "ch14.dw-learns", "Dherin et al. §4.2",
+    "ch14.dw-learns", "Dherin et al. 2025, §4.2",
     "the untrained control's ΔW(C_i) never beats the zero predictor on new queries, while the trained "
     "one's beats it and halves the test error")
 FINETUNE = ClaimSpec(
-    "ch14.finetune", "Dherin et al. §4.3",
+    "ch14.finetune", "Dherin et al. 2025, §4.3",
     "both fine-tuning W₁ example by example and the implicit ΔW(C_i) lower the test error on new queries "
     "(mean over the last 4 i < 0.8 × the error with no example, and below the zero predictor's)")
 PATTERN_ATTENTION = ClaimSpec(

@@ -313,7 +313,7 @@ def wan_scaling(scales: Sequence[float] = (1.0, 10.0, 100.0), width: int = 20, d
 
 WAN_SCALING = ClaimSpec("ch15.wan-loss-scaling", "(15.15)",
                         "the book's WAN loss grows like c² when the test function is scaled by c (unbounded max "
-                        "over η); the normalised loss is unchanged")
+                        "over η); the normalised loss is unchanged", kind="identity")
 
 
 def check_wan_scaling(result: WanScaling) -> Verdict:
@@ -523,7 +523,7 @@ def check_net_low_first(trajectory: ModeTrajectory) -> Verdict:
 
 JACOBI_HIGH_FIRST = ClaimSpec("ch15.jacobi-high-first", "图15.1(c)",
                               "Jacobi fits the high mode first: Delta_F(j) halves for j=16 before j=6, for j=6 "
-                              "before j=2, and at least 10 times sooner for j=16 than for j=2")
+                              "before j=2, and at least 10 times sooner for j=16 than for j=2", kind="identity")
 
 
 def check_jacobi_high_first(trajectory: ModeTrajectory) -> Verdict:
@@ -542,7 +542,7 @@ def check_jacobi_high_first(trajectory: ModeTrajectory) -> Verdict:
 
 JACOBI_FACTOR = ClaimSpec("ch15.jacobi-mode-factor", "习题3",
                           "Jacobi's per-mode error against the finite-difference solution equals |cos(j pi/n)|^t "
-                          "(to 1e-6)")
+                          "(to 1e-6)", kind="identity")
 
 
 def check_jacobi_mode_factor(trajectory: ModeTrajectory) -> Verdict:

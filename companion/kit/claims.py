@@ -39,9 +39,17 @@ compared as a number.
   over seeds or members, measured): the slack in units of that spread.
 * ``count`` — a count against a bound: the distance in counts (``bound − count`` for ``≤``).
 
-A phenomenon that does not reproduce robustly at CPU scale is declared ``ClaimSpec(..., exploration=True)``:
-it prints ``◇ EXPLORATION (not a claim)`` with its numbers and this run's outcome, counts in no verdict,
-and the robustness report states its pass rate.
+**Kinds.** Every claim declares what it is (``ClaimSpec(..., kind=...)``):
+
+* ``phenomenon`` (the default) — an empirical statement of the book (or of the paper its label names) that a run
+  could contradict; only these count as reproductions (a figure's coverage, the robustness pass rates);
+* ``identity`` — a numerical check of a theorem, formula or identity that holds by construction when the code is
+  right (a rank formula, the splitting identities, (8.5)).  It prints ``✔ IDENTITY HOLDS`` (``✘ IDENTITY FAILS``, a
+  bug, fails the run like a failed claim): it verifies the mathematics, it does not reproduce a phenomenon, and it
+  counts in no figure's coverage and in no pass rate.  Its negative control is a perturbed input;
+* ``exploration`` — a phenomenon that does not reproduce robustly at CPU scale: it prints ``◇ EXPLORATION (not a
+  claim)`` with its numbers and this run's outcome, counts in no verdict, and the robustness report states its
+  pass rate.
 
 In a smoke run (:func:`companion.kit.config.pick_steps`: the full profile's code paths with a few steps) a claim
 is still evaluated, but its numbers mean nothing: it prints ``◇ SMOKE (not judged)``, its log record says
@@ -55,6 +63,7 @@ requires each claim's median margin over seeds to clear its thin line.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import os
@@ -68,6 +77,9 @@ from companion.kit.config import settings
 from companion.kit.i18n import tr
 
 PASS_MARK, FAIL_MARK, EXPLORATION_MARK = "✔ CLAIM HOLDS", "✘ CLAIM FAILS", "◇ EXPLORATION (not a claim)"
+IDENTITY_PASS_MARK, IDENTITY_FAIL_MARK = "✔ IDENTITY HOLDS", "✘ IDENTITY FAILS"  # a kind="identity" claim
+PHENOMENON, IDENTITY, EXPLORATION = "phenomenon", "identity", "exploration"
+KINDS = (PHENOMENON, IDENTITY, EXPLORATION)
 SMOKE_MARK = "◇ SMOKE (not judged)"  # every claim of a smoke run (see the module docstring)
 RED, GREEN, RESET = "\033[31m", "\033[32m", "\033[0m"
 OPERATORS = ("<", "<=", ">", ">=")
@@ -76,7 +88,7 @@ Unit = Literal["rel", "sd", "count"]
 THIN_LINE: dict[str, float] = {"rel": 0.05, "sd": 0.5, "count": 1.0}
 #: A verdict line as :func:`show` prints it in English (a failing one in red): mark, figure, sentence.
 VERDICT_LINE = re.compile(rf"^(?P<red>\x1b\[\d+m)?(?P<mark>{re.escape(PASS_MARK)}|{re.escape(FAIL_MARK)}|"
-                          rf"{re.escape(EXPLORATION_MARK)}) \[(?P<figure>[^\]]+)\] (?P<text>.+?)(?P<reset>\x1b\[0m)?\s*$")
+                          rf"{re.escape(EXPLORATION_MARK)}|{re.escape(IDENTITY_PASS_MARK)}|{re.escape(IDENTITY_FAIL_MARK)}) \[(?P<figure>[^\]]+)\] (?P<text>.+?)(?P<reset>\x1b\[0m)?\s*$")
 
 
 def is_never(value: Any) -> bool:
@@ -208,7 +220,15 @@ class Verdict:
     text: str
     conditions: list[Condition]
     measured: dict[str, Any] = field(default_factory=dict)
-    exploration: bool = False
+    kind: str = PHENOMENON
+
+    @property
+    def exploration(self) -> bool:
+        return self.kind == EXPLORATION
+
+    @property
+    def identity(self) -> bool:
+        return self.kind == IDENTITY
 
     @property
     def passed(self) -> bool:
@@ -229,8 +249,11 @@ class Verdict:
         return self.passed and self.tightest.tightness < 1
 
     def verdict_line(self, language: str | None = None) -> str:
-        """``✔ CLAIM HOLDS [图4.7] sentence`` (or ✘ / ◇), in ``language`` (default ``COMPANION_LANG``)."""
-        mark = EXPLORATION_MARK if self.exploration else PASS_MARK if self.passed else FAIL_MARK
+        """``✔ CLAIM HOLDS [图4.7] sentence`` (or ✘ / ◇ / ✔ IDENTITY HOLDS …), in ``language`` (default ``COMPANION_LANG``)."""
+        if self.identity:
+            mark = IDENTITY_PASS_MARK if self.passed else IDENTITY_FAIL_MARK
+        else:
+            mark = EXPLORATION_MARK if self.exploration else PASS_MARK if self.passed else FAIL_MARK
         return verdict_line(mark, self.figure, self.text, language)
 
     def measured_line(self) -> str:
@@ -245,7 +268,7 @@ class Verdict:
         """A JSON-ready record (for the claims log and the robustness report)."""
         margin = self.margin
         return {"id": self.id, "figure": self.figure, "text": self.text, "chapter": chapter,
-                "exploration": self.exploration, "passed": self.passed, "margin": None if math.isinf(margin) else margin,
+                "kind": self.kind, "exploration": self.exploration, "passed": self.passed, "margin": None if math.isinf(margin) else margin,
                 "unit": self.tightest.unit, "thin": self.thin, "tightest": self.tightest.lhs,
                 "conditions": [{**asdict(c), "passed": c.passed, "unit": c.unit,
                                 "margin": None if math.isinf(c.margin) else c.margin,
@@ -256,18 +279,21 @@ class Verdict:
 
 @dataclass(frozen=True)
 class ClaimSpec:
-    """A claim's identity: its id, the book figure and the sentence.  Declared once, beside its check."""
+    """A claim's identity: its id, its source (a book figure, or the paper it comes from), the sentence and its kind
+    (:data:`KINDS`, see the module docstring).  Declared once, beside its check."""
 
     id: str
     figure: str
     text: str
-    exploration: bool = False
+    kind: str = PHENOMENON
     registry: ClassVar[dict[str, ClaimSpec]] = {}
 
     def __post_init__(self) -> None:
         chapter, _, name = self.id.partition(".")
         if not (chapter.startswith("ch") and name):
             raise ValueError(f"claim id {self.id!r} must read 'chNN.short-name'")
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind={self.kind!r}; choose one of {', '.join(KINDS)}")
         known = ClaimSpec.registry.get(self.id)
         if known is not None and known != self:
             raise ValueError(f"claim id {self.id!r} is declared twice with different texts")
@@ -277,7 +303,29 @@ class ClaimSpec:
         """This claim's verdict on one run: every condition must hold; ``measured`` adds context numbers."""
         if not conditions:
             raise ValueError(f"claim {self.id}: a claim needs at least one condition")
-        return Verdict(self.id, self.figure, self.text, list(conditions), measured, self.exploration)
+        return Verdict(self.id, self.figure, self.text, list(conditions), measured, self.kind)
+
+    @property
+    def exploration(self) -> bool:
+        return self.kind == EXPLORATION
+
+    @property
+    def identity(self) -> bool:
+        return self.kind == IDENTITY
+
+
+def declared_claims(tree: ast.AST) -> list[tuple[str, str, str]]:
+    """``(id, label, kind)`` of each ``ClaimSpec("id", "label", …)`` written in parsed source ``tree`` with a literal id
+    (the label where it is a literal, else ""; the kind: its ``kind=`` keyword, ``phenomenon`` where it has none) —
+    read from the code, nothing imported or run."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "ClaimSpec" \
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            label = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else ""
+            kinds = [k.value.value for k in node.keywords if k.arg == "kind" and isinstance(k.value, ast.Constant)]
+            found.append((node.args[0].value, str(label), kinds[0] if kinds else PHENOMENON))
+    return found
 
 
 def verdict_line(mark: str, figure: str, text: str, language: str | None = None) -> str:
@@ -355,11 +403,26 @@ class LoggedClaim:
     conditions: list[dict[str, Any]]
     measured: dict[str, Any]
     smoke: bool = False  # logged by a smoke run: evaluated, not judged (absent from older logs)
+    kind: str = PHENOMENON  # absent from older logs: a phenomenon, or an exploration where ``exploration`` says so
+
+    def __post_init__(self) -> None:
+        if self.exploration:
+            self.kind = EXPLORATION
+
+    @property
+    def identity(self) -> bool:
+        return self.kind == IDENTITY
 
     @property
     def judged(self) -> bool:
-        """Whether the claim counts in a verdict: neither an exploration nor a smoke run's."""
+        """Whether the claim counts in a verdict (a failed one fails the run): neither an exploration nor a smoke
+        run's.  Identities are judged: one that fails is a bug."""
         return not (self.exploration or self.smoke)
+
+    @property
+    def reproduces(self) -> bool:
+        """Whether it counts as a reproduced phenomenon: judged and of kind ``phenomenon``."""
+        return self.judged and self.kind == PHENOMENON
 
 
 def read_log(path: str | os.PathLike) -> list[LoggedClaim]:

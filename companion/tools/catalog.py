@@ -19,8 +19,22 @@ Status of a figure:
 * ``gpu`` — needs a GPU, or data or weights that cannot be had offline (the note says which);
 * ``illustrative`` — not computational; nothing to rerun.
 
-An illustrative figure that a claim still checks (the splitting identities of 图9.3) is ``claim``;
+An illustrative figure whose formulas an identity checks (the splitting identities of 图9.3) stays ``illustrative``:
 coverage counts computational figures only.
+
+A claim *names* a figure when its label holds the figure's id (``图13.5/13.6`` names both) or is one of the
+figure's ``evidence`` labels (extra labels, separated by ``;``). Two more columns say how far the claims go; they are
+filled for the ``claim`` and ``exploration`` rows and empty for the others:
+
+* ``claims`` — the ids (separated by ``;``) of the phenomenon claims that name the figure and are meant to test its
+  central statement: what the figure itself shows, per the book. Not listed: a claim that only shares the label
+  but tests an easier side statement, an identity claim (a check of mathematics, not of a phenomenon) and an
+  exploration;
+* ``unchecked`` — empty when those claims test the central statement in full (a CPU-sized analogue counts:
+  smaller nets, 8×8 digits for MNIST); otherwise one sentence saying what of it no listed claim checks. A row
+  without listed claims always has one.
+
+图5.3 and 图15.2 are the same image printed twice and are filled alike.
 """
 
 from __future__ import annotations
@@ -135,6 +149,10 @@ class Figure:
     caption: str
     note: str = ""
     evidence: tuple[str, ...] = ()
+    #: the phenomenon claims meant to test the figure's central statement (:mod:`companion.tools.fidelity`)
+    claims: tuple[str, ...] = ()
+    #: one line: what of the central statement no claim checks ("" where nothing is left unchecked)
+    unchecked: str = ""
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[图表]\d+\.\d+", self.id):
@@ -180,12 +198,16 @@ FIGURES_FILE = Path(__file__).with_name("figures.csv")
 
 
 def read_figures(path: Path = FIGURES_FILE) -> tuple[Figure, ...]:
-    """The figure table: one row a figure, columns ``figure, notebook, kind, status, caption, note, evidence``
-    (``evidence``: extra claim labels that name the figure, separated by ``;``); lines starting ``#`` are comments."""
+    """The figure table: one row a figure, columns ``figure, notebook, kind, status, caption, note, evidence, claims,
+    unchecked`` (``evidence``: extra claim labels that name the figure, separated by ``;``; ``claims``: the ids of the
+    phenomenon claims meant to test its central statement, separated by ``;``; ``unchecked``: one line on what of that
+    statement no claim checks); lines starting ``#`` are comments."""
     with path.open(encoding="utf-8", newline="") as fh:
         rows = csv.DictReader(line for line in fh if not line.startswith("#"))
         return tuple(Figure(r["figure"], r["notebook"], r["kind"], r["status"], r["caption"], r["note"],
-                            tuple(e for e in r["evidence"].split(";") if e)) for r in rows)
+                            tuple(e for e in r["evidence"].split(";") if e),
+                            tuple(c for c in (r.get("claims") or "").split(";") if c), r.get("unchecked") or "")
+                     for r in rows)
 
 
 FIGURES: tuple[Figure, ...] = read_figures()
@@ -229,20 +251,31 @@ def _cell(text: str) -> str:
 
 
 def chapter_map_markdown(language: str = "en", coverage_link: str = "") -> str:
-    """The table notebook ↔ book chapter ↔ figures checked by a claim (README and the site's landing page), in
-    ``language``; the words "coverage page" link to ``coverage_link`` if given."""
-    rows = [f"| {tr('notebook', language)} | {tr('book chapter', language)} | {tr('figures checked by a claim', language)} "
-            f"| {tr('also drawn', language)} |", "|---|---|---|---|"]
+    """The table notebook ↔ book chapter ↔ figures reproduced faithfully, partially or drawn (README and the site's
+    landing page), in ``language``, from the computed fidelities (:mod:`companion.tools.fidelity`); the words "coverage
+    page" link to ``coverage_link`` if given."""
+    from companion.tools import fidelity
+
+    items = fidelity.fidelities()
+    by_figure = {i.figure: i for i in items}
+    rows = [f"| {tr('notebook', language)} | {tr('book chapter', language)} | {tr('faithful', language)} "
+            f"| {tr('partial', language)} | {tr('drawn', language)} |", "|---|---|---|---|---|"]
     for ch in CHAPTERS:
-        claimed = ", ".join(ch.claimed) or "—"
-        drawn = ", ".join(f.id for f in ch.figures if f.status in (SHOWN, EXPLORATION)) or "—"
+        def listed(*fidelities: str) -> str:
+            return ", ".join(f.id for f in ch.figures if by_figure[f.id].fidelity in fidelities) or "—"
         title = f"{ch.title_zh} ({_cell(ch.title)})" if language == "en" else ch.title_zh
-        rows.append(f"| `{ch.slug}` | {ch.book} {title} | {claimed} | {drawn} |")
-    total = coverage()
-    rows += ["", tr("{claimed} of the {cpu} computational figures and tables that fit a CPU ({percent:.0f} %) are checked "
-                    "by a claim; the {coverage_page} lists all {items} figures and tables of chapters 4–15 with their status "
-                    "(`python -m companion coverage`).", language).format(
-        claimed=total.claimed, cpu=total.cpu_feasible, percent=total.percent, items=total.items,
+        rows.append(f"| `{ch.slug}` | {ch.book} {title} | {listed('faithful', 'faithful-full')} | {listed('partial')} "
+                    f"| {listed('drawn')} |")
+    total = fidelity.counts(items)
+    n = total.by_fidelity
+    rows += ["", tr("**{faithful} of the {cpu} computational figures and tables that fit a CPU ({percent:.0f} %) are reproduced "
+                    "faithfully**: a phenomenon claim tests what the figure shows, holds on at least 19 of 20 seeds and has a "
+                    "negative control from the book's own contrast (computed by `python -m companion coverage --json`). "
+                    "{full} more are faithful only at the full profile, {partial} partially (the {coverage_page} says what is "
+                    "not checked), {drawn} are drawn without such a claim and {missing} are not reproduced yet; a figure the "
+                    "book prints twice counts once.", language).format(
+        faithful=total.faithful, cpu=total.cpu_feasible, percent=total.percent, full=n["faithful-full"],
+        partial=n["partial"], drawn=n["drawn"], missing=n["missing"],
         coverage_page=f"[{tr('coverage page', language)}]({coverage_link})" if coverage_link else
         tr("coverage page", language))]
     return "\n".join(rows)
@@ -252,33 +285,55 @@ STATUS_WORDS = {CLAIM: "✔ claim", EXPLORATION: "◇ exploration", SHOWN: "draw
                 GPU: "needs a GPU / offline-unavailable data", ILLUS: "illustrative"}
 
 
+FIDELITY_WORDS = {"faithful": "✔ faithful", "faithful-full": "✔ faithful at the full profile", "partial": "◐ partial",
+                  "drawn": "drawn, no claim", "missing": "not yet", "gpu": "needs a GPU / offline-unavailable data",
+                  "illustrative": "illustrative"}
+
+
 def coverage_markdown(language: str = "en") -> str:
-    """The site's coverage page, in ``language``: every figure and table of chapters 4–15 and where it stands."""
-    total = coverage()
+    """The site's coverage page, in ``language``: every figure and table of chapters 4–15, its computed fidelity
+    (:mod:`companion.tools.fidelity`), the claims it rests on and what is not checked."""
+    from companion.tools import fidelity
+
+    items = fidelity.fidelities()
+    by_figure = {i.figure: i for i in items}
+    total, n = fidelity.counts(items), fidelity.counts(items).by_fidelity
     parts = ["# " + tr("Coverage: every figure of chapters 4–15", language), "",
-             tr("The book's chapters 4–15 hold {items} figures and tables; {computational} are computational (the result of "
-                "an experiment that can be rerun), {cpu} of them fit a CPU with offline data. **{claimed} of those {cpu} "
-                "({percent:.0f} %) are checked by a claim** that could fail, in the committed notebooks (seed 0) and over 20 "
-                "seeds on the robustness page. Generated from `companion/tools/catalog.py`; `tests/test_catalog.py` checks it "
-                "against the notebooks.", language).format(
-                 items=total.items, computational=total.computational, cpu=total.cpu_feasible, claimed=total.claimed,
-                 percent=total.percent),
-             "", f"| {tr('book chapter', language)} | {tr('items', language)} | {tr('computational', language)} | "
-                 f"{tr('fit a CPU', language)} | {tr('claimed', language)} | % |", "|---|---|---|---|---|---|"]
-    for n in book_chapters():
-        c = coverage([f for f in FIGURES if f.book_chapter == n])
-        parts.append(f"| {n} | {c.items} | {c.computational} | {c.cpu_feasible} | {c.claimed} | {c.percent:.0f} |")
-    parts.append(f"| **{tr('all', language)}** | {total.items} | {total.computational} | {total.cpu_feasible} | {total.claimed} | "
-                 f"{total.percent:.0f} |")
-    for n in book_chapters():
-        parts += ["", "## " + tr("Chapter {n}", language).format(n=n), "",
-                  f"| {tr('figure', language)} | {tr('what it shows', language)} | {tr('status', language)} | "
-                  f"{tr('notebook', language)} | {tr('note', language)} |",
-                  "|---|---|---|---|---|"]
+             tr("The book's chapters 4–15 hold {items} figures and tables ({distinct} distinct: one figure is printed twice); "
+                "{cpu} distinct ones are computational and fit a CPU with offline data. **{faithful} of those {cpu} "
+                "({percent:.0f} %) are reproduced faithfully**: a phenomenon claim tests the figure's central statement, "
+                "nothing of that statement is left unchecked, the claim holds on at least 19 of 20 seeds (the robustness "
+                "page) and its negative control runs the setting the book contrasts it with. {full} more are faithful only "
+                "at the full profile, {partial} are partial (the last column says what is not checked), {drawn} are drawn "
+                "without such a claim and {missing} are not reproduced yet. The status is computed from the catalog "
+                "(`companion/tools/figures.csv`), the claims in the code, the robustness reports and the controls in "
+                "`tests/`: `python -m companion coverage --json`.", language).format(
+                 items=len(items), distinct=sum(i.same_as is None for i in items), cpu=total.cpu_feasible,
+                 faithful=total.faithful, percent=total.percent, full=n["faithful-full"], partial=n["partial"],
+                 drawn=n["drawn"], missing=n["missing"]),
+             "", f"| {tr('book chapter', language)} | {tr('fit a CPU', language)} | {tr('faithful', language)} | "
+                 f"{tr('partial', language)} | {tr('drawn', language)} | {tr('missing', language)} | % |",
+             "|---|---|---|---|---|---|---|"]
+    for chapter in book_chapters():
+        c = fidelity.counts([i for i in items if i.chapter == chapter])
+        parts.append(f"| {chapter} | {c.cpu_feasible} | {c.faithful} | {c.by_fidelity['partial']} | "
+                     f"{c.by_fidelity['drawn']} | {c.by_fidelity['missing']} | {c.percent:.0f} |")
+    parts.append(f"| **{tr('all', language)}** | {total.cpu_feasible} | {total.faithful} | {n['partial']} | {n['drawn']} | "
+                 f"{n['missing']} | {total.percent:.0f} |")
+    for chapter in book_chapters():
+        parts += ["", "## " + tr("Chapter {n}", language).format(n=chapter), "",
+                  f"| {tr('figure', language)} | {tr('what it shows', language)} | {tr('fidelity', language)} | "
+                  f"{tr('claims', language)} | {tr('notebook', language)} | {tr('note', language)} |",
+                  "|---|---|---|---|---|---|"]
         for f in FIGURES:
-            if f.book_chapter == n:
-                parts.append(f"| {f.id} | {_cell(tr(f.caption, language))} | {tr(STATUS_WORDS[f.status], language)} | "
-                             f"`{f.notebook}` | {_cell(tr(f.note, language))} |")
+            if f.book_chapter == chapter:
+                item = by_figure[f.id]
+                status = tr(FIDELITY_WORDS[item.fidelity], language) + (
+                    " " + tr("(= {figure})", language).format(figure=item.same_as) if item.same_as else "")
+                why = item.why_in(language) if item.fidelity in ("partial", "faithful-full", "drawn") else ""
+                note = " ".join(part for part in (tr(f.note, language), f"**{why}**" if why else "") if part)
+                parts.append(f"| {f.id} | {_cell(tr(f.caption, language))} | {status} | "
+                             f"{', '.join(f'`{c}`' for c in item.claims) or '—'} | `{f.notebook}` | {_cell(note)} |")
     return "\n".join(parts) + "\n"
 
 
@@ -289,20 +344,23 @@ class PrintedVerdict(Protocol):
     figure: str
     holds: bool
     exploration: bool
+    identity: bool
 
 
 def discrepancies(verdicts: Sequence[PrintedVerdict]) -> list[str]:
     """Where the catalog and the notebooks' verdicts disagree (an empty list: they agree).
 
-    * a figure listed as ``claim`` needs a passing, non-exploration verdict in its notebook that names it;
+    * a figure listed as ``claim`` needs a passing phenomenon claim (neither an exploration nor an identity) in its
+      notebook that names it;
     * a figure listed as ``exploration`` needs an exploration verdict there;
     * every verdict that names a figure must name one of the catalog, in the notebook the catalog gives,
-      with a status that admits it (``claim`` for a ✔ or ✘ verdict; ``claim`` or ``exploration`` for ◇).
+      with a status that admits it (``claim`` for a ✔ or ✘ verdict; ``claim`` or ``exploration`` for ◇; any status
+      for an identity, which checks the mathematics, not the figure's phenomenon).
     """
     problems: list[str] = []
     for f in FIGURES:
         mine = [v for v in verdicts if v.chapter == f.chapter.slug and f.named_by(v.figure)]
-        if f.status == CLAIM and not any(v.holds and not v.exploration for v in mine):
+        if f.status == CLAIM and not any(v.holds and not (v.exploration or v.identity) for v in mine):
             problems.append(f"{f.id} is listed as claimed, but {f.chapter.slug} prints no passing claim naming it")
         if f.status == EXPLORATION and not any(v.exploration for v in mine):
             problems.append(f"{f.id} is listed as an exploration, but {f.chapter.slug} prints none naming it")
@@ -310,7 +368,7 @@ def discrepancies(verdicts: Sequence[PrintedVerdict]) -> list[str]:
     for v in verdicts:
         for fid in sorted(figures_named(v.figure)):
             f = known.get(fid)
-            allowed = (CLAIM, EXPLORATION) if v.exploration else (CLAIM,)
+            allowed = STATUSES if v.identity else (CLAIM, EXPLORATION) if v.exploration else (CLAIM,)
             if f is None:
                 problems.append(f"{v.chapter} prints a verdict on {fid}, which the catalog does not list")
             elif f.chapter.slug != v.chapter:

@@ -2,8 +2,9 @@
 bench, book}``.
 
 * ``list`` — the chapter map and which notebooks exist;
-* ``coverage [--missing] [--write-readme]`` — the book's figures checked by a claim, per chapter (from the
-  catalog); ``--write-readme`` regenerates the README's chapter map;
+* ``coverage [--missing] [--write-readme] [--json]`` — how faithfully the book's figures are reproduced, per chapter
+  (computed by :mod:`companion.tools.fidelity`); ``--write-readme`` regenerates the README's chapter map; ``--json`` prints every figure's computed
+  fidelity (:mod:`companion.tools.fidelity`);
 * ``run ch04`` — execute one chapter headless and print its claims; ``--profile full --smoke`` runs the full
   profile's code paths with every step count cut to a few recording intervals (claims shown, not judged); its
   notebook, figures and page go to a folder of their own, ``reproduced/runs/<chapter>-seed<N>-<profile>/`` (or
@@ -33,6 +34,7 @@ bench, book}``.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import runpy
 import signal
@@ -98,20 +100,28 @@ def _list(_args: argparse.Namespace) -> int:
 
 
 def _coverage(args: argparse.Namespace) -> int:
+    from companion.tools import fidelity
+
+    items = fidelity.fidelities()
+    if args.json:
+        print(json.dumps([item.record() for item in items], ensure_ascii=False, indent=1))
+        return 0
     if args.write_readme:
         print(f"wrote the chapter map into {catalog.write_readme_map()}")
         return 0
-    total = catalog.coverage()
-    print(f"{'book ch.':8} {'items':>5} {'comp.':>5} {'CPU':>5} {'claimed':>7} {'%':>4}")
-    for n in catalog.book_chapters():
-        c = catalog.coverage([f for f in catalog.FIGURES if f.book_chapter == n])
-        print(f"{n:<8} {c.items:5} {c.computational:5} {c.cpu_feasible:5} {c.claimed:7} {c.percent:4.0f}")
-    print(f"{'all':8} {total.items:5} {total.computational:5} {total.cpu_feasible:5} {total.claimed:7} {total.percent:4.0f}")
+    print(f"{'book ch.':8} {'CPU':>4} {'faithful':>8} {'full':>4} {'partial':>7} {'drawn':>5} {'missing':>7} {'%':>4}")
+    for n in [*catalog.book_chapters(), "all"]:
+        c = fidelity.counts([i for i in items if n == "all" or i.chapter == n])
+        k = c.by_fidelity
+        print(f"{n!s:8} {c.cpu_feasible:4} {c.faithful:8} {k['faithful-full']:4} {k['partial']:7} {k['drawn']:5} "
+              f"{k['missing']:7} {c.percent:4.0f}")
+    print("\nfaithful: a phenomenon claim tests the figure's central statement, holds on ≥ 19/20 seeds and has a negative "
+          "control from the book's contrast (python -m companion coverage --json says why for every other figure)")
     if args.missing:
-        print("\nfit a CPU, not yet checked by a claim:")
-        for f in catalog.FIGURES:
-            if f.cpu_feasible and f.status != catalog.CLAIM:
-                print(f"  {f.id:7} {f.status:11} {f.notebook}  {f.caption}")
+        print("\nfit a CPU, not faithfully reproduced yet:")
+        for item in items:
+            if item.fidelity in ("partial", "drawn", "missing", "faithful-full") and item.same_as is None:
+                print(f"  {item.figure:7} {item.fidelity:13} {item.why}")
     return 0
 
 
@@ -253,9 +263,12 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="show the chapter map")
-    p = sub.add_parser("coverage", help="how many of the book's figures are checked by a claim, per chapter")
-    p.add_argument("--missing", action="store_true", help="also list the CPU-feasible figures without a claim")
+    p = sub.add_parser("coverage", help="how faithfully the book's figures are reproduced, per chapter (computed)")
+    p.add_argument("--missing", action="store_true", help="also list the CPU-feasible figures not faithfully "
+                                                          "reproduced, and why")
     p.add_argument("--write-readme", action="store_true", help="rewrite the README's chapter map from the catalog")
+    p.add_argument("--json", action="store_true", help="print every figure's computed fidelity as JSON (one object a "
+                                                       "figure or table: figure, chapter, kind, fidelity, claims, why)")
     for name, helptext in (("run", "execute one chapter headless"), ("reproduce", "execute every chapter")):
         p = sub.add_parser(name, help=helptext)
         if name == "run":

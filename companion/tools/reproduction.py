@@ -15,6 +15,7 @@ import html
 import platform
 import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -46,6 +47,39 @@ class ChapterResult(Protocol):
 
     @property
     def not_run(self) -> list[str]: ...
+
+    identities: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClaimCounts:
+    """A set of runs' verdicts counted: phenomenon claims that hold of those stated (a chapter that did not finish
+    counts the claims it never reached as not run), and, apart, the identities (not reproductions)."""
+
+    passed: int
+    claims: int
+    not_run: int
+    identities_held: int
+    identities: int
+
+
+def count_claims(runs: Sequence[ChapterResult]) -> ClaimCounts:
+    """The counts of :class:`ClaimCounts` for ``runs``."""
+    not_run = sum(len(r.not_run) for r in runs)
+    not_run_identities = sum(cid in r.identities for r in runs for cid in r.not_run)
+    identities = [c for r in runs for c in r.claims if c.judged and c.identity]
+    return ClaimCounts(passed=sum(c.passed and c.reproduces for r in runs for c in r.claims),
+                       claims=sum(c.reproduces for r in runs for c in r.claims) + not_run - not_run_identities,
+                       not_run=not_run, identities_held=sum(c.passed for c in identities),
+                       identities=len(identities) + not_run_identities)
+
+
+def identities_clause(counts: ClaimCounts, language: str = "en") -> str:
+    """"; 15/15 identities hold (…)", or nothing where the runs state no identity."""
+    if not counts.identities:
+        return ""
+    return "; " + tr("{held}/{identities} identities hold (checks of the mathematics, not counted as claims)",
+                     language).format(held=counts.identities_held, identities=counts.identities)
 
 
 @dataclass(frozen=True)
@@ -140,6 +174,8 @@ def _verdict(claim, language: str = "en") -> tuple[str, str]:
         return tr("smoke (not judged)", language), "explore"
     if claim.exploration:
         return tr("explored", language), "explore"
+    if claim.identity:
+        return (tr("identity holds", language), "pass") if claim.passed else (tr("identity FAILS", language), "fail")
     if not claim.passed:
         return tr("FAILS", language), "fail"
     return (tr("holds (thin margin)", language) if claim.thin else tr("holds", language)), "pass"
@@ -173,18 +209,17 @@ def write_index(runs: list[ChapterResult], out: Path, profile: str, seed: int, l
     meta = {tr("profile", language): profile, tr("seed", language): str(seed), **_versions(),
             tr("made", language): datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             tr("notebook time", language): f"{sum(r.seconds for r in runs):.0f} s"}
-    n_not_run = sum(len(r.not_run) for r in runs)
-    n_claims = sum(c.judged for r in runs for c in r.claims) + n_not_run
-    n_pass = sum(c.passed and c.judged for r in runs for c in r.claims)
+    counts = count_claims(runs)
     not_run = " " + tr("{not_run} not run ({why}).", language).format(
-        not_run=n_not_run, why=not_run_reason(runs, language)) if n_not_run else ""
+        not_run=counts.not_run, why=not_run_reason(runs, language)) if counts.not_run else ""
+    identities = " " + identities_clause(counts, language)[2:] + "." if counts.identities else ""
     title = html.escape(tr("Reproduction report", language))
     parts = [f"<!doctype html><html lang='{language}'><head><meta charset='utf-8'><title>{title}</title>"
              f"<style>{STYLE}</style></head><body><h1>{title}</h1>",
              "<p id='summary'>" + html.escape(tr("{passed} of {claims} claims hold; {clean} of {chapters} chapters ran "
-                                                 "clean.", language).format(passed=n_pass, claims=n_claims,
+                                                 "clean.", language).format(passed=counts.passed, claims=counts.claims,
                                                                             clean=sum(r.ok for r in runs),
-                                                                            chapters=len(runs)) + not_run) +
+                                                                            chapters=len(runs)) + not_run + identities) +
              "</p><table id='run'>",
              *(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in meta.items()),
              f"</table><h2>{tr('Chapters', language)}</h2><table id='chapters'><tr><th>{tr('chapter', language)}</th>"

@@ -47,7 +47,7 @@ from tqdm.auto import tqdm
 
 from companion.tools import catalog
 from companion.kit.cache import SWEEPS, memory, module_file, reachable_modules
-from companion.kit.claims import THIN_LINE
+from companion.kit.claims import EXPLORATION, IDENTITY, KINDS, PHENOMENON, THIN_LINE
 from companion.kit.config import ConfigError
 from companion.tools.runner import KernelDied, load_source, run_chapter
 
@@ -179,7 +179,7 @@ def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_sec
                                           "claims": len(ids)}
         for c in item["claims"]:
             entry = claims.setdefault(c["id"], {"chapter": item["chapter"], "figure": c["figure"], "text": c["text"],
-                                                "exploration": c["exploration"], "seeds": {}})
+                                                "kind": claim_kind(c), "exploration": c["exploration"], "seeds": {}})
             entry["seeds"][str(item["seed"])] = {"passed": c["passed"], "margin": c["margin"], "unit": c["unit"],
                                                  "thin": c["thin"], "tightest": c["tightest"]}
     return tally({"profile": profile, "seeds": list(seeds), "jobs": jobs,
@@ -325,6 +325,8 @@ def _check_report(data: Any) -> None:
         for key in ("figure", "text"):
             _need(claim.get(key), str, f"{where} {key!r}", "a string")
         _need(claim.get("exploration"), bool, f"{where} 'exploration'", "true or false")
+        if "kind" in claim and claim["kind"] not in KINDS:
+            raise _Malformed(f"{where} 'kind' must be one of {', '.join(KINDS)}, not {str(claim['kind'])[:40]!r}")
         for seed, run in _seed_table(claim.get("seeds"), f"{where} 'seeds'").items():
             _need(run.get("passed"), bool, f"{where} seed {seed} 'passed'", "true or false")
             _need(run.get("margin"), (int, float, type(None)), f"{where} seed {seed} 'margin'", "a number or null")
@@ -480,6 +482,12 @@ def merge_reports(paths: Sequence[Path], out: Path = REPORT_DIR) -> dict[str, An
     return report
 
 
+def claim_kind(claim: dict[str, Any]) -> str:
+    """A logged or reported claim's kind (:data:`companion.kit.claims.KINDS`); records made before claims had kinds
+    have only ``exploration``."""
+    return claim.get("kind") or (EXPLORATION if claim.get("exploration") else PHENOMENON)
+
+
 def format_summary(report: dict[str, Any]) -> str:
     """A terminal table: one row per claim (pass count, min and median margin), then one per chapter."""
     lines = [f"{'claim':34} {'figure':12} {'passed':>8} {'min margin':>14} {'median margin':>14}  standard"]
@@ -491,6 +499,7 @@ def format_summary(report: dict[str, Any]) -> str:
         complete = report["chapters"][c["chapter"]].get("complete", True)
         mark = "explore" if c["exploration"] else ("ok" if c["meets_standard"] else
                                                      "BELOW" if complete else "incomplete")
+        mark += " (identity)" if claim_kind(c) == IDENTITY else ""
         lines.append(f"{cid:34} {c['figure'][:12]:12} {c['passed']:>4}/{c['runs']:<3} "
                      f"{fmt(c.get('min_margin')):>14} {fmt(c.get('median_margin')):>14}  {mark}")
     lines.append("")

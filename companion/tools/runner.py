@@ -53,11 +53,11 @@ from tqdm.auto import tqdm
 from traitlets import Type
 
 from companion.kit.cache import absolute_setting, imported_modules, module_file
-from companion.kit.claims import LoggedClaim, read_log
+from companion.kit.claims import IDENTITY, PHENOMENON, LoggedClaim, declared_claims, read_log
 from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke, shown
 from companion.kit.i18n import read_language, tr
 from companion.tools.catalog import longest_first
-from companion.tools.reproduction import SavedFigure, not_run_reason, save_figures
+from companion.tools.reproduction import SavedFigure, count_claims, identities_clause, not_run_reason, save_figures
 
 T = TypeVar("T")
 #: What every kernel imports while it starts (IPython's ``exec_lines``: no output, no execution count).
@@ -109,8 +109,10 @@ class ChapterRun:
     figures: list[SavedFigure] = field(default_factory=list)
     error: str | None = None
     notebook: Path | None = None
-    #: the ids of the judged claims the chapter states (:func:`expected_claims`)
+    #: the ids of the judged claims the chapter states (:func:`expected_claims`), identities included
     expected: tuple[str, ...] = ()
+    #: those of them that are identities (kind="identity")
+    identities: tuple[str, ...] = ()
     #: why the notebook did not finish: "raised", "timed out" or "kernel died" (None: it finished)
     stopped: str | None = None
 
@@ -142,29 +144,17 @@ def _trees(code: str) -> list[ast.AST]:
     return trees
 
 
-def _claim_specs(trees: list[ast.AST]) -> list[tuple[str, bool]]:
-    """``(id, exploration)`` of each ``ClaimSpec("id", …)`` written in the code with a literal id."""
-    found = []
-    for node in (n for tree in trees for n in ast.walk(tree)):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "ClaimSpec" \
-                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-            exploration = any(k.arg == "exploration" and isinstance(k.value, ast.Constant) and k.value.value is True
-                              for k in node.keywords)
-            found.append((node.args[0].value, exploration))
-    return found
-
-
-def expected_claims(source: Path) -> tuple[str, ...]:
-    """The judged claims (explorations aside) chapter ``source`` states: the ``ClaimSpec`` ids of its own prefix
-    (``ch13.``) declared in its code cells or in the ``companion.experiments`` modules it imports — read from the
-    files, nothing is imported or run."""
+def expected_claims(source: Path, kinds: tuple[str, ...] = (PHENOMENON, IDENTITY)) -> tuple[str, ...]:
+    """The judged claims (``kinds``: explorations aside) chapter ``source`` states: the ``ClaimSpec`` ids of its own
+    prefix (``ch13.``) declared in its code cells or in the ``companion.experiments`` modules it imports — read from
+    the files, nothing is imported or run."""
     trees = _trees("\n\0".join(c.source for c in load_source(source).cells if c.cell_type == "code"))
     for name in sorted(imported_modules(source)):  # the same reading of imports as the results cache's digests
         if name.startswith("companion.experiments."):
             trees += _trees(module_file(name).read_text(encoding="utf-8"))
     prefix = source.stem.split("_")[0] + "."
-    return tuple(dict.fromkeys(cid for cid, exploration in _claim_specs(trees)
-                               if cid.startswith(prefix) and not exploration))
+    return tuple(dict.fromkeys(cid for tree in trees for cid, _, kind in declared_claims(tree)
+                               if cid.startswith(prefix) and kind in kinds))
 
 
 def _pid_alive(pid: int) -> bool:
@@ -360,14 +350,14 @@ async def chapter_run(source: Path, out_dir: Path | None, *, profile: str, seed:
             error = error or _error_output(nb)
             seconds = time.perf_counter() - start
         claims = read_log(log)
-    expected = expected_claims(source)
+    expected, identities = expected_claims(source), expected_claims(source, (IDENTITY,))
     if out_dir is None:
-        return ChapterRun(slug, seconds, claims, [], error, None, expected, stopped)
+        return ChapterRun(slug, seconds, claims, [], error, None, expected, stopped, identities)
     out_dir.mkdir(parents=True, exist_ok=True)
     notebook = out_dir / f"{slug}.ipynb"
     nbformat.write(nb, notebook)
     figures = save_figures(nb, out_dir / slug, slug)
-    return ChapterRun(slug, seconds, claims, figures, error, notebook, expected, stopped)
+    return ChapterRun(slug, seconds, claims, figures, error, notebook, expected, stopped, identities)
 
 
 async def _execute_reporting(nb: nbformat.NotebookNode, manager: AsyncKernelManager, cwd: Path,
@@ -527,18 +517,20 @@ def _fit(text: str, width: int) -> str:
 
 
 def summary_line(runs: Sequence[Any], language: str = "en") -> str:
-    """The report's last line: claims that hold out of all the chapters state — those a chapter that did not finish
-    never reached count as not run, not as absent — clean chapters and seconds."""
-    n_not_run = sum(len(r.not_run) for r in runs)
-    values = dict(passed=sum(c.passed and c.judged for r in runs for c in r.claims),
-                  claims=sum(c.judged for r in runs for c in r.claims) + n_not_run, clean=sum(r.ok for r in runs),
-                  chapters=len(runs), seconds=sum(r.seconds for r in runs))
-    if not n_not_run:
-        return tr("{passed}/{claims} claims hold; {clean}/{chapters} chapters ran clean; {seconds:.0f} s in all",
+    """The report's last line: phenomenon claims that hold out of all the chapters state — those a chapter that did not
+    finish never reached count as not run, not as absent — clean chapters and seconds; then, apart, the identities
+    (checks of the mathematics, not reproductions: :mod:`companion.kit.claims`)."""
+    counts = count_claims(runs)
+    values = dict(passed=counts.passed, claims=counts.claims, clean=sum(r.ok for r in runs), chapters=len(runs),
+                  seconds=sum(r.seconds for r in runs))
+    if not counts.not_run:
+        line = tr("{passed}/{claims} claims hold; {clean}/{chapters} chapters ran clean; {seconds:.0f} s in all",
                   language).format(**values)
-    return tr("{passed}/{claims} claims hold; {not_run} not run ({why}); {clean}/{chapters} chapters ran clean; "
-              "{seconds:.0f} s in all", language).format(not_run=n_not_run, why=not_run_reason(runs, language),
-                                                         **values)
+    else:
+        line = tr("{passed}/{claims} claims hold; {not_run} not run ({why}); {clean}/{chapters} chapters ran clean; "
+                  "{seconds:.0f} s in all", language).format(not_run=counts.not_run, why=not_run_reason(runs, language),
+                                                             **values)
+    return line + identities_clause(counts, language)
 
 
 def format_report(runs: list[ChapterRun], language: str = "en") -> str:
@@ -551,6 +543,7 @@ def format_report(runs: list[ChapterRun], language: str = "en") -> str:
         for c in run.claims:
             verdict = tr("smoke (not judged)", language) if c.smoke else \
                 tr("explored", language) if c.exploration else \
+                (tr("identity holds", language) if c.passed else tr("identity FAILS", language)) if c.identity else \
                 (tr("PASS (thin)", language) if c.thin else tr("PASS", language)) if c.passed else tr("FAIL", language)
             margin = tr("never", language) if c.margin is None else f"{c.margin:+.3g} {c.unit}"
             rows.append((run.slug, f"{c.id} [{c.figure}] {tr(c.text, language)}", verdict,

@@ -40,7 +40,8 @@ from pathlib import Path
 import nbformat
 
 from companion.kit import i18n
-from companion.kit.claims import EXPLORATION_MARK, PASS_MARK, VERDICT_LINE, localize_verdict_line
+from companion.kit.claims import (EXPLORATION_MARK, IDENTITY, IDENTITY_FAIL_MARK, IDENTITY_PASS_MARK, PASS_MARK,
+                                   VERDICT_LINE, localize_verdict_line)
 from companion.kit.exercises import localize_feedback_line
 from companion.kit.i18n import tr
 from companion.tools import catalog
@@ -60,6 +61,7 @@ class ClaimRecord:
     text: str
     holds: bool
     exploration: bool = False
+    identity: bool = False  # a check of the mathematics (✔ IDENTITY HOLDS), not a reproduced phenomenon
 
 
 def chapter_notebooks(chapters_dir: Path | None = None) -> list[Path]:
@@ -90,8 +92,10 @@ def read_claims(notebook: Path) -> list[ClaimRecord]:
             for line in _output_text(output).splitlines():
                 match = VERDICT_LINE.match(line)
                 if match:
+                    mark = match["mark"]
                     records.append(ClaimRecord(notebook.stem, match["figure"], match["text"],
-                                               match["mark"] == PASS_MARK, match["mark"] == EXPLORATION_MARK))
+                                               mark in (PASS_MARK, IDENTITY_PASS_MARK), mark == EXPLORATION_MARK,
+                                               mark in (IDENTITY_PASS_MARK, IDENTITY_FAIL_MARK)))
     return records
 
 
@@ -144,7 +148,8 @@ def chapter_map_markdown(built: list[str], language: str = "en") -> str:
 def claims_markdown(notebooks: list[Path], language: str = "en") -> str:
     """The claims page: one table per chapter listing each claim and the figure it reproduces."""
     claims = {notebook: read_claims(notebook) for notebook in notebooks}
-    total = sum(not r.exploration for records in claims.values() for r in records)
+    total = sum(not (r.exploration or r.identity) for records in claims.values() for r in records)
+    identities = sum(r.identity for records in claims.values() for r in records)
     explorations = sum(r.exploration for records in claims.values() for r in records)
     parts = ["# " + tr("Claims checked by the notebooks", language), "",
              tr("Every claim below is a sentence of the book turned into measured comparisons that fail when the "
@@ -154,8 +159,13 @@ def claims_markdown(notebooks: list[Path], language: str = "en") -> str:
                 "phenomenon that does not reproduce robustly at CPU scale, shown with its pass rate instead of a verdict) "
                 "in {notebooks} notebooks.", language).format(claims=total, explorations=explorations,
                                                              notebooks=len(notebooks)), ""]
+    if identities:
+        parts[-1:-1] = [tr("Besides these, {identities} identities check a theorem or formula that holds by construction "
+                           "when the code is right (marked ✔ identity): they verify the mathematics and are not counted "
+                           "as reproduced phenomena.", language).format(identities=identities)]
     verdicts = {"exploration": tr("◇ exploration", language), "holds": tr("✔ holds", language),
-                "fails": tr("✘ fails", language)}
+                "fails": tr("✘ fails", language), "identity": tr("✔ identity", language),
+                "identity fails": tr("✘ identity fails", language)}
     for notebook, records in claims.items():
         parts += [f"## [{_cell(edition_title(notebook, language))}]({notebook.name})", ""]
         if not records:
@@ -164,11 +174,19 @@ def claims_markdown(notebooks: list[Path], language: str = "en") -> str:
         parts += [f"| {tr('Figure', language)} | {tr('Claim', language)} | {tr('Verdict', language)} |",
                   "| --- | --- | --- |"]
         parts += [f"| {_cell(r.figure)} | {_cell(tr(r.text, language))} | "
-                  f"{verdicts['exploration' if r.exploration else 'holds' if r.holds else 'fails']} |" for r in records]
+                  f"{verdicts[_verdict_key(r)]} |" for r in records]
         parts.append("")
     if not notebooks:
         parts += [tr("No chapter notebook has been committed yet.", language), ""]
     return "\n".join(parts)
+
+
+def _verdict_key(record: ClaimRecord) -> str:
+    if record.exploration:
+        return "exploration"
+    if record.identity:
+        return "identity" if record.holds else "identity fails"
+    return "holds" if record.holds else "fails"
 
 
 def _margin(stat: dict | None) -> str:
@@ -179,6 +197,7 @@ def _margin(stat: dict | None) -> str:
 
 def robustness_markdown(report: dict | None, stale: list[str], language: str = "en") -> str:
     """The robustness page: the committed 20-seed report, per claim and per chapter, stale rows marked."""
+    from companion.tools.robustness import claim_kind  # robustness imports the runner: not at start-up
     parts = ["# " + tr("Robustness over seeds", language), "",
              tr("A claim counts as reproduced only if it holds on at least 19 of 20 seeds (0–19) in the quick profile, "
                 "each chapter as a whole (all its claims on one seed) on at least 18 of 20, with a median margin above "
@@ -232,6 +251,8 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
             status = tr("incomplete", language)
         elif c["exploration"]:
             status = tr("◇ exploration", language)
+        elif claim_kind(c) == IDENTITY:
+            status = tr("✔ identity (not a reproduction)", language) if c["meets_standard"] else tr("✘ identity fails", language)
         else:
             status = "✔" if c["meets_standard"] else tr("✘ below", language)
         parts.append(f"| `{cid}` | {_cell(c['figure'])} | {c['passed']}/{c['runs']} | {_margin(c.get('min_margin'))} "

@@ -1,0 +1,213 @@
+"""How faithfully each figure of the book is reproduced, computed — never typed.
+
+The catalog (:mod:`companion.tools.catalog`, ``figures.csv``) names, per figure, the phenomenon claims meant to test
+its central statement (column ``claims``) and says in one line what of that statement no claim checks (column
+``unchecked``).  This module turns that, the claims declared in the code, the robustness reports and the negative
+controls of ``tests/`` into one computed **fidelity** per figure or table:
+
+* ``faithful`` — nothing of the central statement is left unchecked, and at least one named claim is a
+  *phenomenon* claim (:mod:`companion.kit.claims`) that meets the standard on its validation seeds in the quick
+  profile's robustness report (``robustness/report.json``: ≥ 19 of 20 seeds, median margin above the thin line) and
+  has a negative control from the book's contrast (a ``test_control_…`` test marked ``@pytest.mark.contrast(…)``:
+  a real run of the setting the book contrasts it with);
+* ``faithful-full`` — the same, but the claim meets the standard only in the full profile's report
+  (``robustness/report-full.json``, its seeds named); counted separately;
+* ``partial`` — a named claim exists, but part of the statement is unchecked, or no named claim meets the standard
+  or has a control from the book's contrast (``why`` says which);
+* ``drawn`` — drawn in a notebook (possibly with an exploration's verdict), no claim tests it;
+* ``missing`` — fits a CPU, not reproduced yet; ``gpu`` — needs a GPU or data not available offline;
+* ``illustrative`` — a schematic, definition or table of closed-form values: nothing to rerun.
+
+A figure the book prints twice (:data:`SAME_FIGURE`) is listed under both numbers but counted once.
+``python -m companion coverage --json`` prints :func:`fidelities` as JSON; README and the site's coverage page show
+:func:`counts`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from companion.kit.claims import PHENOMENON, declared_claims
+from companion.kit.i18n import tr
+from companion.tools import catalog
+
+FIDELITIES = ("faithful", "faithful-full", "partial", "drawn", "missing", "gpu", "illustrative")
+#: The book prints Liu et al.'s MscaleDNN figure twice (图5.3 in §5, 图15.2 in §15.5.1): one figure, counted once.
+SAME_FIGURE = {"图15.2": "图5.3"}
+TESTS_DIR = catalog.ROOT / "tests"
+#: Why a figure is not (fully) faithful: English templates of :attr:`FigureFidelity.reasons` (translated like the
+#: kit's own words).
+NOT_YET = "fits a CPU; not reproduced yet"
+NO_CLAIM = "drawn; no phenomenon claim tests it"
+NOT_PHENOMENON = "`{claim}` is not a phenomenon claim ({kind})"
+NO_CONTRAST = "`{claim}`: its negative control is not a run of the setting the book contrasts"
+BELOW = "`{claim}`: below the standard in the quick profile ({count})"
+FULL_ONLY = "meets the standard only at the full profile ({seeds} seeds)"
+REASONS = (NOT_YET, NO_CLAIM, NOT_PHENOMENON, NO_CONTRAST, BELOW, FULL_ONLY)
+REPORTS = {"quick": catalog.ROOT / "robustness" / "report.json", "full": catalog.ROOT / "robustness" / "report-full.json"}
+
+
+@dataclass(frozen=True)
+class FigureFidelity:
+    """One figure's computed fidelity, the claims it rests on and why it is not (fully) faithful."""
+
+    figure: str
+    chapter: int
+    kind: str
+    fidelity: str
+    claims: tuple[str, ...]
+    #: why it is not (fully) faithful: (English template, its values), each template translatable
+    reasons: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    same_as: str | None = None
+
+    def why_in(self, language: str = "en") -> str:
+        """The reasons as one line in ``language``."""
+        return "; ".join(tr(template, language).format(**dict(values)) for template, values in self.reasons)
+
+    @property
+    def why(self) -> str:
+        return self.why_in("en")
+
+    def record(self) -> dict[str, Any]:
+        record = {"figure": self.figure, "chapter": self.chapter, "kind": self.kind, "fidelity": self.fidelity,
+                  "claims": list(self.claims), "why": self.why}
+        return record | ({"same_as": self.same_as} if self.same_as else {})
+
+
+@lru_cache(maxsize=1)
+def declarations(root: Path = catalog.ROOT) -> dict[str, tuple[str, str]]:
+    """Every claim declared in ``companion/experiments`` and ``chapters``: id → (label, kind)."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in sorted([*(root / "companion" / "experiments").glob("ch*.py"), *(root / "chapters").glob("ch*.py")]):
+        for cid, label, kind in declared_claims(ast.parse(path.read_text(encoding="utf-8"))):
+            found.setdefault(cid, (label, kind))
+    return found
+
+
+def control_name(claim_id: str) -> str:
+    """The name of claim ``claim_id``'s negative-control test: ``test_control_`` and the id, non-alphanumerics as _."""
+    return "test_control_" + re.sub(r"[^0-9A-Za-z]+", "_", claim_id)
+
+
+@lru_cache(maxsize=1)
+def contrast_controls(tests: Path = TESTS_DIR) -> dict[str, str]:
+    """The negative controls marked ``@pytest.mark.contrast("<setting>")`` in ``tests/test_controls_ch*.py``:
+    test name → the contrasting setting it runs."""
+    found: dict[str, str] = {}
+    for path in sorted(tests.glob("test_controls_ch*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for decorator in node.decorator_list:
+                if isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "pytest.mark.contrast" \
+                        and decorator.args and isinstance(decorator.args[0], ast.Constant):
+                    found[node.name] = str(decorator.args[0].value)
+    return found
+
+
+def read_report(profile: str) -> dict[str, Any] | None:
+    """The committed robustness report of ``profile`` (None where there is none)."""
+    path = REPORTS[profile]
+    if not path.exists():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _standing(cid: str, report: dict[str, Any] | None) -> tuple[bool, str]:
+    """Whether claim ``cid`` meets the standard in ``report``, and its pass count as words."""
+    entry = (report or {}).get("claims", {}).get(cid)
+    if entry is None:
+        return False, "not in the report"
+    return bool(entry.get("meets_standard")), f"{entry.get('passed')}/{entry.get('runs')}"
+
+
+def figure_fidelity(f: catalog.Figure, reports: dict[str, dict[str, Any] | None] | None = None,
+                    claims: dict[str, tuple[str, str]] | None = None,
+                    controls: dict[str, str] | None = None) -> FigureFidelity:
+    """The computed fidelity of figure ``f`` (see the module docstring)."""
+    reports = {p: read_report(p) for p in REPORTS} if reports is None else reports
+    claims = declarations() if claims is None else claims
+    controls = contrast_controls() if controls is None else controls
+    same_as = SAME_FIGURE.get(f.id)
+
+    def made(fidelity: str, *reasons: tuple[str, dict[str, Any]], named: tuple[str, ...] = ()) -> FigureFidelity:
+        return FigureFidelity(f.id, f.book_chapter, f.kind, fidelity, named,
+                              tuple((template, tuple(values.items())) for template, values in reasons), same_as)
+
+    if f.kind == catalog.ILLUS:
+        return made("illustrative")
+    if f.status == catalog.GPU:
+        return made("gpu", (f.note, {}))
+    if f.status == catalog.MISSING:
+        return made("missing", (f.note or NOT_YET, {}))
+    named = tuple(f.claims)
+    if not named:
+        return made("drawn" if f.status != catalog.CLAIM else "partial",
+                    (f.unchecked or NO_CLAIM, {}))
+    problems: list[tuple[str, dict[str, Any]]] = []
+    quick, full = [], []
+    for cid in named:
+        kind = claims.get(cid, ("", "not declared"))[1]
+        if kind != PHENOMENON:
+            problems.append((NOT_PHENOMENON, {"claim": cid, "kind": kind}))
+            continue
+        ok_quick, quick_count = _standing(cid, reports.get("quick"))
+        ok_full, _ = _standing(cid, reports.get("full"))
+        if control_name(cid) not in controls:
+            problems.append((NO_CONTRAST,
+                             {"claim": cid}))
+        elif ok_quick:
+            quick.append(cid)
+        elif ok_full:
+            full.append(cid)
+        else:
+            problems.append((BELOW,
+                             {"claim": cid, "count": quick_count}))
+    if f.unchecked:
+        return made("partial", (f.unchecked, {}), *problems, named=named)
+    if quick:
+        return made("faithful", named=named)
+    if full:
+        seeds = len((reports.get("full") or {}).get("seeds", []))
+        return made("faithful-full", (FULL_ONLY, {"seeds": seeds}),
+                    named=named)
+    return made("partial", *problems, named=named)
+
+
+def fidelities() -> list[FigureFidelity]:
+    """Every figure and table of the catalog with its computed fidelity, in the book's order."""
+    reports = {p: read_report(p) for p in REPORTS}
+    return [figure_fidelity(f, reports) for f in catalog.FIGURES]
+
+
+@dataclass(frozen=True)
+class FidelityCounts:
+    """Distinct figures (a figure printed twice counted once) by fidelity, and the CPU-feasible ones."""
+
+    by_fidelity: dict[str, int]
+    cpu_feasible: int
+
+    @property
+    def faithful(self) -> int:
+        return self.by_fidelity.get("faithful", 0)
+
+    @property
+    def percent(self) -> float:
+        """The headline: quick-profile faithful figures as a share of the CPU-feasible ones."""
+        return 100.0 * self.faithful / self.cpu_feasible if self.cpu_feasible else 100.0
+
+
+def counts(items: list[FigureFidelity] | None = None) -> FidelityCounts:
+    """:class:`FidelityCounts` of ``items`` (default: every figure)."""
+    items = fidelities() if items is None else items
+    distinct = [i for i in items if i.same_as is None]
+    by = Counter(i.fidelity for i in distinct)
+    cpu = sum(by[k] for k in ("faithful", "faithful-full", "partial", "drawn", "missing"))
+    return FidelityCounts({k: by.get(k, 0) for k in FIDELITIES}, cpu)
