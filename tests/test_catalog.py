@@ -71,12 +71,17 @@ def test_notebook_title_follows_the_one_pattern(chapter: catalog.Chapter) -> Non
 
 
 def test_coverage_counts_computational_cpu_figures_only() -> None:
-    total = catalog.coverage()
-    assert total.items == 123 and total.computational == 90
-    assert total.cpu_feasible == sum(f.kind == catalog.COMP and f.status != catalog.GPU for f in catalog.FIGURES)
+    from companion.tools import fidelity
+
+    items = fidelity.fidelities()
+    assert len(items) == 123 and sum(i.kind == catalog.COMP for i in items) == 90
+    total = fidelity.counts(items)
+    distinct_cpu = [f for f in catalog.FIGURES if f.cpu_feasible and f.id not in fidelity.SAME_FIGURE]
+    assert total.cpu_feasible == len(distinct_cpu)  # a figure printed twice counts once
     page = catalog.coverage_markdown()
     assert all(f"| {f.id} |" in page for f in catalog.FIGURES)
-    assert f"**{total.claimed} of those {total.cpu_feasible}" in page
+    assert f"**{total.faithful} of those {total.cpu_feasible}" in page
+    assert f"**{total.faithful} of the {total.cpu_feasible} computational" in catalog.chapter_map_markdown()
 
 
 def test_unknown_figures_and_statuses_are_refused() -> None:

@@ -186,6 +186,7 @@ def test_pinned_settings_fix_one_thread_and_restore_the_environment(monkeypatch)
     monkeypatch.setenv("COMPANION_SEED", "7")
     with precompute.pinned_settings():
         assert config.settings().threads == 1 and torch.get_num_threads() == 1 and config.settings().seed == 0
-        with config.batched_threads() as threads:
-            assert threads == 1  # not a second core: it would round differently from the committed grid
+        with config.batched_threads() as lender:  # not a second core: it would round differently from the grid
+            lender.looked -= config.ThreadLender.INTERVAL
+            assert lender.limit == lender.update() == 1 and lender.watch is None
     assert "COMPANION_THREADS" not in __import__("os").environ and config.settings().seed == 7

@@ -221,27 +221,6 @@ def figure(figure_id: str) -> Figure:
     raise ValueError(f"unknown figure {figure_id!r}: the catalog lists 图/表 4.1–15.2")
 
 
-@dataclass(frozen=True)
-class Coverage:
-    """How many of a set of figures are computational, fit a CPU and are checked by a claim."""
-
-    items: int
-    computational: int
-    cpu_feasible: int
-    claimed: int
-
-    @property
-    def percent(self) -> float:
-        """Claimed share of the CPU-feasible computational figures."""
-        return 100.0 * self.claimed / self.cpu_feasible if self.cpu_feasible else 100.0
-
-
-def coverage(figures: tuple[Figure, ...] | list[Figure] = FIGURES) -> Coverage:
-    comp = [f for f in figures if f.kind == COMP]
-    return Coverage(len(figures), len(comp), sum(f.cpu_feasible for f in comp),
-                    sum(f.cpu_feasible and f.status == CLAIM for f in comp))
-
-
 def book_chapters() -> list[int]:
     return sorted({f.book_chapter for f in FIGURES})
 

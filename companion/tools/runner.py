@@ -352,12 +352,12 @@ async def chapter_run(source: Path, out_dir: Path | None, *, profile: str, seed:
         claims = read_log(log)
     expected, identities = expected_claims(source), expected_claims(source, (IDENTITY,))
     if out_dir is None:
-        return ChapterRun(slug, seconds, claims, [], error, None, expected, stopped, identities)
+        return ChapterRun(slug, seconds, claims, [], error, None, expected, identities, stopped)
     out_dir.mkdir(parents=True, exist_ok=True)
     notebook = out_dir / f"{slug}.ipynb"
     nbformat.write(nb, notebook)
     figures = save_figures(nb, out_dir / slug, slug)
-    return ChapterRun(slug, seconds, claims, figures, error, notebook, expected, stopped, identities)
+    return ChapterRun(slug, seconds, claims, figures, error, notebook, expected, identities, stopped)
 
 
 async def _execute_reporting(nb: nbformat.NotebookNode, manager: AsyncKernelManager, cwd: Path,
