@@ -7,7 +7,7 @@ from dataclasses import replace
 import jupytext
 import pytest
 
-from companion.tools import catalog, site
+from companion.tools import catalog, fidelity, site
 
 
 def committed_verdicts() -> list[site.ClaimRecord]:
@@ -59,8 +59,8 @@ def test_figures_named_by_a_claim_label(label: str, named: set[str]) -> None:
 
 
 def test_readme_chapter_map_is_the_generated_one() -> None:
-    readme = catalog.README.read_text(encoding="utf-8")
-    assert catalog.readme_map(readme) == catalog.chapter_map_markdown().strip(), (
+    readme = fidelity.README.read_text(encoding="utf-8")
+    assert fidelity.readme_map(readme) == fidelity.chapter_map_markdown().strip(), (
         "the README's chapter map is out of date: run `python -m companion coverage --write-readme`")
 
 
@@ -71,17 +71,15 @@ def test_notebook_title_follows_the_one_pattern(chapter: catalog.Chapter) -> Non
 
 
 def test_coverage_counts_computational_cpu_figures_only() -> None:
-    from companion.tools import fidelity
-
     items = fidelity.fidelities()
     assert len(items) == 123 and sum(i.kind == catalog.COMP for i in items) == 90
     total = fidelity.counts(items)
     distinct_cpu = [f for f in catalog.FIGURES if f.cpu_feasible and f.id not in fidelity.SAME_FIGURE]
     assert total.cpu_feasible == len(distinct_cpu)  # a figure printed twice counts once
-    page = catalog.coverage_markdown()
+    page = fidelity.coverage_markdown()
     assert all(f"| {f.id} |" in page for f in catalog.FIGURES)
     assert f"**{total.faithful} of those {total.cpu_feasible}" in page
-    assert f"**{total.faithful} of the {total.cpu_feasible} computational" in catalog.chapter_map_markdown()
+    assert f"**{total.faithful} of the {total.cpu_feasible} computational" in fidelity.chapter_map_markdown()
 
 
 def test_unknown_figures_and_statuses_are_refused() -> None:

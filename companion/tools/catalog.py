@@ -225,95 +225,9 @@ def book_chapters() -> list[int]:
     return sorted({f.book_chapter for f in FIGURES})
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
-def chapter_map_markdown(language: str = "en", coverage_link: str = "") -> str:
-    """The table notebook ↔ book chapter ↔ figures reproduced faithfully, partially or drawn (README and the site's
-    landing page), in ``language``, from the computed fidelities (:mod:`companion.tools.fidelity`); the words "coverage
-    page" link to ``coverage_link`` if given."""
-    from companion.tools import fidelity
-
-    items = fidelity.fidelities()
-    by_figure = {i.figure: i for i in items}
-    rows = [f"| {tr('notebook', language)} | {tr('book chapter', language)} | {tr('faithful', language)} "
-            f"| {tr('partial', language)} | {tr('drawn', language)} |", "|---|---|---|---|---|"]
-    for ch in CHAPTERS:
-        def listed(*fidelities: str) -> str:
-            return ", ".join(f.id for f in ch.figures if by_figure[f.id].fidelity in fidelities) or "—"
-        title = f"{ch.title_zh} ({_cell(ch.title)})" if language == "en" else ch.title_zh
-        rows.append(f"| `{ch.slug}` | {ch.book} {title} | {listed('faithful', 'faithful-full')} | {listed('partial')} "
-                    f"| {listed('drawn')} |")
-    total = fidelity.counts(items)
-    n = total.by_fidelity
-    rows += ["", tr("**{faithful} of the {cpu} computational figures and tables that fit a CPU ({percent:.0f} %) are reproduced "
-                    "faithfully**: a phenomenon claim tests what the figure shows, holds on at least 19 of 20 seeds and has a "
-                    "negative control from the book's own contrast (computed by `python -m companion coverage --json`). "
-                    "{full} more are faithful only at the full profile, {partial} partially (the {coverage_page} says what is "
-                    "not checked), {drawn} are drawn without such a claim and {missing} are not reproduced yet; a figure the "
-                    "book prints twice counts once.", language).format(
-        faithful=total.faithful, cpu=total.cpu_feasible, percent=total.percent, full=n["faithful-full"],
-        partial=n["partial"], drawn=n["drawn"], missing=n["missing"],
-        coverage_page=f"[{tr('coverage page', language)}]({coverage_link})" if coverage_link else
-        tr("coverage page", language))]
-    return "\n".join(rows)
-
-
-STATUS_WORDS = {CLAIM: "✔ claim", EXPLORATION: "◇ exploration", SHOWN: "drawn, no claim", MISSING: "not yet",
-                GPU: "needs a GPU / offline-unavailable data", ILLUS: "illustrative"}
-
-
-FIDELITY_WORDS = {"faithful": "✔ faithful", "faithful-full": "✔ faithful at the full profile", "partial": "◐ partial",
-                  "drawn": "drawn, no claim", "missing": "not yet", "gpu": "needs a GPU / offline-unavailable data",
-                  "illustrative": "illustrative"}
-
-
-def coverage_markdown(language: str = "en") -> str:
-    """The site's coverage page, in ``language``: every figure and table of chapters 4–15, its computed fidelity
-    (:mod:`companion.tools.fidelity`), the claims it rests on and what is not checked."""
-    from companion.tools import fidelity
-
-    items = fidelity.fidelities()
-    by_figure = {i.figure: i for i in items}
-    total, n = fidelity.counts(items), fidelity.counts(items).by_fidelity
-    parts = ["# " + tr("Coverage: every figure of chapters 4–15", language), "",
-             tr("The book's chapters 4–15 hold {items} figures and tables ({distinct} distinct: one figure is printed twice); "
-                "{cpu} distinct ones are computational and fit a CPU with offline data. **{faithful} of those {cpu} "
-                "({percent:.0f} %) are reproduced faithfully**: a phenomenon claim tests the figure's central statement, "
-                "nothing of that statement is left unchecked, the claim holds on at least 19 of 20 seeds (the robustness "
-                "page) and its negative control runs the setting the book contrasts it with. {full} more are faithful only "
-                "at the full profile, {partial} are partial (the last column says what is not checked), {drawn} are drawn "
-                "without such a claim and {missing} are not reproduced yet. The status is computed from the catalog "
-                "(`companion/tools/figures.csv`), the claims in the code, the robustness reports and the controls in "
-                "`tests/`: `python -m companion coverage --json`.", language).format(
-                 items=len(items), distinct=sum(i.same_as is None for i in items), cpu=total.cpu_feasible,
-                 faithful=total.faithful, percent=total.percent, full=n["faithful-full"], partial=n["partial"],
-                 drawn=n["drawn"], missing=n["missing"]),
-             "", f"| {tr('book chapter', language)} | {tr('fit a CPU', language)} | {tr('faithful', language)} | "
-                 f"{tr('partial', language)} | {tr('drawn', language)} | {tr('missing', language)} | % |",
-             "|---|---|---|---|---|---|---|"]
-    for chapter in book_chapters():
-        c = fidelity.counts([i for i in items if i.chapter == chapter])
-        parts.append(f"| {chapter} | {c.cpu_feasible} | {c.faithful} | {c.by_fidelity['partial']} | "
-                     f"{c.by_fidelity['drawn']} | {c.by_fidelity['missing']} | {c.percent:.0f} |")
-    parts.append(f"| **{tr('all', language)}** | {total.cpu_feasible} | {total.faithful} | {n['partial']} | {n['drawn']} | "
-                 f"{n['missing']} | {total.percent:.0f} |")
-    for chapter in book_chapters():
-        parts += ["", "## " + tr("Chapter {n}", language).format(n=chapter), "",
-                  f"| {tr('figure', language)} | {tr('what it shows', language)} | {tr('fidelity', language)} | "
-                  f"{tr('claims', language)} | {tr('notebook', language)} | {tr('note', language)} |",
-                  "|---|---|---|---|---|---|"]
-        for f in FIGURES:
-            if f.book_chapter == chapter:
-                item = by_figure[f.id]
-                status = tr(FIDELITY_WORDS[item.fidelity], language) + (
-                    " " + tr("(= {figure})", language).format(figure=item.same_as) if item.same_as else "")
-                why = item.why_in(language) if item.fidelity in ("partial", "faithful-full", "drawn") else ""
-                note = " ".join(part for part in (tr(f.note, language), f"**{why}**" if why else "") if part)
-                parts.append(f"| {f.id} | {_cell(tr(f.caption, language))} | {status} | "
-                             f"{', '.join(f'`{c}`' for c in item.claims) or '—'} | `{f.notebook}` | {_cell(note)} |")
-    return "\n".join(parts) + "\n"
+def table_cell(text: str) -> str:
+    """Text safe inside a Markdown table cell (the README's, the site's)."""
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 class PrintedVerdict(Protocol):
@@ -356,27 +270,3 @@ def discrepancies(verdicts: Sequence[PrintedVerdict]) -> list[str]:
                 problems.append(f"{v.chapter} prints a{'n exploration' if v.exploration else ' claim'} on {fid}, "
                                 f"which the catalog lists as {f.status}")
     return problems
-
-
-README = ROOT / "README.md"
-MAP_START, MAP_END = "<!-- chapter-map:start (generated by `python -m companion coverage --write-readme`) -->", \
-    "<!-- chapter-map:end -->"
-
-
-def readme_map(text: str) -> str:
-    """The generated chapter map inside ``text`` (the README), between its markers."""
-    try:
-        start = text.index(MAP_START) + len(MAP_START)
-        return text[start:text.index(MAP_END, start)].strip()
-    except ValueError:
-        raise ValueError(f"the README has no chapter map between {MAP_START!r} and {MAP_END!r}") from None
-
-
-def write_readme_map(readme: Path = README) -> Path:
-    """Replace the README's chapter map with :func:`chapter_map_markdown`."""
-    text = readme.read_text(encoding="utf-8")
-    readme_map(text)  # fails, naming the markers, when they are missing
-    start = text.index(MAP_START) + len(MAP_START)
-    end = text.index(MAP_END, start)
-    readme.write_text(text[:start] + "\n" + chapter_map_markdown() + "\n" + text[end:], encoding="utf-8")
-    return readme

@@ -107,7 +107,7 @@ def _coverage(args: argparse.Namespace) -> int:
         print(json.dumps([item.record() for item in items], ensure_ascii=False, indent=1))
         return 0
     if args.write_readme:
-        print(f"wrote the chapter map into {catalog.write_readme_map()}")
+        print(f"wrote the chapter map into {fidelity.write_readme_map()}")
         return 0
     print(f"{'book ch.':8} {'CPU':>4} {'faithful':>8} {'full':>4} {'partial':>7} {'drawn':>5} {'missing':>7} {'%':>4}")
     for n in [*catalog.book_chapters(), "all"]:

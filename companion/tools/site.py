@@ -44,7 +44,7 @@ from companion.kit.claims import (EXPLORATION_MARK, IDENTITY, IDENTITY_FAIL_MARK
                                    VERDICT_LINE, localize_verdict_line)
 from companion.kit.exercises import localize_feedback_line
 from companion.kit.i18n import tr
-from companion.tools import catalog
+from companion.tools import catalog, fidelity
 
 BOOK_DIR = catalog.ROOT / "book"
 #: The editions: English at the site's root, Chinese under ``zh/`` (hand-written pages in ``book/zh/``).
@@ -132,14 +132,9 @@ def toc_yaml(chapter_pages: list[str], language: str = "en") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cell(text: str) -> str:
-    """Text safe inside a Markdown table cell."""
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def chapter_map_markdown(built: list[str], language: str = "en") -> str:
     """The chapter map of the landing page: the catalog's, each notebook linked when its page is ``built``."""
-    table = catalog.chapter_map_markdown(language, coverage_link="coverage.md")
+    table = fidelity.chapter_map_markdown(language, coverage_link="coverage.md")
     for slug in built:
         table = table.replace(f"| `{slug}` |", f"| [`{slug}`]({slug}.ipynb) |")
     return table + "\n"
@@ -167,13 +162,13 @@ def claims_markdown(notebooks: list[Path], language: str = "en") -> str:
                 "fails": tr("✘ fails", language), "identity": tr("✔ identity", language),
                 "identity fails": tr("✘ identity fails", language)}
     for notebook, records in claims.items():
-        parts += [f"## [{_cell(edition_title(notebook, language))}]({notebook.name})", ""]
+        parts += [f"## [{catalog.table_cell(edition_title(notebook, language))}]({notebook.name})", ""]
         if not records:
             parts += [tr("This notebook checks no claim yet.", language), ""]
             continue
         parts += [f"| {tr('Figure', language)} | {tr('Claim', language)} | {tr('Verdict', language)} |",
                   "| --- | --- | --- |"]
-        parts += [f"| {_cell(r.figure)} | {_cell(tr(r.text, language))} | "
+        parts += [f"| {catalog.table_cell(r.figure)} | {catalog.table_cell(tr(r.text, language))} | "
                   f"{verdicts[_verdict_key(r)]} |" for r in records]
         parts.append("")
     if not notebooks:
@@ -255,7 +250,7 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
             status = tr("✔ identity (not a reproduction)", language) if c["meets_standard"] else tr("✘ identity fails", language)
         else:
             status = "✔" if c["meets_standard"] else tr("✘ below", language)
-        parts.append(f"| `{cid}` | {_cell(c['figure'])} | {c['passed']}/{c['runs']} | {_margin(c.get('min_margin'))} "
+        parts.append(f"| `{cid}` | {catalog.table_cell(c['figure'])} | {c['passed']}/{c['runs']} | {_margin(c.get('min_margin'))} "
                      f"| {_margin(c.get('median_margin'))} | {status} |")
     return "\n".join(parts) + "\n"
 
@@ -461,7 +456,7 @@ def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = N
     (source / "_toc.yml").write_text(toc_yaml(pages, language), encoding="utf-8")
     (source / "_chapter_map.md").write_text(chapter_map_markdown(pages, language), encoding="utf-8")
     (source / "claims.md").write_text(claims_markdown(notebooks, language), encoding="utf-8")
-    (source / "coverage.md").write_text(catalog.coverage_markdown(language), encoding="utf-8")
+    (source / "coverage.md").write_text(fidelity.coverage_markdown(language), encoding="utf-8")
     (source / "robustness.md").write_text(robustness_markdown(*read_robustness(), language), encoding="utf-8")
     return notebooks
 
