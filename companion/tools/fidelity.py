@@ -278,17 +278,19 @@ def coverage_markdown(language: str = "en") -> str:
     for chapter in catalog.book_chapters():
         parts += ["", "## " + tr("Chapter {n}", language).format(n=chapter), "",
                   f"| {tr('figure', language)} | {tr('what it shows', language)} | {tr('fidelity', language)} | "
-                  f"{tr('claims', language)} | {tr('notebook', language)} | {tr('note', language)} |",
-                  "|---|---|---|---|---|---|"]
+                  f"{tr('notebook and claims', language)} | {tr('note', language)} |",
+                  "|---|---|---|---|---|"]
         for f in catalog.FIGURES:
             if f.book_chapter == chapter:
                 item = by_figure[f.id]
                 status = tr(FIDELITY_WORDS[item.fidelity], language) + (
                     " " + tr("(= {figure})", language).format(figure=item.same_as) if item.same_as else "")
                 why = item.why_in(language) if item.fidelity in ("partial", "faithful-full", "drawn") else ""
-                note = " ".join(part for part in (tr(f.note, language), f"**{why}**" if why else "") if part)
-                parts.append(f"| {f.id} | {catalog.table_cell(tr(f.caption, language))} | {status} | "
-                             f"{', '.join(f'`{c}`' for c in item.claims) or '—'} | `{f.notebook}` | {catalog.table_cell(note)} |")
+                note = " ".join(part for part in (tr(f.note, language), f"*{tr('Not yet faithful:', language)}* {why}"
+                                                  if why else "") if part)
+                where = " ".join([f"`{f.notebook}`", *(f"`{c}`" for c in item.claims)])
+                parts.append(f"| {f.id} | {catalog.table_cell(tr(f.caption, language))} | {status} | {where} | "
+                             f"{catalog.table_cell(note)} |")
     return "\n".join(parts) + "\n"
 
 
