@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
-import re
 from pathlib import Path
 
 import companion
 from companion.kit.claims import ClaimSpec
+from companion.tools.fidelity import control_name
 
 TESTS = Path(__file__).resolve().parent
 CHAPTERS = TESTS.parent / "chapters"
@@ -27,10 +27,6 @@ def declared_claims() -> dict[str, ClaimSpec]:
     for module in pkgutil.walk_packages(companion.__path__, "companion."):
         importlib.import_module(module.name)
     return {cid: spec for cid, spec in ClaimSpec.registry.items() if not cid.startswith("ch9")}  # ch9x: test fixtures
-
-
-def control_name(claim_id: str) -> str:
-    return "test_control_" + re.sub(r"[^0-9A-Za-z]+", "_", claim_id)
 
 
 def control_tests() -> set[str]:
