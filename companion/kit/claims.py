@@ -211,16 +211,16 @@ def count(name: str, value: Any, op: str, bound: int) -> Condition:
     return Condition(name, v, op, "", _number(f"{name} bound", bound), "count")
 
 
-@dataclass
-class Verdict:
-    """The outcome of one claim on one run: its conditions, whether all hold, and the margin."""
+#: The seeds that validate a claim unless it says otherwise (DEVELOPERS.md: seeds ≥ 100 design, 0–19 validate).
+VALIDATION_SEEDS: tuple[int, ...] = tuple(range(20))
+#: Where a claim changed after its results on 0–19 were seen is validated once more (and only there).
+REVALIDATION_SEEDS: tuple[int, ...] = tuple(range(500, 520))
 
-    id: str
-    figure: str
-    text: str
-    conditions: list[Condition]
-    measured: dict[str, Any] = field(default_factory=dict)
-    kind: str = PHENOMENON
+
+class _Kinded:
+    """What a claim's ``kind`` says, for :class:`ClaimSpec` and :class:`Verdict` alike."""
+
+    kind: str
 
     @property
     def exploration(self) -> bool:
@@ -229,6 +229,19 @@ class Verdict:
     @property
     def identity(self) -> bool:
         return self.kind == IDENTITY
+
+
+@dataclass
+class Verdict(_Kinded):
+    """The outcome of one claim on one run: its conditions, whether all hold, and the margin."""
+
+    id: str
+    figure: str
+    text: str
+    conditions: list[Condition]
+    measured: dict[str, Any] = field(default_factory=dict)
+    kind: str = PHENOMENON
+    validation_seeds: tuple[int, ...] = VALIDATION_SEEDS
 
     @property
     def passed(self) -> bool:
@@ -268,7 +281,8 @@ class Verdict:
         """A JSON-ready record (for the claims log and the robustness report)."""
         margin = self.margin
         return {"id": self.id, "figure": self.figure, "text": self.text, "chapter": chapter,
-                "kind": self.kind, "exploration": self.exploration, "passed": self.passed, "margin": None if math.isinf(margin) else margin,
+                "kind": self.kind, "exploration": self.exploration, "validation_seeds": list(self.validation_seeds),
+                "passed": self.passed, "margin": None if math.isinf(margin) else margin,
                 "unit": self.tightest.unit, "thin": self.thin, "tightest": self.tightest.lhs,
                 "conditions": [{**asdict(c), "passed": c.passed, "unit": c.unit,
                                 "margin": None if math.isinf(c.margin) else c.margin,
@@ -278,14 +292,19 @@ class Verdict:
 
 
 @dataclass(frozen=True)
-class ClaimSpec:
-    """A claim's identity: its id, its source (a book figure, or the paper it comes from), the sentence and its kind
-    (:data:`KINDS`, see the module docstring).  Declared once, beside its check."""
+class ClaimSpec(_Kinded):
+    """A claim's identity: its id, its source (a book figure, or the paper it comes from), the sentence, its kind
+    (:data:`KINDS`, see the module docstring) and the seeds that validate it.  Declared once, beside its check.
+
+    ``validation_seeds`` is :data:`VALIDATION_SEEDS` (0–19) for a claim designed on seeds ≥ 100; a claim changed after
+    its results on 0–19 were seen says ``validation_seeds=REVALIDATION_SEEDS`` (500–519): the robustness report judges
+    it there, and shows its 0–19 results as in-sample."""
 
     id: str
     figure: str
     text: str
     kind: str = PHENOMENON
+    validation_seeds: tuple[int, ...] = VALIDATION_SEEDS
     registry: ClassVar[dict[str, ClaimSpec]] = {}
 
     def __post_init__(self) -> None:
@@ -294,6 +313,12 @@ class ClaimSpec:
             raise ValueError(f"claim id {self.id!r} must read 'chNN.short-name'")
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.id}: kind={self.kind!r}; choose one of {', '.join(KINDS)}")
+        seeds = tuple(self.validation_seeds)
+        if len(seeds) < 20 or len(set(seeds)) != len(seeds) or not all(
+                isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
+            raise ValueError(f"claim {self.id}: validation_seeds={self.validation_seeds!r}; give at least 20 distinct "
+                             "seeds ≥ 0, e.g. REVALIDATION_SEEDS (500–519)")
+        object.__setattr__(self, "validation_seeds", seeds)
         known = ClaimSpec.registry.get(self.id)
         if known is not None and known != self:
             raise ValueError(f"claim id {self.id!r} is declared twice with different texts")
@@ -303,15 +328,7 @@ class ClaimSpec:
         """This claim's verdict on one run: every condition must hold; ``measured`` adds context numbers."""
         if not conditions:
             raise ValueError(f"claim {self.id}: a claim needs at least one condition")
-        return Verdict(self.id, self.figure, self.text, list(conditions), measured, self.kind)
-
-    @property
-    def exploration(self) -> bool:
-        return self.kind == EXPLORATION
-
-    @property
-    def identity(self) -> bool:
-        return self.kind == IDENTITY
+        return Verdict(self.id, self.figure, self.text, list(conditions), measured, self.kind, self.validation_seeds)
 
 
 def declared_claims(tree: ast.AST) -> list[tuple[str, str, str]]:
@@ -404,6 +421,7 @@ class LoggedClaim:
     measured: dict[str, Any]
     smoke: bool = False  # logged by a smoke run: evaluated, not judged (absent from older logs)
     kind: str = PHENOMENON  # absent from older logs: a phenomenon, or an exploration where ``exploration`` says so
+    validation_seeds: list[int] = field(default_factory=lambda: list(VALIDATION_SEEDS))  # absent from older logs
 
     def __post_init__(self) -> None:
         if self.exploration:
