@@ -144,3 +144,17 @@ def test_declared_claims_are_read_from_the_code_without_running_it():
     tree = ast.parse('A = ClaimSpec("ch99.a", "图4.7", "x")\nB = claims.ClaimSpec("ch99.b", "(8.5)", "y", kind="identity")\n'
                      'C = ClaimSpec(name, "图1.1", "z")\n')
     assert declared_claims(tree) == [("ch99.a", "图4.7", "phenomenon"), ("ch99.b", "(8.5)", "identity")]
+
+
+def test_a_claim_names_the_seeds_that_validate_it(tmp_path):
+    from companion.kit.claims import REVALIDATION_SEEDS, VALIDATION_SEEDS
+
+    assert ORDER.validation_seeds == VALIDATION_SEEDS == tuple(range(20))
+    redone = ClaimSpec("ch99.redone", "图4.7", "changed after seeds 0-19 were seen", validation_seeds=REVALIDATION_SEEDS)
+    record = redone.judge(compare("t1", 1.0, "<", "t3", 2.0)).record("ch99")
+    assert record["validation_seeds"] == list(range(500, 520))
+    (tmp_path / "log.jsonl").write_text(json.dumps(record) + "\n")
+    assert read_log(tmp_path / "log.jsonl")[0].validation_seeds == list(range(500, 520))
+    for bad in (range(5), [1] * 20, [-1, *range(19)]):
+        with pytest.raises(ValueError, match="validation_seeds=.*at least 20 distinct seeds ≥ 0"):
+            ClaimSpec("ch99.few-seeds", "图4.7", "x", validation_seeds=bad)

@@ -77,3 +77,15 @@ def test_every_claim_the_catalog_names_is_a_phenomenon_claim_that_names_its_figu
 def test_the_contrast_controls_are_found_in_the_tests() -> None:
     controls = fidelity.contrast_controls()
     assert all(name.startswith("test_control_") and setting for name, setting in controls.items())
+
+
+def test_a_figure_whose_report_rows_predate_the_code_is_flagged() -> None:
+    quick = {"seeds": list(range(20)), "claims": {"ch04.fp-order": {"chapter": "ch04_frequency_principle", "passed": 20,
+                                                                     "runs": 20, "meets_standard": True}}}
+    fresh = fidelity.figure_fidelity(FIG, {"quick": quick, "full": None}, CLAIMS, CONTRAST)
+    stale = fidelity.figure_fidelity(FIG, {"quick": quick, "full": None}, CLAIMS, CONTRAST,
+                                     stale=frozenset({"ch04_frequency_principle"}))
+    assert (fresh.stale, fresh.record()["report_stale"]) == (False, False)
+    assert (stale.fidelity, stale.stale, stale.record()["report_stale"]) == ("faithful", True, True)
+    report = {"chapters": {"ch04_frequency_principle": {"digest": "not the code's"}}}
+    assert fidelity.stale_report_chapters(report) == {"ch04_frequency_principle"}

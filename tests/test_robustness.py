@@ -335,3 +335,41 @@ def test_merge_reports_joins_other_seeds_and_refuses_another_profile(tiny, tmp_p
     (tmp_path / "full.json").write_text(json.dumps({**other, "profile": "full"}))
     with pytest.raises(ConfigError, match="cannot merge .*full.json.*holds the quick profile, this is full"):
         robustness.merge_reports([tmp_path / "full.json"], tmp_path / "all")
+
+
+def _reported(claims: dict[str, tuple[list[int], dict[int, bool]]], ran: list[int]) -> dict:
+    """A report by hand: per claim its validation seeds and its verdict per seed; one chapter that ran ``ran``."""
+    seeds = {str(s): {"seconds": 1.0, "error": None, "ok": all(v.get(s, False) for _, v in claims.values()),
+                      "claims": len(claims)} for s in ran}
+    return robustness.tally({
+        "profile": "quick", "seeds": ran, "chapters": {"ch97_tiny": {"digest": "d", "seeds": seeds}},
+        "claims": {cid: {"chapter": "ch97_tiny", "figure": "图0.2", "text": "t", "exploration": False,
+                         "validation_seeds": validation,
+                         "seeds": {str(s): {"passed": ok, "margin": 0.5 if ok else -0.5, "unit": "rel", "thin": False,
+                                            "tightest": "x"} for s, ok in verdicts.items()}}
+                   for cid, (validation, verdicts) in claims.items()}})
+
+
+def test_a_claim_is_judged_on_its_validation_seeds_and_its_other_seeds_are_counted_apart():
+    first, again = list(range(20)), list(range(500, 520))
+    usual = {s: True for s in first + again}
+    redone = {**{s: s != 3 for s in first}, **{s: s not in (501, 502) for s in again}}  # 19/20 in-sample, 18/20 after
+    report = _reported({"ch97.usual": (first, usual), "ch97.redone": (again, redone)}, first + again)
+    usual_entry, redone_entry = report["claims"]["ch97.usual"], report["claims"]["ch97.redone"]
+    assert (usual_entry["passed"], usual_entry["runs"], usual_entry["other_seeds"]) == (20, 20, {"passed": 20, "runs": 20})
+    assert (redone_entry["passed"], redone_entry["runs"]) == (18, 20) and not redone_entry["meets_standard"]
+    assert redone_entry["other_seeds"] == {"passed": 19, "runs": 20}  # its in-sample seeds never validate it
+    # a claim changed after 0-19 was seen is not validated until its chapter has run 500-519
+    only_first = _reported({"ch97.redone": (again, {s: True for s in first})}, first)
+    entry, chapter = only_first["claims"]["ch97.redone"], only_first["chapters"]["ch97_tiny"]
+    assert (entry["runs"], entry["complete"], entry["meets_standard"], chapter["complete"]) == (0, False, False, False)
+    assert "incomplete" in robustness.format_summary(only_first).splitlines()[1]
+    # the usual claims are judged on the 0-19 seeds the report holds, as before
+    few = _reported({"ch97.usual": (first, {0: True, 1: True, 2: True})}, [0, 1, 2])
+    assert (few["claims"]["ch97.usual"]["runs"], few["claims"]["ch97.usual"]["meets_standard"]) == (3, True)
+
+
+def test_a_report_names_bad_validation_seeds():
+    report = _reported({"ch97.usual": (list(range(20)), {0: True})}, [0])
+    report["claims"]["ch97.usual"]["validation_seeds"] = [0, 0]
+    assert "'validation_seeds' must list at least 20 distinct" in robustness.report_problem(report)

@@ -102,7 +102,7 @@ def _list(_args: argparse.Namespace) -> int:
 def _coverage(args: argparse.Namespace) -> int:
     from companion.tools import fidelity
 
-    items = fidelity.fidelities()
+    items = fidelity.fidelities(check_stale=args.json)
     if args.json:
         print(json.dumps([item.record() for item in items], ensure_ascii=False, indent=1))
         return 0

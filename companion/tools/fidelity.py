@@ -51,6 +51,8 @@ NO_CONTRAST = "`{claim}`: its negative control is not a run of the setting the b
 BELOW = "`{claim}`: below the standard in the quick profile ({count})"
 FULL_ONLY = "meets the standard only at the full profile ({seeds} seeds)"
 REASONS = (NOT_YET, NO_CLAIM, NOT_PHENOMENON, NO_CONTRAST, BELOW, FULL_ONLY)
+#: The coverage page's note on a figure whose claims' robustness rows were made before their chapter's latest code.
+STALE_NOTE = "(robustness counts made before the chapter's latest code change: awaiting a new run)"
 REPORTS = {"quick": catalog.ROOT / "robustness" / "report.json", "full": catalog.ROOT / "robustness" / "report-full.json"}
 
 
@@ -66,6 +68,8 @@ class FigureFidelity:
     #: why it is not (fully) faithful: (English template, its values), each template translatable
     reasons: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     same_as: str | None = None
+    #: whether a named claim's chapter changed since the quick report was made (its counts predate the code)
+    stale: bool = False
 
     def why_in(self, language: str = "en") -> str:
         """The reasons as one line in ``language``."""
@@ -78,6 +82,7 @@ class FigureFidelity:
     def record(self) -> dict[str, Any]:
         record = {"figure": self.figure, "chapter": self.chapter, "kind": self.kind, "fidelity": self.fidelity,
                   "claims": list(self.claims), "why": self.why}
+        record["report_stale"] = self.stale
         return record | ({"same_as": self.same_as} if self.same_as else {})
 
 
@@ -128,18 +133,29 @@ def _standing(cid: str, report: dict[str, Any] | None) -> tuple[bool, str]:
     return bool(entry.get("meets_standard")), f"{entry.get('passed')}/{entry.get('runs')}"
 
 
+def stale_report_chapters(report: dict[str, Any] | None) -> frozenset[str]:
+    """The chapters of ``report`` whose code changed since it was made (their counts predate the code)."""
+    from companion.tools.robustness import stale_chapters  # imports the runner: only when asked
+
+    return frozenset(stale_chapters(report)) if report else frozenset()
+
+
 def figure_fidelity(f: catalog.Figure, reports: dict[str, dict[str, Any] | None] | None = None,
                     claims: dict[str, tuple[str, str]] | None = None,
-                    controls: dict[str, str] | None = None) -> FigureFidelity:
-    """The computed fidelity of figure ``f`` (see the module docstring)."""
+                    controls: dict[str, str] | None = None, stale: frozenset[str] = frozenset()) -> FigureFidelity:
+    """The computed fidelity of figure ``f`` (see the module docstring); ``stale``: the chapters whose quick-report
+    rows predate their code (:func:`stale_report_chapters`), flagged on the figures whose claims they hold."""
     reports = {p: read_report(p) for p in REPORTS} if reports is None else reports
     claims = declarations() if claims is None else claims
     controls = contrast_controls() if controls is None else controls
     same_as = SAME_FIGURE.get(f.id)
+    quick_claims = (reports.get("quick") or {}).get("claims", {})
+    is_stale = any(quick_claims.get(cid, {}).get("chapter") in stale for cid in f.claims)
 
     def made(fidelity: str, *reasons: tuple[str, dict[str, Any]], named: tuple[str, ...] = ()) -> FigureFidelity:
         return FigureFidelity(f.id, f.book_chapter, f.kind, fidelity, named,
-                              tuple((template, tuple(values.items())) for template, values in reasons), same_as)
+                              tuple((template, tuple(values.items())) for template, values in reasons), same_as,
+                              is_stale)
 
     if f.kind == catalog.ILLUS:
         return made("illustrative")
@@ -181,10 +197,12 @@ def figure_fidelity(f: catalog.Figure, reports: dict[str, dict[str, Any] | None]
     return made("partial", *problems, named=named)
 
 
-def fidelities() -> list[FigureFidelity]:
-    """Every figure and table of the catalog with its computed fidelity, in the book's order."""
+def fidelities(*, check_stale: bool = False) -> list[FigureFidelity]:
+    """Every figure and table of the catalog with its computed fidelity, in the book's order; with ``check_stale``,
+    each flagged where its claims' report rows predate their chapter's code (hashing every chapter's code)."""
     reports = {p: read_report(p) for p in REPORTS}
-    return [figure_fidelity(f, reports) for f in catalog.FIGURES]
+    stale = stale_report_chapters(reports["quick"]) if check_stale else frozenset()
+    return [figure_fidelity(f, reports, stale=stale) for f in catalog.FIGURES]
 
 
 @dataclass(frozen=True)
@@ -250,7 +268,7 @@ FIDELITY_WORDS = {"faithful": "✔ faithful", "faithful-full": "✔ faithful at 
 def coverage_markdown(language: str = "en") -> str:
     """The site's coverage page, in ``language``: every figure and table of chapters 4–15, its computed fidelity
     (:mod:`companion.tools.fidelity`), the claims it rests on and what is not checked."""
-    items = fidelities()
+    items = fidelities(check_stale=True)
     by_figure = {i.figure: i for i in items}
     total, n = counts(items), counts(items).by_fidelity
     parts = ["# " + tr("Coverage: every figure of chapters 4–15", language), "",
@@ -287,7 +305,8 @@ def coverage_markdown(language: str = "en") -> str:
                     " " + tr("(= {figure})", language).format(figure=item.same_as) if item.same_as else "")
                 why = item.why_in(language) if item.fidelity in ("partial", "faithful-full", "drawn") else ""
                 note = " ".join(part for part in (tr(f.note, language), f"*{tr('Not yet faithful:', language)}* {why}"
-                                                  if why else "") if part)
+                                                  if why else "", tr(STALE_NOTE, language) if item.stale else "")
+                                if part)
                 where = " ".join([f"`{f.notebook}`", *(f"`{c}`" for c in item.claims)])
                 parts.append(f"| {f.id} | {catalog.table_cell(tr(f.caption, language))} | {status} | {where} | "
                              f"{catalog.table_cell(note)} |")

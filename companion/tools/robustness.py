@@ -11,8 +11,11 @@ stopped, and a run is never cached unless it finished (a timeout or Ctrl-C leave
 The report (``robustness/report.json``) holds, per chapter, the digest and the commit it was made
 at, the seconds and any error of each seed, and per claim the verdict and margin on each seed with
 the pass count and the minimum and median margin.  The standard (DEVELOPERS.md): every claim holds
-on at least 19 of 20 seeds and each chapter as a whole (all its claims on one seed) on at least 18
-of 20, and a claim's median margin clears its thin line.  The book site shows the report and marks
+on at least 19 of 20 of **its validation seeds** and each chapter as a whole (all its claims on one seed) on at
+least 18 of 20, and a claim's median margin clears its thin line.  A claim's validation seeds are declared beside it
+(``ClaimSpec(validation_seeds=…)``, recorded with each verdict): seeds 0–19, or, for a claim changed after its
+results on 0–19 were seen, seeds 500–519 (``--seeds 500-519``); the report keeps a claim's results on its other
+seeds too, counted apart (``other_seeds``: in-sample for such a claim).  The book site shows the report and marks
 the chapters whose digest changed since it was made.
 
 A sweep **merges** into the report already in ``--out`` (:func:`merge`), never replaces it: per chapter and seed,
@@ -47,7 +50,7 @@ from tqdm.auto import tqdm
 
 from companion.tools import catalog
 from companion.kit.cache import SWEEPS, memory, module_file, reachable_modules
-from companion.kit.claims import EXPLORATION, IDENTITY, KINDS, PHENOMENON, THIN_LINE
+from companion.kit.claims import EXPLORATION, IDENTITY, KINDS, PHENOMENON, THIN_LINE, VALIDATION_SEEDS
 from companion.kit.config import ConfigError
 from companion.tools.runner import KernelDied, load_source, run_chapter
 
@@ -179,7 +182,9 @@ def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_sec
                                           "claims": len(ids)}
         for c in item["claims"]:
             entry = claims.setdefault(c["id"], {"chapter": item["chapter"], "figure": c["figure"], "text": c["text"],
-                                                "kind": claim_kind(c), "exploration": c["exploration"], "seeds": {}})
+                                                "kind": claim_kind(c), "exploration": c["exploration"],
+                                                "validation_seeds": c.get("validation_seeds", list(VALIDATION_SEEDS)),
+                                                "seeds": {}})
             entry["seeds"][str(item["seed"])] = {"passed": c["passed"], "margin": c["margin"], "unit": c["unit"],
                                                  "thin": c["thin"], "tightest": c["tightest"]}
     return tally({"profile": profile, "seeds": list(seeds), "jobs": jobs,
@@ -189,33 +194,57 @@ def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_sec
 
 
 def tally(report: dict[str, Any]) -> dict[str, Any]:
-    """(Re)compute the counts of ``report`` from its per-seed results: each chapter's passes and runs (complete when
-    it ran every seed of the report) and each claim's pass count and margins (:func:`_claim_stats`)."""
-    for ch in report["chapters"].values():
+    """(Re)compute the counts of ``report`` from its per-seed results.
+
+    Each claim is judged on **its validation seeds** (``validation_seeds``, recorded with its verdicts), by
+    :func:`_claim_stats`: a claim validated on the usual seeds 0–19 on those of them the report holds; a claim changed
+    after its 0–19 results were seen on all of 500–519 (until its chapter ran them all it is ``incomplete``).  Its
+    results on other seeds are kept and counted apart.  A chapter is complete when it ran every seed its claims are
+    judged on, and meets the standard when it holds as a whole on 18 of 20 of the seeds it ran."""
+    held = set(map(str, report["seeds"]))
+    judged_on: dict[str, set[str]] = {}
+    for entry in report["claims"].values():
+        entry.setdefault("validation_seeds", list(VALIDATION_SEEDS))
+        judged_on.setdefault(entry["chapter"], set()).update(_judged_seeds(entry, held))
+    for slug, ch in report["chapters"].items():
         ch["passed"] = sum(run["ok"] for run in ch["seeds"].values())
         ch["runs"] = len(ch["seeds"])
-        ch["complete"] = set(ch["seeds"]) >= {str(s) for s in report["seeds"]}
+        needed = judged_on.get(slug) or held
+        ch["complete"] = set(ch["seeds"]) >= needed
         ch["meets_standard"] = ch["complete"] and ch["passed"] >= math.ceil(CHAPTER_SHARE * ch["runs"] - 1e-9)
     for entry in report["claims"].values():
-        ran = report["chapters"][entry["chapter"]]
-        _claim_stats(entry, sorted(ran["seeds"], key=int))
-        entry["meets_standard"] = entry["meets_standard"] and ran["complete"]
+        _claim_stats(entry, _judged_seeds(entry, held), set(report["chapters"][entry["chapter"]]["seeds"]))
     return report
 
 
-def _claim_stats(entry: dict[str, Any], seeds: list[str]) -> None:
-    """Pass count over the ``seeds`` its chapter ran (a seed without this claim's verdict counts as failed),
-    and the margin's minimum and median over them."""
-    runs = [entry["seeds"].get(s) for s in seeds]
-    entry["runs"] = len(seeds)
+def _judged_seeds(entry: dict[str, Any], held: set[str]) -> set[str]:
+    """The seeds claim ``entry`` is judged on in a report holding seeds ``held``: its validation seeds — the usual
+    ones (0–19) as far as the report has them, any others all of them."""
+    validation = set(map(str, entry["validation_seeds"]))
+    return validation & held if validation == set(map(str, VALIDATION_SEEDS)) else validation
+
+
+def _claim_stats(entry: dict[str, Any], judged: set[str], ran: set[str]) -> None:
+    """Pass count over the ``judged`` seeds its chapter ``ran`` (a seed run without this claim's verdict counts as
+    failed; one not run yet makes the claim ``incomplete``), the margin's minimum and median over them, and apart
+    (``other_seeds``) the pass count on the other seeds its chapter ran — for a claim changed after its 0–19 results
+    were seen, those are in-sample."""
+    runs = [entry["seeds"].get(s) for s in sorted(judged & ran, key=int)]
+    entry["runs"] = len(runs)
     entry["passed"] = sum(bool(r and r["passed"]) for r in runs)
+    entry["complete"] = bool(judged) and judged <= ran
+    others = [entry["seeds"].get(s) for s in sorted(ran - judged, key=int)]
+    entry["other_seeds"] = {"passed": sum(bool(r and r["passed"]) for r in others), "runs": len(others)} \
+        if others else None
     present = sorted((r for r in runs if r is not None), key=_tightness)
+    entry.pop("min_margin", None), entry.pop("median_margin", None)
     if present:
         low, mid = present[0], present[(len(present) - 1) // 2]
         entry["min_margin"] = {"margin": low["margin"], "unit": low["unit"], "tightness": _finite(_tightness(low))}
         entry["median_margin"] = {"margin": mid["margin"], "unit": mid["unit"], "tightness": _finite(_tightness(mid))}
     median_clears_thin_line = bool(present) and _tightness(present[(len(present) - 1) // 2]) >= 1
-    entry["meets_standard"] = entry["passed"] >= math.ceil(CLAIM_SHARE * len(seeds) - 1e-9) and median_clears_thin_line
+    entry["meets_standard"] = (entry["complete"] and median_clears_thin_line
+                               and entry["passed"] >= math.ceil(CLAIM_SHARE * len(judged) - 1e-9))
 
 
 def _finite(value: float) -> float | None:
@@ -234,11 +263,12 @@ def merge_conflict(old: dict[str, Any] | None, profile: str, runs: dict[str, tup
         was = old["chapters"].get(slug)
         if was is not None and was["digest"] != digest and not set(was["seeds"]) <= seeds:
             return (f"{slug}'s code changed since its {len(was['seeds'])} seeds there; results on {len(seeds)} "
-                    f"would replace them (run it on seeds {_seed_text(was['seeds'])} at least)")
+                    f"would replace them (run it on seeds {seed_text(was['seeds'])} at least)")
     return None
 
 
-def _seed_text(seeds: Iterable[str]) -> str:
+def seed_text(seeds: Iterable[str | int]) -> str:
+    """Seeds as ``--seeds`` takes them: ``0-19`` for a run of consecutive seeds, else ``0,2,5``."""
     numbers = sorted(map(int, seeds))
     return f"{numbers[0]}-{numbers[-1]}" if numbers == list(range(numbers[0], numbers[-1] + 1)) else \
         ",".join(map(str, numbers))
@@ -325,6 +355,11 @@ def _check_report(data: Any) -> None:
         for key in ("figure", "text"):
             _need(claim.get(key), str, f"{where} {key!r}", "a string")
         _need(claim.get("exploration"), bool, f"{where} 'exploration'", "true or false")
+        if "validation_seeds" in claim:
+            seeds = _need(claim["validation_seeds"], list, f"{where} 'validation_seeds'", "a list")
+            if len(seeds) < 20 or len(set(seeds)) != len(seeds) or not all(
+                    isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in seeds):
+                raise _Malformed(f"{where} 'validation_seeds' must list at least 20 distinct non-negative integers")
         if "kind" in claim and claim["kind"] not in KINDS:
             raise _Malformed(f"{where} 'kind' must be one of {', '.join(KINDS)}, not {str(claim['kind'])[:40]!r}")
         for seed, run in _seed_table(claim.get("seeds"), f"{where} 'seeds'").items():
@@ -496,10 +531,13 @@ def format_summary(report: dict[str, Any]) -> str:
             if not stat or stat["margin"] is None:
                 return "never"
             return f"{stat['margin']:+.3g} {stat['unit']}"
-        complete = report["chapters"][c["chapter"]].get("complete", True)
+        complete = c.get("complete", report["chapters"][c["chapter"]].get("complete", True))
         mark = "explore" if c["exploration"] else ("ok" if c["meets_standard"] else
                                                      "BELOW" if complete else "incomplete")
         mark += " (identity)" if claim_kind(c) == IDENTITY else ""
+        seeds = seed_text(c.get("validation_seeds") or range(20))
+        mark += "" if seeds == "0-19" else f" on seeds {seeds}" + (
+            f" (in-sample {c['other_seeds']['passed']}/{c['other_seeds']['runs']})" if c.get("other_seeds") else "")
         lines.append(f"{cid:34} {c['figure'][:12]:12} {c['passed']:>4}/{c['runs']:<3} "
                      f"{fmt(c.get('min_margin')):>14} {fmt(c.get('median_margin')):>14}  {mark}")
     lines.append("")

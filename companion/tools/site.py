@@ -226,8 +226,8 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
         if slug in stale:
             status = tr("stale", language)
         elif not ch.get("complete", True):
-            status = tr("incomplete: {runs} of {seeds} seeds run", language).format(runs=ch["runs"],
-                                                                                   seeds=len(report["seeds"]))
+            status = tr("incomplete: {runs} of {seeds} seeds run", language).format(
+                runs=ch["runs"], seeds=len(ch.get("validation_seeds") or report["seeds"]))
         else:
             status = tr("✔ meets the standard", language) if ch["meets_standard"] else tr("✘ below", language)
             if ch.get("restamped"):
@@ -237,12 +237,12 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
                      f"`{ch['commit']}` | {status} |")
     parts += ["", "## " + tr("Claims", language), "",
               f"| {tr('Claim', language)} | {tr('Figure', language)} | {tr('Passes', language)} | "
-              f"{tr('Min margin', language)} | {tr('Median margin', language)} | {tr('Status', language)} |",
-              "| --- | --- | --- | --- | --- | --- |"]
+              f"{tr('Min margin', language)} | {tr('Median margin', language)} | {tr('Validation seeds', language)} | "
+              f"{tr('Status', language)} |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for cid, c in report["claims"].items():
         if c["chapter"] in stale:
             status = tr("stale", language)
-        elif not report["chapters"][c["chapter"]].get("complete", True):
+        elif not c.get("complete", report["chapters"][c["chapter"]].get("complete", True)):
             status = tr("incomplete", language)
         elif c["exploration"]:
             status = tr("◇ exploration", language)
@@ -251,8 +251,20 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
         else:
             status = "✔" if c["meets_standard"] else tr("✘ below", language)
         parts.append(f"| `{cid}` | {catalog.table_cell(c['figure'])} | {c['passed']}/{c['runs']} | {_margin(c.get('min_margin'))} "
-                     f"| {_margin(c.get('median_margin'))} | {status} |")
+                     f"| {_margin(c.get('median_margin'))} | {_validation_cell(c, language)} | {status} |")
     return "\n".join(parts) + "\n"
+
+
+def _validation_cell(claim: dict, language: str) -> str:
+    """The seeds that validate a claim, e.g. ``0–19``; for one changed after its 0–19 results were seen, ``500–519``
+    and its pass count on the other seeds its chapter ran (those it was changed on), marked in-sample."""
+    from companion.tools.robustness import seed_text
+
+    seeds = seed_text(claim.get("validation_seeds") or range(20))
+    extra = claim.get("other_seeds")
+    if extra and seeds != "0-19":
+        return seeds.replace("-", "–") + " · " + tr("in-sample {passed}/{runs}", language).format(**extra)
+    return seeds.replace("-", "–")
 
 
 def read_robustness(path: Path | None = None) -> tuple[dict | None, list[str]]:

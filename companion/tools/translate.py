@@ -88,12 +88,12 @@ def _common_sources() -> list[Source]:
     """The kit's and the tools' words: the verdict marks and every text they pass to ``tr`` or show."""
     from companion.kit.claims import (EXPLORATION_MARK, FAIL_MARK, IDENTITY_FAIL_MARK, IDENTITY_PASS_MARK, PASS_MARK,
                                       SMOKE_MARK)
-    from companion.tools.fidelity import FIDELITY_WORDS, REASONS
+    from companion.tools.fidelity import FIDELITY_WORDS, REASONS, STALE_NOTE
 
     found = [Source("texts", mark, "companion/kit/claims.py")
              for mark in (PASS_MARK, FAIL_MARK, EXPLORATION_MARK, SMOKE_MARK, IDENTITY_PASS_MARK, IDENTITY_FAIL_MARK)]
     found += [Source("texts", words, "companion/tools/fidelity.py FIDELITY_WORDS") for words in FIDELITY_WORDS.values()]
-    found += [Source("texts", reason, "companion/tools/fidelity.py REASONS") for reason in REASONS]
+    found += [Source("texts", reason, "companion/tools/fidelity.py REASONS") for reason in (*REASONS, STALE_NOTE)]
     modules = [m for d in COMMON_DIRS for m in sorted((PACKAGE_DIR / d).glob("*.py"))]
     modules.append(PACKAGE_DIR / "solutions" / "__init__.py")
     for module in modules:
