@@ -37,20 +37,6 @@ def test_width_plateau_positive_twin(three_tanh):
     assert v.passed, v.measured_line()
 
 
-@pytest.mark.contrast("large initialisation, std 0.5")
-def test_control_ch09_loss_spectrum(three_tanh):
-    """Large init (std 0.5): training spends its time below L1*, not on the width-1 line."""
-    runs, _ = _plateau_runs(three_tanh, 0.5)
-    v = E.check_loss_spectrum(runs, three_tanh[2].loss)
-    assert not v.passed, v.measured_line()
-
-
-def test_loss_spectrum_positive_twin(three_tanh):
-    runs, _ = _plateau_runs(three_tanh, 1e-3)
-    v = E.check_loss_spectrum(runs, three_tanh[2].loss)
-    assert v.passed, v.measured_line()
-
-
 def test_control_ch09_split_identities(three_tanh):
     """A near-split whose copy's input weights moved by 1e-6 is not an embedding: the identities fail."""
     xa, y, _, _ = three_tanh

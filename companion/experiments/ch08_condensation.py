@@ -1190,7 +1190,8 @@ CNN_CONDENSATION = ClaimSpec(
     "ch08.cnn-condensation", "图8.5",
     "from a small initialisation the kernels of a convolution layer, random at first, have condensed when the "
     "training set is fitted — far more than from the usual initialisation, which stays random — and the "
-    "layer's outputs are condensed further than its kernels")
+    "layer's outputs are condensed further than its kernels (a relative statement: the book's kernels on about one "
+    "line, two opposite directions, is the exploration ch08.cnn-one-line)")
 
 #: "Random" / "not condensed": more than half of the direction Gram's trace off its top line (C ≫ 9 random
 #: 9-d kernels leave about 8/9 off it).  "About one line" (the book's "two opposite directions"): at most a

@@ -19,7 +19,7 @@ input weights ``w`` of shape (m, d+1) — the convention of :mod:`companion.core
   one (图9.8), the inverse of splitting; :func:`compress` runs the chapter's experiment and
   measures what merging contributes beyond pruning, for a condensed run and a control run.
 * The chapter's claims (:class:`companion.kit.claims.ClaimSpec`) and their checks: :func:`check_width_plateau`,
-  :func:`check_loss_spectrum`, :func:`check_split_identities`, :func:`check_split_hessian`,
+  :func:`check_split_identities`, :func:`check_split_hessian`,
   :func:`check_merge`.
 """
 
@@ -773,8 +773,6 @@ WIDTH_PLATEAU = ClaimSpec(
     "ch09.width-plateau", "图9.1/9.2",
     "every net of width ≥ 3 stalls within 1% of the width-1 optimum's loss, with the same output "
     "(‖f − f1*‖∞ < 0.02) and all significant neurons on one line (|cos| > 0.99)")
-LOSS_SPECTRUM = ClaimSpec(
-    "ch09.loss-spectrum", "图9.5", "for every width ≥ 3 the brightest line of the loss spectrum is the width-1 critical loss")
 SPLIT_IDENTITIES = ClaimSpec(
     "ch09.split-identities", "图9.3",
     "splitting keeps the output and obeys the gradient identities exactly, also for α outside [0, 1]", kind="identity")
@@ -786,7 +784,8 @@ MERGE = ClaimSpec(
     "ch09.merge-compression", "图9.8",
     "merging condensed neurons keeps the wide net's test predictions (≥ 97% agree) and training loss (within 10%); "
     "it removes more neurons than the same merge on a non-condensed control run and changes the loss less than "
-    "dropping those neurons; with the pruning of low-amplitude neurons the width shrinks ≥ 4×")
+    "dropping those neurons; with the pruning of low-amplitude neurons the width shrinks ≥ 4× (the book, on MNIST: "
+    "400 → 58 neurons, 6.9×, with 98.5 % of predictions kept)")
 
 
 LEARNING_PATH = ClaimSpec(
@@ -835,26 +834,6 @@ def spectrum_of(runs: dict[int, BatchRun]) -> tuple[np.ndarray, np.ndarray, np.n
     """:func:`loss_spectrum` of all members of all runs (widths, bin edges, fractions)."""
     losses = np.concatenate([runs[m].losses for m in sorted(runs)], axis=1)
     return loss_spectrum(losses, np.concatenate([runs[m].widths for m in sorted(runs)]))
-
-
-def star_bin(edges: np.ndarray, loss_star: float) -> int:
-    """The loss-spectrum bin holding log₁₀ L*."""
-    return int(np.searchsorted(edges, np.log10(loss_star)) - 1)
-
-
-def check_loss_spectrum(runs: dict[int, BatchRun], loss_star: float, min_width: int = 3) -> Verdict:
-    """图9.5: for each width ≥ ``min_width``, the fraction of (step, seed) pairs in the bin of L1* exceeds the
-    fraction in every other bin."""
-    uniq, edges, frac = spectrum_of(runs)
-    star = star_bin(edges, loss_star)
-    conds = []
-    for i, m in enumerate(uniq):
-        if m >= min_width:
-            conds.append(compare(f"fraction at L1* (m={m})", frac[i, star], ">",
-                                 f"brightest other line (m={m})", np.delete(frac[i], star).max()))
-    if not conds:
-        raise ValueError(f"no width ≥ {min_width} among {uniq.tolist()}")
-    return LOSS_SPECTRUM.judge(*conds, star_bin=star)
 
 
 def check_split_identities(errors: np.ndarray) -> Verdict:
