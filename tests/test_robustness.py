@@ -373,3 +373,18 @@ def test_a_report_names_bad_validation_seeds():
     report = _reported({"ch97.usual": (list(range(20)), {0: True})}, [0])
     report["claims"]["ch97.usual"]["validation_seeds"] = [0, 0]
     assert "'validation_seeds' must list at least 20 distinct" in robustness.report_problem(report)
+
+
+def test_restamp_drops_a_removed_claim_and_takes_the_new_words_of_the_others(tiny, tmp_path, monkeypatch):
+    monkeypatch.setattr(robustness.catalog, "find", lambda name: tiny)
+    extra = ('# %%\nBIG_SEED = ClaimSpec("ch97.big-seed", "图0.3", "the seed is big")\n'
+             'show(BIG_SEED.judge(threshold("seed", SEED, ">", 3.5)))\n')
+    tiny.source.write_text(TINY + extra)
+    robustness.robustness([tiny], [4], jobs=1, out=tmp_path / "rep", progress=False)
+    tiny.source.write_text(TINY.replace('"the seed is small"', '"the seed is small (reworded)"'))
+    assert robustness.restamp([tiny], [4], out=tmp_path / "rep", progress=False) == {"ch97_tiny": []}
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert list(report["claims"]) == ["ch97.small-seed"]
+    assert report["chapters"]["ch97_tiny"]["restamped"]["removed"] == ["ch97.big-seed"]
+    assert report["claims"]["ch97.small-seed"]["text"] == "the seed is small (reworded)"
+    assert robustness.stale_chapters(report) == []

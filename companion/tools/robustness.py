@@ -437,8 +437,11 @@ def restamp(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, out: P
     of the report's seeds, with one torch thread like the sweep).  If every claim's verdict and margin equal the
     report's on every one of them (``math.isclose`` at 1e-9: the same code gives the same floating-point numbers
     on the same machine), the report's numbers still describe the code, and its digest moves to the current one,
-    with a ``restamped`` record (when, which seeds, which commit).  Otherwise the chapter stays stale and needs its
-    full sweep.  Returns the differences per chapter (an empty list: restamped).
+    with a ``restamped`` record (when, which seeds, which commit), and each claim takes the sentence, label, kind and
+    validation seeds the code now gives it.  A claim the code no longer has (in none of the sampled runs) leaves the
+    report, named in the record (``removed``): the others' numbers are untouched by its going.  Any other difference
+    (a verdict, a margin, an error, a new claim) leaves the chapter stale: it needs its full sweep.  Returns the
+    differences per chapter (an empty list: restamped).
     """
     target = Path(out) / "report.json"
     report = read_report(target)
@@ -452,9 +455,13 @@ def restamp(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, out: P
     with patch.dict(os.environ, {"COMPANION_THREADS": os.environ.get("COMPANION_THREADS", "").strip() or "1"}):
         items = run_sweep(todo, seeds, jobs=jobs, profile=report["profile"], timeout=timeout, progress=progress)
     differences: dict[str, list[str]] = {ch.slug: [] for ch in todo}
+    ran = {slug: set().union(*({c["id"] for c in i["claims"]} for i in items if i["chapter"] == slug))
+           for slug in differences}
+    removed = {slug: sorted(cid for cid, c in report["claims"].items() if c["chapter"] == slug and cid not in ids)
+               for slug, ids in ran.items()}
     for item in items:
         old = {cid: c["seeds"].get(str(item["seed"])) for cid, c in report["claims"].items()
-               if c["chapter"] == item["chapter"]}
+               if c["chapter"] == item["chapter"] and cid not in removed[item["chapter"]]}
         new = {c["id"]: c for c in item["claims"]}
         for cid in sorted(set(old) | set(new)):
             was, now = old.get(cid), new.get(cid)
@@ -469,8 +476,17 @@ def restamp(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, out: P
         if not found:
             chapter = report["chapters"][slug]
             chapter["digest"] = items[[i["chapter"] for i in items].index(slug)]["digest"]
-            chapter["restamped"] = {"at": made_at, "seeds": list(seeds), "commit": _git_commit()}
-    write_report(target, report)
+            chapter["restamped"] = {"at": made_at, "seeds": list(seeds), "commit": _git_commit(),
+                                    **({"removed": removed[slug]} if removed[slug] else {})}
+            for cid in removed[slug]:
+                del report["claims"][cid]
+            for item in items:  # the words the code now gives each claim (sentence, label, kind, seeds)
+                for c in item["claims"] if item["chapter"] == slug else ():
+                    report["claims"][c["id"]].update(figure=c["figure"], text=c["text"], kind=claim_kind(c),
+                                                     exploration=c["exploration"],
+                                                     validation_seeds=c.get("validation_seeds",
+                                                                            list(VALIDATION_SEEDS)))
+    write_report(target, tally(report))
     return differences
 
 
