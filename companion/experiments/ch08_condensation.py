@@ -67,7 +67,7 @@ from companion.core.train import History, descend, make_optimizer, on_device, ru
 from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
 from companion.kit.config import settings
-from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
+from companion.kit.claims import REVALIDATION_SEEDS, ClaimSpec, Verdict, compare, count, identity, threshold
 from companion.kit.seeds import active_seed, generator
 
 #: Activations of §8.3 by multiplicity p (σ^{(k)}(0) = 0 for k < p, 图8.10).
@@ -215,7 +215,8 @@ def run_multiplicity(act: str, *, n_members: int = 4, max_steps: int = 400, n: i
 
 
 P1_ONE_LINE = ClaimSpec("ch08.p1-one-line", "图8.10",
-                        "with p = 1 activations (tanh, sigmoid, softplus) the input weights condense onto one line")
+                        "with p = 1 activations (tanh, sigmoid, softplus) the input weights condense onto one line",
+                        validation_seeds=REVALIDATION_SEEDS)
 
 #: "One line": the top eigenvalue λ₁ of the direction Gram is at least 0.99, i.e. at most 1% of its
 #: trace lies off the line.
@@ -633,7 +634,8 @@ def ramp_distance(x: ArrayLike, f: ArrayLike, *, kinks: int = 1201) -> float:
 PLATEAU_OUTPUTS = ClaimSpec(
     "ch08.plateau-outputs", "图8.4",
     "the outputs follow the condensation: in the middle of the first plateau the fit is one neuron's ramp, "
-    "at the end it is as far from any single ramp as half the target (8.2) is")
+    "at the end it is as far from any single ramp as half the target (8.2) is",
+    validation_seeds=REVALIDATION_SEEDS)
 
 #: "One neuron's ramp": within 5% (relative L2 on [−1, 1]) of the best single ReLU neuron c·ReLU(±(x − x₀)).
 RAMP_TOLERANCE = 0.05

@@ -33,7 +33,7 @@ from companion.core.transformer import Transformer, TransformerConfig, last_toke
 from companion.kit.bounds import SEED, Bounds, integer
 from companion.kit.cache import cached
 from companion.kit.config import settings
-from companion.kit.claims import ClaimSpec, Verdict, compare, is_never, threshold
+from companion.kit.claims import REVALIDATION_SEEDS, ClaimSpec, Verdict, compare, is_never, threshold
 from companion.kit.seeds import active_seed, generator
 
 # ------------------------------------------------------------------------------ runs
@@ -475,7 +475,8 @@ def check_per_position(run: CompositeRun, member: str | Sequence = "composite") 
 SYNONYM = ClaimSpec("ch12.synonym", "图12.11",
                     "synonym data teach a never-trained anchor pair: with sequences in which 3 does what 9 does, "
                     "the median of three nets answers the pairs (4, 9) and (9, 4) (accuracy ≥ 0.9); trained on as "
-                    "many sequences of the original pairs only, a net does not (≤ 0.1)")
+                    "many sequences of the original pairs only, a net does not (≤ 0.1)",
+                    validation_seeds=REVALIDATION_SEEDS)
 
 
 def check_synonym(run: CompositeRun) -> Verdict:
@@ -507,7 +508,8 @@ MULTI_ANCHOR = ClaimSpec("ch12.multi-anchor", "图12.14",
                          "the (anchor, key) pairs: the median of three nets answers most never-trained combinations "
                          "(accuracy ≥ 0.5), and its edge anchors 1, 2 and 10 do worse on average than the others "
                          "(the book's accuracy of about 0.9 or more on most anchors is the exploration "
-                         "ch12.multi-anchor-most)")
+                         "ch12.multi-anchor-most)",
+                         validation_seeds=REVALIDATION_SEEDS)
 MULTI_ANCHOR_MOST = ClaimSpec("ch12.multi-anchor-most", "图12.14",
                               "the multi-anchor model generalises well for most anchors: in the median of three nets at "
                               "least 7 of the 10 anchors reach accuracy ≥ 0.9 on their never-trained keys",

@@ -50,7 +50,7 @@ from companion.core.train import History, descend, on_device, run
 from companion.core.transformer import Transformer, TransformerConfig
 from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
-from companion.kit.claims import ClaimSpec, Verdict, compare as compare_values, identity, threshold
+from companion.kit.claims import REVALIDATION_SEEDS, ClaimSpec, Verdict, compare as compare_values, identity, threshold
 from companion.kit.config import settings
 from companion.kit.seeds import active_seed, generator, numpy_rng
 
@@ -1016,7 +1016,8 @@ LOTTERY = ClaimSpec(
     "ch14.lottery", "图14.7",
     "iterative magnitude pruning with rewinding finds subnetworks with ≤ 20% of the weights that test as well "
     "as their dense networks (mean error ≤ dense + 0.01); pruned much further, the tickets degrade, and the "
-    "same masks randomly re-initialised do much worse (mean test error ≥ 1.5× the tickets')")
+    "same masks randomly re-initialised do much worse (mean test error ≥ 1.5× the tickets')",
+    validation_seeds=REVALIDATION_SEEDS)
 
 
 def check_lottery(result: LotteryResult) -> Verdict:
