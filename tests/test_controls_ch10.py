@@ -71,7 +71,7 @@ def test_control_ch10_completion_large_init():
     assert S.check_completion_large_init(small_large).passed
 
 
-#: 图10.3 small: 4 trials per n, the notebook's 2500 GD steps; the book's small init (10⁻⁶ here) against a large one
+#: 图10.3 small: 4 trials per n, the notebook's 2500 GD steps; its small init (10⁻⁶) against a large one
 ARCH = dict(trials=4, steps=2500, widths=WIDTHS, seed=1)
 
 
