@@ -2,6 +2,9 @@
 absent (a linear-regime net in the condensed slot, γ′ that puts every γ on the linear side, no training,
 finite widths instead of the limit), must fail; the positive twins pass."""
 
+import dataclasses
+
+import numpy as np
 import pytest
 import torch
 
@@ -49,25 +52,40 @@ GRID_CELLS = dict(gammas=[0.25, 1.75, 2.25], gamma_primes=[-0.5, 0.0], widths=[1
 
 
 @pytest.fixture(scope="module")
-def grid_untrained():
-    return phase.run_phase(**GRID_CELLS, max_steps=20)  # 20 GD steps: nothing has fitted the data
-
-
-@pytest.fixture(scope="module")
 def grid_trained():
     return phase.run_phase(**GRID_CELLS)
 
 
-def test_control_ch07_phase_diagram(grid_untrained, grid_trained):
-    v = phase.check_phase_diagram(grid_untrained, min_far=4)
+@pytest.fixture(scope="module")
+def grid_linear():
+    """The same γ trained at γ′ + 2 = 1.5, 2, where the boundary γ = 1 + γ′ lies at 2.5, 3: every net is in the
+    linear regime (图7.5(a)'s left side), then judged in the cells of γ′ = −0.5, 0, whose γ = 1.75, 2.25 are
+    condensed: the linear regime in the condensed cells, as the other controls put γ = 0.75 in the condensed slot."""
+    run = phase.run_phase(**{**GRID_CELLS, "gamma_primes": [1.5, 2.0]})
+    assert (run.gammas[:, None] < phase.critical_gamma(run.gamma_primes)[None]).all()  # every cell linear
+    return dataclasses.replace(run, gamma_primes=np.asarray(GRID_CELLS["gamma_primes"], dtype=float))
+
+
+@pytest.mark.contrast("linear-regime nets (γ′ + 2) in the condensed cells (图7.5(a))")
+def test_control_ch07_phase_diagram(grid_linear, grid_trained):
+    # fitted linear-regime nets: RD(θ_w*) shrinks with m in every cell, so S_w < 0 where the theory says > 0
+    v = phase.check_phase_diagram(grid_linear, min_far=4)
     assert not v.passed, v.measured_line()
+    assert not v.conditions[1].passed and v.conditions[2].passed  # wrong signs, not unfitted nets
     twin = phase.check_phase_diagram(grid_trained, min_far=4)
     assert twin.passed, twin.measured_line()
 
 
-def test_control_ch07_grid_condensation(grid_untrained, grid_trained):
-    # after 20 GD steps the condensed cells' neurons still point where they were drawn: spread, not gathered
-    v = phase.check_grid_condensation(phase.grid_features(grid_untrained))
+def test_phase_diagram_needs_fitted_nets():
+    # 20 GD steps: nothing has fitted the data, and the "nets that did not fit" count says so
+    v = phase.check_phase_diagram(phase.run_phase(**GRID_CELLS, max_steps=20), min_far=4)
+    assert not v.conditions[2].passed, v.measured_line()
+
+
+@pytest.mark.contrast("linear-regime nets (γ′ + 2) in the condensed cells (图7.6)")
+def test_control_ch07_grid_condensation(grid_linear, grid_trained):
+    # linear-regime neurons barely move from where they were drawn: spread over the circle, not gathered
+    v = phase.check_grid_condensation(phase.grid_features(grid_linear))
     assert not v.passed, v.measured_line()
     assert not v.conditions[0].passed  # the condensed side is what fails
     twin = phase.check_grid_condensation(phase.grid_features(grid_trained))
