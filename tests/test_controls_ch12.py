@@ -1,10 +1,23 @@
 """Negative controls of chapter 12's claims: each claim's own check on a small real run without the phenomenon.
 
-Small real runs: all four tasks untrained (1 step: no attention pattern, no fit), the two identity members
-(mod-residue and key-range split) trained for 400 steps, the two-anchor tasks stopped after 60 steps, and the
-task grid untrained.  Where the phenomenon is present the
-same check passes (positive twins), so the checks discriminate.
+A control marked ``contrast`` runs the setting the book sets against the phenomenon: the key-range split of 图12.4
+(mod-residue, reading), the other split (key-range), unambiguous labels (statistical output), forward recitation,
+whose answer precedes the anchor (broadcast), fewer sequences than the transformer needs (图12.6), tasks that only
+fetch a number and need no order (embedding order, §12.6.3).  Where the phenomenon is present the same check
+passes (positive twins).  The others keep untrained or stopped-early runs, for these reasons:
+
+* ch12.shift: the layer-1 shift is positional (i → i−1 at every position, as the book says: "主要基于位置嵌入"),
+  so a trained model whose answer does not follow the anchor shows it too — in forward recitation the answer's
+  position attends to its predecessor with top ratio 3.4 and contrast 5.3 (identity 1.6 and 2.4, seed 1; measured
+  over answers at positions ≥ 1, the check itself needs a predecessor).  The check cannot tell them apart.
+* ch12.working-memory: the key-range split would be its contrast, but the task needs the notebook's run (γ = 0.4,
+  lr 1e-2, 800 steps) to fit its training set at all (0.30 after the fixture's 400 steps at 2e-3).
+* ch12.synonym, ch12.multi-anchor: the book's contrast for the synonym is the original data, already inside the
+  check (and too little data, 图12.11(a), which needs the 1500-step two-anchor run); for the multi-anchor task it
+  names none that fails (a model that learnt only translation invariance is measured by another split).
 """
+
+from dataclasses import replace
 
 import pytest
 
@@ -19,8 +32,10 @@ def untrained():
 
 @pytest.fixture(scope="module")
 def identity():
-    return anchors.run_anchor_tasks(("identity", "identity_key_range"), n_train=2000, n_test=500, d_model=32,
-                                    steps=400, record_every=100, seed=1)
+    # the identity task under both splits, forward recitation (…, m, 3, n, …, n) ↦ m (§12.6.7, in the book's
+    # naming), whose answer m comes *before* the anchor, and reading comprehension under the key-range split
+    return anchors.run_anchor_tasks(("identity", "identity_key_range", "forward", "reading_key_range"),
+                                    n_train=2000, n_test=500, d_model=32, steps=400, record_every=100, seed=1)
 
 
 @pytest.mark.contrast("key-range split instead of the mod-residue split (图12.4)")
@@ -49,15 +64,26 @@ def test_control_ch12_shift(untrained, identity):
     assert twin.passed, twin.measured_line()
 
 
-def test_control_ch12_broadcast(untrained, identity):
-    v = anchors.check_broadcast(untrained)
+@pytest.mark.contrast("forward recitation: the answer comes before the anchor (§12.6.7)")
+def test_control_ch12_broadcast(identity):
+    # In the identity task the key follows the anchor, layer 1 merges them at the key and layer 2 broadcasts the
+    # key's position to the last one (图12.15).  In forward recitation the answer m precedes the anchor, and the
+    # causal mask the book names for this task's asymmetry keeps m from seeing the anchor: the model (training
+    # accuracy 1) reads m elsewhere: its last position gives the answer's own position 0.61 in layer 2 (identity:
+    # 0.98), and only 0.0003 when trained beside the identity task alone (a 3-member ensemble, same seed).
+    assert anchors.final_accuracy(identity, "forward", "train") >= 0.99
+    v = anchors.check_broadcast(identity, task="forward")
     assert not v.passed, v.measured_line()
     twin = anchors.check_broadcast(identity)
     assert twin.passed, twin.measured_line()
 
 
-def test_control_ch12_reading(untrained):
-    v = anchors.check_reading(untrained)
+@pytest.mark.contrast("key-range split instead of the mod-residue split (图12.4)")
+def test_control_ch12_reading(identity):
+    # §12.5.1: split by the value of the key, a test answer was never a key in training, and the model cannot
+    # answer it — "其他任务同理", so for reading comprehension too: it fits its training set, not the test set.
+    assert anchors.final_accuracy(identity, "reading_key_range", "train") >= 0.95
+    v = anchors.check_reading(identity, task="reading_key_range")
     assert not v.passed, v.measured_line()
 
 
@@ -77,9 +103,13 @@ def untrained_grid():
                                  n_test=200, d_model=16, steps=1, record_every=1, seed=0)
 
 
+@pytest.mark.contrast("fewer sequences than the transformer needs: the left end of 图12.6")
 def test_control_ch12_transformer_vs_fnn():
-    # Too few sequences and steps: the transformer never reaches 0.9 either, so it shows no advantage.
-    few = anchors.run_sample_efficiency((50, 100), n_test=200, d_model=16, steps=60, seed=0)
+    # 图12.6: the transformer generalises from about 600 sequences on.  With 250 and the notebook's model and 400
+    # steps, all three architectures fit their training set (accuracy 1) and none generalises: the transformer
+    # shows no advantage over the FNN.
+    few = anchors.run_sample_efficiency((250,), n_test=200, d_model=32, steps=400, seed=0)
+    assert min(float(few.train[arch][0]) for arch in few.train) >= 0.99, few.train
     v = anchors.check_sample_efficiency(few)
     assert not v.passed, v.measured_line()
 
@@ -135,10 +165,20 @@ def test_control_ch12_multi_anchor(early_composite):
     assert not v.passed, v.measured_line()
 
 
-def test_control_ch12_embedding_order(early_composite):
-    # 60 steps leave the number embeddings near their random start: no order.
-    v = anchors.check_embedding_order(early_composite)
-    assert not v.passed, v.measured_line()
-    k = early_composite.member("multi_anchor")
-    before = anchors.number_embeddings(early_composite, k, model=early_composite.initial_model())
-    assert anchors.embedding_order(before) < 1.5  # the untrained embeddings themselves are blind to order
+def as_composite(run, task: str) -> anchors.CompositeRun:
+    """Member ``task`` of a TaskRun (same weights) as a CompositeRun for the embedding check; its test accuracy
+    stands in the "OOD" series the check reports beside the ratio."""
+    series = {**run.history.series, "OOD accuracy": run.history["test accuracy"]}
+    history = replace(run.history, series=series)
+    members = tuple((t, run.n_train) for t in run.tasks)  # labels only: the check reads weights and series
+    return anchors.CompositeRun(history, run.cfg, run.state, members, run.seed, run.n_train, run.n_test)
+
+
+@pytest.mark.contrast("tasks that need no order: retrieval, not comparison (§12.6.3)")
+def test_control_ch12_embedding_order(identity):
+    # §12.6.3: the classification task is harder than reading comprehension because the model must encode the
+    # order of the numbers.  Tasks that only fetch a number need no order: the trained identity member (test
+    # accuracy ≥ 0.99) and forward-recitation member leave their number embeddings unordered (ratio ≈ 1).
+    for task in ("identity", "forward"):
+        v = anchors.check_embedding_order(as_composite(identity, task), member=identity.tasks.index(task))
+        assert not v.passed, v.measured_line()

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import torch
@@ -112,6 +113,22 @@ def _keys(rng: np.random.Generator, pos: np.ndarray, lo: int, hi: int, modulus: 
     return out
 
 
+def _split_keys(rng: np.random.Generator, pos: np.ndarray, lo: int, hi: int, modulus: int, test: bool, split: str,
+                split_at: int) -> np.ndarray:
+    """Keys for positions ``pos`` under ``split``: the mod-residue split (:func:`_keys`), or the key-range split
+    of 图12.4 (training keys in [lo, split_at), test keys in [split_at, hi])."""
+    if split == "mod_residue":
+        return _keys(rng, pos, lo, hi, modulus, test)
+    return rng.integers(split_at, hi + 1, size=len(pos)) if test else rng.integers(lo, split_at, size=len(pos))
+
+
+def _check_split(split: str, lo: int, hi: int, split_at: int) -> None:
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    if split == "key_range" and not lo < split_at <= hi:
+        raise ValueError(f"split_at must lie in ({lo}, {hi}], got {split_at}")
+
+
 def _tensor(x: np.ndarray) -> Tensor:
     return torch.as_tensor(np.ascontiguousarray(x), dtype=torch.long)
 
@@ -122,10 +139,7 @@ def _identity(rng: np.random.Generator, n: int, seq_len: int, anchor: int, lo: i
     x = rng.integers(lo, hi + 1, size=(n, seq_len))
     anchor_pos = rng.integers(0, seq_len - 2, size=n)  # anchor in 0..n−3, key in 1..n−2: the last token is noise
     key_pos = anchor_pos + 1
-    if split == "mod_residue":
-        keys = _keys(rng, key_pos, lo, hi, modulus, test)
-    else:
-        keys = rng.integers(split_at, hi + 1, size=n) if test else rng.integers(lo, split_at, size=n)
+    keys = _split_keys(rng, key_pos, lo, hi, modulus, test, split, split_at)
     rows = np.arange(n)
     x[rows, anchor_pos], x[rows, key_pos] = anchor, keys
     return AnchorData(_tensor(x), _tensor(keys), _tensor(key_pos), _tensor(np.full((n, 1), anchor)))
@@ -140,10 +154,7 @@ def identity_task(n_train: int, n_test: int, *, seq_len: int = 9, anchor: int = 
     """
     _check_n(n_train=n_train, n_test=n_test)
     _check_range(lo, hi, [anchor])
-    if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
-    if split == "key_range" and not lo < split_at <= hi:
-        raise ValueError(f"split_at must lie in ({lo}, {hi}], got {split_at}")
+    _check_split(split, lo, hi, split_at)
     if seq_len < 3:
         raise ValueError(f"seq_len must be ≥ 3 (anchor, key and a last token), got {seq_len}")
     rng = numpy_rng(seed)
@@ -185,22 +196,27 @@ def statistical_task(n_train: int, n_test: int, *, kind: int = 1, p_shift: float
 
 # ------------------------------------------------------------------------------ reading comprehension
 def _reading(rng: np.random.Generator, n: int, anchors: np.ndarray, n_pairs: int, lo: int, hi: int,
-             test: bool, modulus: int) -> AnchorData:
+             test: bool, modulus: int, split: str = "mod_residue", split_at: int = 80) -> AnchorData:
     a = np.stack([rng.choice(anchors, size=n_pairs, replace=False) for _ in range(n)])  # distinct a_i
     keys = rng.integers(lo, hi + 1, size=(n, n_pairs))
     k = rng.integers(0, n_pairs, size=n)
     key_pos = 2 * k + 1
     rows = np.arange(n)
-    keys[rows, k] = _keys(rng, key_pos, lo, hi, modulus, test)
+    keys[rows, k] = _split_keys(rng, key_pos, lo, hi, modulus, test, split, split_at)
     x = np.empty((n, 2 * n_pairs + 1), dtype=np.int64)
     x[:, 0:-1:2], x[:, 1:-1:2], x[:, -1] = a, keys, a[rows, k]
     return AnchorData(_tensor(x), _tensor(keys[rows, k]), _tensor(key_pos), _tensor(a[rows, k][:, None]))
 
 
 def reading_task(n_train: int, n_test: int, *, anchors: Sequence[int] = tuple(range(1, 9)), n_pairs: int = 4,
-                 lo: int = 20, hi: int = 99, seed: int = 0) -> TaskData:
-    """Reading comprehension (§12.6.2): (a1, x1, …, a4, x4, a) ↦ x_k where a_k = a, mod-residue split."""
-    return _pairs_task("reading comprehension", _reading, n_train, n_test, anchors, n_pairs, lo, hi, seed)
+                 lo: int = 20, hi: int = 99, split: str = "mod_residue", split_at: int = 80,
+                 seed: int = 0) -> TaskData:
+    """Reading comprehension (§12.6.2): (a1, x1, …, a4, x4, a) ↦ x_k where a_k = a; the answer x_k follows the
+    mod-residue split on its position (the book's), or with ``split="key_range"`` the naive split of 图12.4
+    (training answers in [lo, split_at), test answers in [split_at, hi]; the other numbers uniform on [lo, hi])."""
+    _check_split(split, lo, hi, split_at)
+    draw = partial(_reading, split=split, split_at=split_at)
+    return _pairs_task("reading comprehension", draw, n_train, n_test, anchors, n_pairs, lo, hi, seed)
 
 
 def _pairs_task(name: str, draw: Callable[..., AnchorData], n_train: int, n_test: int, anchors: Sequence[int],

@@ -38,7 +38,8 @@ from companion.kit.seeds import active_seed, generator
 
 # ------------------------------------------------------------------------------ runs
 TASKS = ("identity", "identity_key_range", "reading", "statistical")
-MORE_TASKS = ("forward", "backward", "working_memory", "statistical_2", "multi_anchor", "classification")
+MORE_TASKS = ("forward", "backward", "working_memory", "statistical_2", "multi_anchor", "classification",
+              "reading_key_range")
 
 
 def make_task(name: str, n_train: int, n_test: int, seed: int = 0) -> TaskData:
@@ -59,6 +60,8 @@ def make_task(name: str, n_train: int, n_test: int, seed: int = 0) -> TaskData:
         return identity_task(n_train, n_test, split="key_range", seed=seed)
     if name == "reading":
         return reading_task(n_train, n_test, seed=seed)
+    if name == "reading_key_range":
+        return reading_task(n_train, n_test, split="key_range", seed=seed)
     if name == "statistical":
         return statistical_task(n_train, n_test, kind=1, seed=seed)
     raise ValueError(f"unknown task {name!r}; choose one of {', '.join(TASKS + MORE_TASKS)}")
