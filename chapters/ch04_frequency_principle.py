@@ -28,7 +28,7 @@
 # | 0 | 图4.1 | nets of several sizes all join ten samples of sin x smoothly |
 # | 1 | 图4.3, 图4.6 | a three-level step function: a sine-like outline first, the steps later; its spectral peaks converge from low to high frequency |
 # | 2 | 图4.2, 图4.7 | sin x + sin 5x: the outline sin x first while the loss stalls (损失停滞); equal amplitudes still converge in the order k = 1, 3, 5 |
-# | 3 | 图4.9, 图4.10 | a Ricker activation with a = 0.1 fits the points but loses the order and generalises badly, with or without ASI; so does sin(10x) (an exploration) |
+# | 3 | 图4.9, 图4.10 | a Ricker activation with a = 0.1 fits the points but loses the order and generalises badly without ASI (with ASI, and sin(10x): explorations) |
 # | 4 | 图4.4, 图4.11 | an image fitted on its odd columns: small init generalises to the even columns, large init does not |
 # | 5 | 图4.12 | on noisy data the test loss is U-shaped: early stopping works |
 # | 6 | 图4.13(b) | parity, a high-frequency function: fitted perfectly, predicted at chance |
@@ -141,7 +141,7 @@ step_config = FPConfig(
     members=2,
 )
 step = run_fprinciple(step_config, seed)
-to_sine, to_steps = outline_distances(step)
+to_sine, to_steps, outline_size = outline_distances(step)
 
 # three moments, as in the book (its steps 0, 1000 and 10 000): the start, a tenth of the run, the end
 moments = [0, nearest_index(step.steps, step.steps[-1] / 10), len(step.steps) - 1]
@@ -155,15 +155,20 @@ axes[4].legend()
 plot_delta_f_curves(axes[3], step.steps, step.deltas[:, 0], step_config.ks, title="Δ_F at the peaks (harmonic k)")
 plot_curves(axes[7], step.steps, {"to the fundamental sine": to_sine[:, 0], "to the steps": to_steps[:, 0]},
             title="rms distance of the output", ylabel="rms distance")
+axes[7].axhline(0.5 * outline_size, color="0.5", ls=":", lw=1, label="½ ‖b₁ sin x‖")
+axes[7].legend(fontsize=7)
 fig.suptitle("Fig. 4.3 / 4.6: round(sin x) — a sine-like outline first, the steps later")
 plt.show()
 print("first step with Δ_F < 0.1, per member (rows) and harmonics 1, 5, 7 (columns; nan = never):\n", step.first)
 
 # %% [markdown]
 # **Claims `ch04.step-outline` (图4.3) and `ch04.step-order` (图4.6).** Outline first: a tenth of the way through
-# training (the book's snapshot at step 1000 of 10 000) each member's output must lie closer (root-mean-square
-# distance on the training grid) to the fundamental sine $\frac{2\sqrt3}{\pi}\sin x$ than to the steps, and at the
-# end closer to the steps than to that sine. Low before high: with $t_k$ the median over
+# training (the book's snapshot at step 1000 of 10 000) each member's output must *be* the outline — within half the
+# fundamental sine's own size of it, $\|f_\theta - b_1\sin x\| < \tfrac12\|b_1 \sin x\|$ with
+# $b_1 = \frac{2\sqrt3}{\pi}$ (root-mean-square norms on the training grid) — and closer to that sine than to the
+# steps; at the end it must lie closer to the steps than to that sine. (Closer-to-the-sine-than-to-the-steps alone
+# is not enough: the zero function is, by a hair, ratio 0.956; it lies at distance 1 from the outline in the first
+# measure. This part was added after the review of seeds 0–19, so it is validated on seeds 500–519.) Low before high: with $t_k$ the median over
 # members of the first step with $\Delta_F(k) < 0.1$, $t_1 < t_5 < t_7$, and $t_7 \ge 5\,t_1$ (the book's "much
 # longer": its snapshots show the outline at step 1000 and the steps only at 10 000). A peak that never converges
 # fails the order.
@@ -290,6 +295,7 @@ ricker_config = FPConfig(
     n_train=24, n_test=300, act="ricker", a=(0.3, 0.1, 0.1), asi=(True, True, False), members=3,
     hidden=pick(quick=(100, 100), full=(200, 200, 100)),
     steps=pick_steps(quick=1000, full=5000, every=10), record_every=10,
+    fine_until=100,                               # every step of the first 100: the a = 0.1 peaks converge early
 )
 ricker = run_fprinciple(ricker_config, seed)
 ricker_names = ["a=0.3, ASI", "a=0.1, ASI", "a=0.1, no ASI"]
@@ -306,10 +312,16 @@ print("first step with Δ_F < 0.1 (rows: a = 0.3 ASI, 0.1 ASI, 0.1 no ASI):\n", 
       ricker.test_mse)
 
 # %% [markdown]
-# **Claims `ch04.ricker-no-order` and `ch04.ricker-no-asi` (图4.9).** For a = 0.1, with ASI and without: "no order"
-# is measured as $\max_k t_k / \min_k t_k \le 2$ — and if a peak never converged there is nothing to compare, so
-# the claim fails rather than passing vacuously — plus a test error more than twice that of a = 0.3 (with ASI).
-# That the a = 0.3 network does keep the order $t_1 < t_3 < t_5$ is chapter 6's claim `ch06.ricker-order` (图6.3).
+# **Claim `ch04.ricker-no-asi` and exploration `ch04.ricker-no-order` (图4.9).** For a = 0.1, without ASI and
+# with it: "no order" is measured as $\max_k t_k / \min_k t_k \le 2$ — and if a peak never converged there is
+# nothing to compare, so the check fails rather than passing vacuously — plus a test error more than twice that of
+# a = 0.3 (with ASI). The first steps are recorded at *every* step of the first 100: until this version they were
+# recorded every 10 steps, the a = 0.1 peaks all read 10 or 20 or 30, and "within a factor 2" was decided by the
+# recording grid. Measured step by step (seeds 500–519), the network without ASI converges its three peaks within
+# 10–34 steps, within a factor 2 on every seed (20/20: a claim). With ASI the network starts from the zero function
+# and all three peaks converge within 2–10 steps, where a factor 2 is a step or two: the ratio held on 10 of 20
+# seeds (the test-error part on all 20), so `ch04.ricker-no-order` is an exploration. That the a = 0.3 network does
+# keep the order $t_1 < t_3 < t_5$ is chapter 6's claim `ch06.ricker-order` (图6.3).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -395,9 +407,11 @@ print("PSNR train / unseen columns (dB):", img.psnr_train[-1], img.psnr_test[-1]
       " constant-grey baseline:", round(img.baseline_psnr, 2))
 
 # %% [markdown]
-# **Claims `ch04.image-small-init` (图4.4) and `ch04.image-large-init` (图4.11).** Small init: PSNR on the unseen
-# columns more than 2 dB above the constant-grey baseline, and less than 3 dB below the training columns. Large
-# init: more than 10 dB below the training columns.
+# **Claims `ch04.image-small-init` (图4.4) and `ch04.image-large-init` (图4.11).** Small init, after training: the
+# network interpolates the unseen columns — PSNR there more than 2 dB above the constant-grey baseline, and less than
+# 3 dB below the training columns. Large init: more than 10 dB below the training columns. *What is not checked.*
+# 图4.4's own point, the coarse-to-fine progression over training (the rough position first, then the contours, the
+# fur last), is drawn in the snapshots above but not measured: the claim tests only the final interpolation.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -487,7 +501,9 @@ print("train accuracy:", par.train_acc, " test accuracy:", par.test_acc)
 # **Claim `ch04.parity-chance` (图4.13(b)).** "Fits every training point" is measured by the largest training
 # error $\max_i |f(\mathbf x_i) - y_i|$ over members, which must stay below 1 (then every sign is right; unlike a
 # training accuracy of exactly 1, this has a margin); "no better than chance" by the best member's test accuracy,
-# at most 0.6.
+# at most 0.6. The negative control in the tests is the book's contrast (图4.13(a): data dominated by low
+# frequencies): the same network fits the majority sign $\operatorname{sign}\sum_j x_j$ on the same kind of cube,
+# and predicts its unseen points far above chance, so the "chance" half fails there.
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -4,7 +4,7 @@ for a unit test."""
 import numpy as np
 import pytest
 
-from companion.core.fprinciple import FPConfig, median_step, midway_step, run_fprinciple, sum_of_sines
+from companion.core.fprinciple import FPConfig, median_step, midway_step, run_fprinciple, spread_ratio, sum_of_sines
 from companion.experiments.ch04_frequency import check_fp_order, parity_data, run_parity
 
 
@@ -31,6 +31,36 @@ def test_median_step_counts_never_as_latest():
     first = np.array([[10.0, np.nan], [30.0, 200.0], [20.0, np.nan]])
     assert median_step(first)[0] == 20.0 and np.isnan(median_step(first)[1])
     assert median_step(np.array([[10.0, 100.0], [20.0, np.nan], [30.0, 300.0]]))[1] == 300.0
+
+
+def test_spread_ratio_of_peaks_converged_before_training_is_not_a_number():
+    """Peaks fitted at step 0, before any training, show neither an order nor its absence: the ratio is NaN and
+    a "≤ 2" condition on it fails (the old floor at step 1 gave 0/1 = 0, a pass)."""
+    from companion.kit.claims import threshold
+
+    assert np.isnan(spread_ratio([0.0, 0.0, 0.0])) and np.isnan(spread_ratio([0.0, 5.0, 8.0]))
+    assert np.isnan(spread_ratio([3.0, np.nan, 4.0]))
+    assert not threshold("max/min t", spread_ratio([0.0, 0.0, 0.0]), "<=", 2.0).passed
+    assert spread_ratio([10.0, 15.0, 20.0]) == 2.0
+
+
+def test_spread_ratio_on_a_coarse_grid_is_the_largest_the_records_allow():
+    """Recorded every 10 steps, peaks first seen at 10, 10, 20 converged somewhere in (0, 10] and (10, 20]: the
+    ratio may be as large as 20/1, so "within a factor 2" cannot pass by the grid; recorded every step it is exact."""
+    coarse = np.arange(0, 101, 10)
+    assert spread_ratio([10.0, 10.0, 20.0], coarse) == 20.0
+    assert spread_ratio([30.0, 40.0, 50.0], coarse) == 50.0 / 21.0
+    fine = np.arange(0, 101)
+    assert spread_ratio([10.0, 10.0, 20.0], fine) == 2.0
+
+
+def test_fine_until_records_every_step_of_the_early_stretch():
+    cfg = FPConfig(steps=100, record_every=25, fine_until=12)
+    assert cfg.record_steps == [*range(13), 25, 50, 75, 100]
+    res = run_fprinciple.__wrapped__(FPConfig(n_train=24, hidden=(8,), steps=30, record_every=10, fine_until=5), seed=0)
+    assert res.steps.tolist() == [0, 1, 2, 3, 4, 5, 10, 20, 30] and res.deltas.shape[0] == 9
+    with pytest.raises(ValueError, match="fine_until"):
+        run_fprinciple.__wrapped__(FPConfig(fine_until=-1), seed=0)
 
 
 @pytest.mark.parametrize("changes, message", [

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from companion.kit.cache import cached
-from companion.kit.claims import ClaimSpec, Verdict, compare, threshold
+from companion.kit.claims import REVALIDATION_SEEDS, ClaimSpec, Verdict, compare, threshold
 from companion.kit import widgets as w
 from companion.kit.exercises import feedback
 from companion.kit.seeds import generator, numpy_rng
@@ -182,12 +182,21 @@ def run_early_stopping(n: int, noise: float, hidden: tuple[int, ...], steps: int
 # ----------------------------------------------------------------------------------------------
 # Parity: 图4.13(b), eq. (4.4)
 # ----------------------------------------------------------------------------------------------
-def parity_data(d: int) -> tuple[np.ndarray, np.ndarray]:
-    """All 2^d points of {−1, 1}^d and the parity f(x) = Π_j x_j."""
+PARITY_TARGETS = ("parity", "majority")
+
+
+def parity_data(d: int, target: str = "parity") -> tuple[np.ndarray, np.ndarray]:
+    """All 2^d points of {−1, 1}^d and a ±1 target on them: the parity f(x) = Π_j x_j (high-frequency dominated,
+    its spectrum (4.4) grows with frequency), or the contrast the book sets against it (图4.13(a): data whose
+    spectrum is dominated by low frequencies) — ``"majority"``, f(x) = sign Σ_j x_j, for odd d."""
     if not 1 <= d <= 16:
         raise ValueError(f"parity dimension d must lie in [1, 16], got {d}")
+    if target not in PARITY_TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(PARITY_TARGETS)}")
+    if target == "majority" and d % 2 == 0:
+        raise ValueError(f"the majority of an even number of ±1 can tie: give an odd d, got {d}")
     x = np.array(np.meshgrid(*[[-1.0, 1.0]] * d, indexing="ij")).reshape(d, -1).T
-    return x, x.prod(axis=1)
+    return x, (x.prod(axis=1) if target == "parity" else np.sign(x.sum(axis=1)))
 
 
 @dataclass
@@ -202,9 +211,10 @@ class ParityResult:
 
 @cached
 def run_parity(d: int, n_train: int, hidden: tuple[int, ...], init_std: float, steps: int, lr: float,
-               members: int, seed: int) -> ParityResult:
-    """Train on ``n_train`` of the 2^d parity points and test on the rest (图4.13(b))."""
-    x, y = parity_data(d)
+               members: int, seed: int, target: str = "parity") -> ParityResult:
+    """Train on ``n_train`` of the 2^d parity points and test on the rest (图4.13(b)); ``target="majority"`` fits
+    the low-frequency contrast of :func:`parity_data` instead."""
+    x, y = parity_data(d, target)
     if not 1 <= n_train < len(y):
         raise ValueError(f"n_train must lie in [1, {len(y)}), got {n_train}")
     idx = numpy_rng(seed).permutation(len(y))
@@ -225,17 +235,22 @@ FP_ORDER = ClaimSpec("ch04.fp-order", "图4.7",
                      "equal-amplitude frequencies converge in the order k=1, then 3, then 5, with k=5 at least five "
                      "times later than k=1 (median over members)")
 RICKER_NO_ORDER = ClaimSpec("ch04.ricker-no-order", "图4.9",
-                            "with Ricker a=0.1 there is no frequency order (all peaks converge within a factor 2 of "
-                            "each other) and the test error is more than twice that of a=0.3")
-RICKER_NO_ASI = ClaimSpec("ch04.ricker-no-asi", "图4.9", "the same holds without ASI: no frequency order at a=0.1, and "
-                          "a test error more than twice that of a=0.3 with ASI")
+                            "with Ricker a=0.1 and ASI there is no frequency order (all peaks converge within a factor "
+                            "2 of each other, convergence recorded at every step) and the test error is more than "
+                            "twice that of a=0.3 — held on 10 of 20 seeds (500–519): the peaks converge within 2–10 "
+                            "steps, where 'a factor 2' is a step or two", kind="exploration",
+                            validation_seeds=REVALIDATION_SEEDS)   # 10/20 at 500–519 once measured step by step
+RICKER_NO_ASI = ClaimSpec("ch04.ricker-no-asi", "图4.9", "the same holds without ASI: no frequency order at a=0.1 "
+                          "(within a factor 2, recorded at every step), and a test error more than twice that of "
+                          "a=0.3 with ASI", validation_seeds=REVALIDATION_SEEDS)
 SIN_RATE = ClaimSpec("ch04.sin-rate", "图4.10",
                      "with σ=sin(ax), a=10 loses the frequency order (with ASI all peaks converge within a factor 2 "
                      "of each other) and generalises worse: with or without ASI its test error is more than twice "
                      "that of a=1", kind="exploration")   # quick profile: the order condition fails on about 1 seed in 3
 IMAGE_SMALL = ClaimSpec("ch04.image-small-init", "图4.4",
-                        "small initialisation learns the picture and generalises to the unseen columns (PSNR there "
-                        "at least 2 dB above the constant-grey baseline, and within 3 dB of the training columns)")
+                        "after training, the small-initialisation network interpolates the unseen columns (PSNR there "
+                        "at least 2 dB above the constant-grey baseline, and within 3 dB of the training columns); "
+                        "the coarse-to-fine progression of 图4.4 is drawn, not checked")
 IMAGE_LARGE = ClaimSpec("ch04.image-large-init", "图4.11",
                         "large initialisation does not (PSNR on the unseen columns over 10 dB below the training "
                         "columns)")
@@ -250,8 +265,9 @@ STEP_ORDER = ClaimSpec("ch04.step-order", "图4.6",
                        "then 7, and harmonic 7 at least five times later than harmonic 1 (median over members)")
 STEP_OUTLINE = ClaimSpec("ch04.step-outline", "图4.3",
                          "the network draws a sine-like outline first: a tenth of the way through training its output "
-                         "is closer to the fundamental sine than to the steps, and at the end it is closer to the "
-                         "steps than to that sine (every member)")
+                         "lies within half the fundamental sine's size of that sine and closer to it than to the "
+                         "steps, and at the end it is closer to the steps than to that sine (every member)",
+                         validation_seeds=REVALIDATION_SEEDS)
 SIZES_SMOOTH = ClaimSpec("ch04.sizes-smooth", "图4.1",
                          "nets of several sizes all join the samples of sin x smoothly: each fits them (RMS error "
                          "< 0.02) and adds no wiggles between them (total variation ≤ 1.2 × that of sin x)")
@@ -282,26 +298,34 @@ def check_step_order(step: FPResult) -> Verdict:
                             threshold("t7/t1", ratio, ">=", 5.0), first_per_member=step.first)
 
 
-def outline_distances(step: FPResult) -> tuple[np.ndarray, np.ndarray]:
+def outline_distances(step: FPResult) -> tuple[np.ndarray, np.ndarray, float]:
     """Root-mean-square distances of each member's output on the training grid from the target's fundamental
-    sine and from the target itself, at every recorded step of a step fit (图4.3): two arrays of shape (T, K)."""
+    sine b₁ sin x and from the target itself, at every recorded step of a step fit (图4.3): two arrays of shape
+    (T, K); and the root-mean-square size of that sine, ‖b₁ sin x‖ (the outline's own size)."""
     sine = fourier_part(step.f_train, [step.config.bins[0]])                       # (n,) b₁ sin x
     to_sine = np.sqrt(((step.out_train - sine) ** 2).mean(-1))
     to_steps = np.sqrt(((step.out_train - step.f_train) ** 2).mean(-1))
-    return to_sine, to_steps
+    return to_sine, to_steps, float(np.sqrt((sine ** 2).mean()))
 
 
 def check_step_outline(step: FPResult) -> Verdict:
     """图4.3: at the recorded step nearest a tenth of the run (the book's snapshot at step 1000 of 10 000) every
-    member's output is closer to the fundamental sine than to the steps (largest ratio < 1), and at the last step
-    closer to the steps than to the sine (largest ratio < 1)."""
-    to_sine, to_steps = outline_distances(step)
+    member's output *is* the sine-like outline — within half the outline's size of it, ‖f_θ − b₁ sin‖ < ½‖b₁ sin‖
+    (the zero function lies at 1) — and closer to it than to the steps (largest ratio < 1); at the last step every
+    member is closer to the steps than to the sine (largest ratio < 1).
+
+    Closeness to the sine *relative to the steps* alone does not say the outline was drawn: the zero function is
+    slightly closer to b₁ sin x than to round(sin x) (ratio 0.956), so the first condition measures the distance
+    against the outline's own size."""
+    to_sine, to_steps, size = outline_distances(step)
     i = nearest_index(step.steps, step.steps[-1] / 10)
-    early, late = to_sine[i] / to_steps[i], to_steps[-1] / to_sine[-1]
-    return STEP_OUTLINE.judge(threshold(f"max (to sine)/(to steps) at step {step.steps[i]}", float(early.max()), "<",
+    near, early, late = to_sine[i] / size, to_sine[i] / to_steps[i], to_steps[-1] / to_sine[-1]
+    return STEP_OUTLINE.judge(threshold(f"max ‖f − b₁ sin‖/‖b₁ sin‖ at step {step.steps[i]}", float(near.max()), "<",
+                                        0.5),
+                              threshold(f"max (to sine)/(to steps) at step {step.steps[i]}", float(early.max()), "<",
                                         1.0),
                               threshold("max (to steps)/(to sine) at the end", float(late.max()), "<", 1.0),
-                              early_ratio=early, end_ratio=late)
+                              outline_distance=near, early_ratio=early, end_ratio=late)
 
 
 def check_sizes_smooth(fits: SizesResult) -> Verdict:
@@ -360,9 +384,12 @@ def check_outline_plateau(fit: FPResult) -> Verdict:
 
 
 def check_ricker_no_order(ricker: FPResult) -> Verdict:
-    """图4.9: member 1 (Ricker a = 0.1) has max/min of its first steps ≤ 2 and over twice member 0's test MSE."""
+    """图4.9: member 1 (Ricker a = 0.1) has max/min of its first steps ≤ 2 and over twice member 0's test MSE.
+
+    The ratio is :func:`~companion.core.fprinciple.spread_ratio` of the recorded steps: the largest one the records
+    allow, the measured one where the run was recorded at every step (``FPConfig.fine_until``)."""
     mse = ricker.test_mse
-    return RICKER_NO_ORDER.judge(threshold("max/min t(a=0.1)", spread_ratio(ricker.first[1]), "<=", 2.0),
+    return RICKER_NO_ORDER.judge(threshold("max/min t(a=0.1)", spread_ratio(ricker.first[1], ricker.steps), "<=", 2.0),
                                  compare("test MSE(a=0.1)", mse[1], ">", "2×test MSE(a=0.3)", 2 * mse[0]),
                                  t_a01=ricker.first[1])
 
@@ -371,7 +398,8 @@ def check_ricker_no_asi(ricker: FPResult) -> Verdict:
     """图4.9 first row: member 2 (Ricker a = 0.1, no ASI) has max/min of its first steps ≤ 2 and over twice
     member 0's (a = 0.3, ASI) test MSE — the conditions of :func:`check_ricker_no_order`, without ASI."""
     mse = ricker.test_mse
-    return RICKER_NO_ASI.judge(threshold("max/min t(a=0.1, no ASI)", spread_ratio(ricker.first[2]), "<=", 2.0),
+    return RICKER_NO_ASI.judge(threshold("max/min t(a=0.1, no ASI)", spread_ratio(ricker.first[2], ricker.steps),
+                                         "<=", 2.0),
                                compare("test MSE(a=0.1, no ASI)", mse[2], ">", "2×test MSE(a=0.3)", 2 * mse[0]),
                                t_a01_no_asi=ricker.first[2])
 
