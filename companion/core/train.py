@@ -238,7 +238,8 @@ def make_optimizer(name: str, params, lr: float, **options: Any) -> torch.optim.
 def train(model: nn.Module, x: Tensor, y: Tensor, *, steps: int, lr: float, optimizer: str = "adam",
           loss: str = "mse", dy: Tensor | None = None, batch_size: int | None = None,
           record_every: int = 10, record_at: Sequence[int] | None = None, x_eval: Tensor | None = None,
-          y_eval: Tensor | None = None, keep_outputs: bool = False, probe: Callable[[nn.Module, int], dict[str, Any]] | None = None,
+          y_eval: Tensor | None = None, keep_outputs: bool = False,
+          probe: Callable[[nn.Module, int], dict[str, Any]] | None = None,
           stop_below: float | None = None, generator: torch.Generator | None = None,
           progress: bool = True, desc: str = "training") -> History:
     """Train ``model`` on (x, y) through :func:`run` and return its :class:`History`.
@@ -302,4 +303,5 @@ def train(model: nn.Module, x: Tensor, y: Tensor, *, steps: int, lr: float, opti
         x, y = x.to(device), y.to(device)
         dy, x_eval, y_eval = (None if t is None else t.to(device) for t in (dy, x_eval, y_eval))
         return run(descend(make_optimizer(optimizer, model.parameters(), lr), batch_loss), steps=steps,
-                   record=record, record_every=record_every, record_at=record_at, stop=stop, progress=progress, desc=desc)
+                   record=record, record_every=record_every, record_at=record_at, stop=stop, progress=progress,
+                   desc=desc)

@@ -256,7 +256,8 @@ IMAGE_LARGE = ClaimSpec("ch04.image-large-init", "图4.11",
                         "columns)")
 EARLY_STOP = ClaimSpec("ch04.early-stopping", "图4.12",
                        "the test loss is U-shaped: its minimum comes in the first half of training and the final test "
-                       "loss is at least 1.5 times the minimum (test loss averaged over members)")
+                       "loss is at least 1.5 times the minimum (test loss averaged over members)",
+                       validation_seeds=REVALIDATION_SEEDS)
 PARITY = ClaimSpec("ch04.parity-chance", "图4.13(b)",
                    "the network fits every training point of parity (every training error below 1, so every sign "
                    "right) but does no better than chance on unseen points (test accuracy at most 0.6)")
