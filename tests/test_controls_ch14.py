@@ -123,7 +123,6 @@ def test_control_ch14_dw_learns(untrained):
     assert not v.conditions[1].passed, v.measured_line()  # its ΔW does not beat the zero predictor
 
 
-@pytest.mark.contrast("shuffled labels: each task's examples come from another task (Dherin et al. §4.3)")
 def test_control_ch14_finetune(untrained):
     # shuffled labels: each task's examples come from another task, so neither fine-tuning on them nor
     # reading them in context can lower the error on this task's test queries
