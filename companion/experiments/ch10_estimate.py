@@ -32,7 +32,7 @@ from companion.core.nets import BatchedMLP
 from companion.core.train import descend, run, train
 from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
-from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, is_never, threshold
+from companion.kit.claims import REVALIDATION_SEEDS, ClaimSpec, Verdict, compare, count, identity, threshold
 from companion.kit.config import settings
 from companion.kit.seeds import active_seed, generator, numpy_rng
 
@@ -702,19 +702,21 @@ def check_completion_transition(res: CompletionResult) -> Verdict:
 
 COMPLETION_LARGE_INIT = ClaimSpec("ch10.completion-large-init", "图10.5b",
                                   "with a large init (std 0.5) a rank-1 target needs at least 14 entries, like the "
-                                  "linear model (16)")
+                                  "linear model (16), and more than 2 entries beyond what the small init needs",
+                                  validation_seeds=REVALIDATION_SEEDS)
 
 
 def check_completion_large_init(res: CompletionResult) -> Verdict:
-    """n½ of rank 1 at the large init ≥ 14 and > n½ at the small init + 2; never reaching 50% on the grid
-    (16 entries) satisfies both, unless the small init never reaches it either."""
+    """图10.5b: n½ of rank 1 at the large init ≥ 14 and > n½ at the small init + 2.
+
+    Both n½ must be measured: the grid runs to n = 16 = d², every entry observed, where a trained large-init
+    run recovers the target (the linear model's count); a run that never reaches 50% success on the grid —
+    one that did not train — has no n½ and fails the claim (it would otherwise pass "needs more entries")."""
     i = res.ranks.index(1)
     large, small = res.half_point(res.large)[i], res.half_point(res.small)[i]
-    never = "fail" if is_never(small) else "pass"
     return COMPLETION_LARGE_INIT.judge(
-        threshold(f"n½ rank 1, std {max(res.grids):g}", large, ">=", 14.0, never="pass"),
-        compare(f"n½ rank 1, std {max(res.grids):g}", large, ">", f"n½ std {min(res.grids):g} + 2",
-                small + 2, never=never))
+        threshold(f"n½ rank 1, std {max(res.grids):g}", large, ">=", 14.0),
+        compare(f"n½ rank 1, std {max(res.grids):g}", large, ">", f"n½ std {min(res.grids):g} + 2", small + 2))
 
 
 @dataclass
