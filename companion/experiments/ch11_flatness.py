@@ -792,15 +792,22 @@ def dropout_flatness(keeps: Sequence[float] = (1.0, 0.5), *, width: int = 1000, 
 
 def check_dropout_flatter(result: DropoutFlatness) -> Verdict:
     """图11.6 at matched training loss: λ_max(dropout) < 0.5·λ_max(plain) and rise(dropout) < 0.5·rise(plain),
-    the plain network taken where its loss first reached the dropout network's final loss."""
+    the plain network taken where its loss first reached the dropout network's final loss.
+
+    A profile that does not rise at α = ±0.1 (rise ≤ 0) means the point is not a minimum along those directions:
+    the comparison of flatness has no meaning there, so such a rise fails the claim (counted), and a plain rise
+    ≤ 0 leaves the ratio undefined (NaN, a failed condition) instead of a negative ratio that is "< 0.5"."""
     drop = result.runs[result.dropout_keep]
     plain_lam = float("nan") if result.matched is None else result.matched.final_sharpness
     drop_rise = result.rise(result.profiles[result.dropout_keep])
     plain_rise = result.rise(result.matched_profile)
+    not_minimum = sum(int(not r > 0) for r in (drop_rise, plain_rise))  # NaN (no matched run) counts too
+    rise_ratio = drop_rise / plain_rise if plain_rise > 0 else float("nan")
     return DROPOUT_FLATTER.judge(
         threshold("lambda(dropout)/lambda(plain, same loss)", drop.final_sharpness / plain_lam, "<", 0.5),
-        threshold("rise(dropout)/rise(plain, same loss)", drop_rise / plain_rise, "<", 0.5),
-        keep=result.dropout_keep, loss_dropout=float(drop.loss[-1]),
+        threshold("rise(dropout)/rise(plain, same loss)", rise_ratio, "<", 0.5),
+        count("profiles not rising at alpha = +-0.1 (not a minimum)", not_minimum, "<", 1),
+        keep=result.dropout_keep, loss_dropout=float(drop.loss[-1]), rise_dropout=drop_rise, rise_plain=plain_rise,
         matched_at_step=float("nan") if result.matched is None else int(result.matched.steps[-1]),
         sharpness_plain_final=result.runs[1.0].final_sharpness)
 
