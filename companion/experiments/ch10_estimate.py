@@ -687,7 +687,11 @@ def matrix_completion(ranks: Sequence[int], ns: Sequence[int], trials: int, init
 
 COMPLETION_TRANSITION = ClaimSpec("ch10.completion-transition", "图10.2",
                                   "with small init, success is (near) zero below 2rd − r² for every rank and reaches "
-                                  "50% within 4 entries of it for ranks 1 and 2")
+                                  "50% within 4 entries of it for ranks 1 and 2 (weaker than the book, whose ranks "
+                                  "1–4 are recovered at exactly 7, 12, 15, 16: see ch10.completion-at-optimistic)")
+COMPLETION_AT_OPTIMISTIC = ClaimSpec("ch10.completion-at-optimistic", "图10.2",
+                                     "with small init, every rank 1–4 reaches 50% success at exactly its optimistic "
+                                     "size 2rd − r² = 7, 12, 15, 16 entries", kind="exploration")
 
 
 def check_completion_transition(res: CompletionResult) -> Verdict:
@@ -698,6 +702,15 @@ def check_completion_transition(res: CompletionResult) -> Verdict:
             conds.append(threshold(f"n½ rank {r}", half[i], "<=", float(res.optimistic[i] + 4)))
     return COMPLETION_TRANSITION.judge(*conds, n_half=half, optimistic=res.optimistic,
                                        init_std=min(res.grids))
+
+
+def check_completion_at_optimistic(res: CompletionResult) -> Verdict:
+    """图10.2 as the book states it: n½ ≤ 2rd − r² for every rank (with success below it near zero, checked by
+    :func:`check_completion_transition`, that is n½ = 2rd − r²); a rank that never reaches 50% fails."""
+    half = res.half_point(res.small)
+    return COMPLETION_AT_OPTIMISTIC.judge(
+        *[threshold(f"n½ rank {r}", half[i], "<=", float(res.optimistic[i])) for i, r in enumerate(res.ranks)],
+        n_half=half, optimistic=res.optimistic)
 
 
 COMPLETION_LARGE_INIT = ClaimSpec("ch10.completion-large-init", "图10.5b",
