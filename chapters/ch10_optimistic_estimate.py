@@ -199,7 +199,7 @@ show(check_completion_transition(completion))
 # %% [markdown]
 # That claim is weaker than the book, which reads 图10.2 as recovery at exactly 7, 12, 15 and 16 entries for
 # ranks 1–4. The book's version — every rank reaches 50% success at exactly 2rd − r² — is an exploration:
-# it held on PLACEHOLDER_AT of seeds 500–519 (quick profile). With random masks it cannot hold for rank 1
+# it held on 0 of seeds 500–519 (quick profile; rank 1 reached 50% at 8–10 entries, never at 7). With random masks it cannot hold for rank 1
 # (only ≈ 37% of 7-entry masks identify a rank-1 matrix, see the ⚠ above), and rank 4 at 16 entries is often
 # not fitted to 10⁻³ within 6000 steps from std 10⁻⁶.
 
