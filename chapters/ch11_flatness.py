@@ -174,9 +174,8 @@ for eta, run in eos.items():
 # lower than it was there, with at least 5 increases on the way; a run that never reaches its edge fails
 # this claim. **Final sharpness ≈ 2/η** (表11.4, Wu et al. 2018: 19.6 against 20 at η = 0.1, 3.9 against 4 at
 # η = 0.5): for each of the six η, the median of λ_max·η/2 over the last quarter of training lies between
-# 0.9 and 1.1. This one is an **exploration**, not a claim: on seeds 500–510 it held on 8 of 11 — on the
-# other three η = 0.2 ended at 0.87–0.89 of its edge, still sharpening when the run stopped (the five
-# larger η were within 10% on every one of them). Not every learning rate gets there: in the book's table FashionMNIST at η = 0.01 ends at 53.5,
+# 0.9 and 1.1. This one is an **exploration**, not a claim: on seeds 500–519 it held on 16 of 20 — on the
+# other four η = 0.2 ended at 0.87–0.89 of its edge, still sharpening when the run stopped. Not every learning rate gets there: in the book's table FashionMNIST at η = 0.01 ends at 53.5,
 # far below 200, and here η = 0.1 ends far below 20 — the run is too short for progressive sharpening to
 # reach so high a limit (the claim's negative control runs such an η, 0.05). (An earlier claim said only
 # that η = 0.1 stays below 0.8·2/η; it would have held had nothing sharpened at all, and it is gone.)
@@ -341,7 +340,7 @@ print(f"log-log slope = {ft.slope:.2f} (book: about -4), Spearman rho = {ft.spea
 # %% [markdown]
 # The claim is weaker than the book: it asks for a clearly falling power law (log-log slope below −1, Spearman
 # ρ below −0.6), not for the book's exponent. The book's exponent, a slope between −5 and −3 (ψ ≈ 4), is an
-# exploration: it held on 2 of the first 6 seeds 500–505 (quick profile; measured slopes −4.5 to −6.5, seed 0:
+# exploration: it held on 3 of seeds 500–519 (quick profile; measured slopes −4.5 to −7.6, seed 0:
 # −7.1) — the power law here is steeper than the book's, on digits with a deeper tanh MLP and the MSE loss
 # rather than the book's MNIST network.
 
@@ -565,7 +564,7 @@ fl.check_rescaling(rescale if rescale(relu_net, 2.0) is not None else None, relu
 #   direction decides, η < 2/λ_max (11.11).
 # * Full-batch GD does not avoid that limit: the sharpness rises to 2/η and hovers there while the loss
 #   keeps falling non-monotonically — the **Edge of Stability** (图11.8); at the end of the run it lies within
-#   10% of 2/η for each of six learning rates on 8 of 11 seeds (表11.4, an exploration: η = 0.2 is sometimes
+#   10% of 2/η for each of six learning rates on 16 of 20 seeds (表11.4, an exploration: η = 0.2 is sometimes
 #   still sharpening).
 # * Smaller batches end at flatter minima (图11.3) and, averaged over networks, at a higher test accuracy
 #   (表11.1) — by about two points here, less than the spread between single networks. SGD noise is
