@@ -1,6 +1,6 @@
-"""Negative controls of chapter 10's claims: each check, run on a small real run where the phenomenon is
-absent (points moved off the target set, a large init where the claim needs a small one, no training),
-must fail; the positive twins (same small setting, phenomenon present) pass."""
+"""Negative controls of chapter 10's claims: each phenomenon's check, run on a small real run of the setting the
+book contrasts it with (a large init where the claim needs a small one), must fail, and each identity's on
+points moved off the target set; the positive twins (same small setting, phenomenon present) pass."""
 
 import numpy as np
 import pytest
@@ -14,6 +14,9 @@ def ranks(perturb: float) -> S.RankResult:
     return S.model_ranks(5, perturb=perturb, n_inputs=300, widths=(3, 10))
 
 
+# The two rank claims are identities (kind="identity": linear algebra at hand-placed points); their controls are
+# perturbed inputs, the points moved off the target set, as an identity's control should be — no training run
+# contrasts with a rank formula.
 def test_control_ch10_rank_examples():
     v = S.check_rank_examples(ranks(perturb=0.3))  # off the target set: f_NL at θ2θ3 ≠ 0, Q1 generic
     assert not v.passed, v.measured_line()

@@ -150,8 +150,20 @@ def test_matrix_completion_small_init_recovers_rank_one_near_its_optimistic_size
     res = S.matrix_completion([1], np.arange(1, 17), 16, (1e-6, 0.5), seed=seed)
     small, large = res.half_point(res.small)[0], res.half_point(res.large)[0]
     assert res.success_below() == 0.0
-    assert 7 <= small <= 11 and (np.isnan(large) or large >= 14)
+    assert 7 <= small <= 11 and large >= 14  # the grid ends at n = 16 = d², where the large init recovers too
     assert S.check_completion_transition(res).passed and S.check_completion_large_init(res).passed
+
+
+def test_completion_large_init_fails_when_the_large_init_never_reaches_half_success():
+    """A large-init run that never trains (1 GD step) never reaches 50% success on the grid: its n½ does not
+    exist, and "needs more entries" must not pass on a value that never happened (图10.5b)."""
+    ns = np.arange(1, 17)
+    small = S.matrix_completion([1], ns, 16, (1e-6,), seed=1)
+    untrained = S.completion_grid([1], ns, 16, init_std=0.5, lr=0.2, steps=1, threshold=1e-3, seed=1)
+    res = S.CompletionResult([1], ns, {1e-6: small.small, 0.5: untrained}, small.success_threshold)
+    assert np.isnan(res.half_point(res.large)[0])
+    v = S.check_completion_large_init(res)
+    assert not v.passed, v.measured_line()
 
 
 def test_model_ranks_are_generic_off_the_target_set():

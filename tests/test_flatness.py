@@ -263,6 +263,23 @@ def test_dropout_flatness_matches_the_loss():
         fl.dropout_flatness((0.5, 0.8), width=10, steps=5)
 
 
+def test_dropout_flatter_fails_when_a_profile_does_not_rise():
+    """A profile that falls at α = ±0.1 is no minimum along those directions (图11.6 compares minima): a negative
+    rise of the plain network must not turn into a negative ratio that passes "< 0.5", nor a falling dropout
+    profile into a small one."""
+    import dataclasses
+    res = fl.dropout_flatness((1.0, 0.5), width=200, steps=1000, lr=6e-3, n_dirs=2, seed=1)  # as the positive twin
+    assert fl.check_dropout_flatter(res).passed and res.rise(res.matched_profile) > 0
+    plain_falls = dataclasses.replace(res, matched_profile=2 * res.matched_profile[res.alphas == 0] - res.matched_profile)
+    assert plain_falls.rise(plain_falls.matched_profile) < 0
+    v = fl.check_dropout_flatter(plain_falls)
+    assert not v.passed, v.measured_line()
+    drop_falls = dataclasses.replace(res, profiles={**res.profiles, 0.5: 2 * res.profiles[0.5][res.alphas == 0]
+                                                    - res.profiles[0.5]})
+    v = fl.check_dropout_flatter(drop_falls)
+    assert not v.passed, v.measured_line()
+
+
 def test_dropout_1d_runs_and_fits():
     run = fl.train_dropout_1d(1.0, width=50, steps=200, lr=3e-3, seed=0)
     assert run.loss[-1] < 0.2 * run.loss[0] and run.keep == 1.0

@@ -32,7 +32,7 @@ from companion.core.nets import BatchedMLP
 from companion.core.train import descend, run, train
 from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
-from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, is_never, threshold
+from companion.kit.claims import REVALIDATION_SEEDS, ClaimSpec, Verdict, compare, count, identity, threshold
 from companion.kit.config import settings
 from companion.kit.seeds import active_seed, generator, numpy_rng
 
@@ -687,7 +687,11 @@ def matrix_completion(ranks: Sequence[int], ns: Sequence[int], trials: int, init
 
 COMPLETION_TRANSITION = ClaimSpec("ch10.completion-transition", "图10.2",
                                   "with small init, success is (near) zero below 2rd − r² for every rank and reaches "
-                                  "50% within 4 entries of it for ranks 1 and 2")
+                                  "50% within 4 entries of it for ranks 1 and 2 (weaker than the book, whose ranks "
+                                  "1–4 are recovered at exactly 7, 12, 15, 16: see ch10.completion-at-optimistic)")
+COMPLETION_AT_OPTIMISTIC = ClaimSpec("ch10.completion-at-optimistic", "图10.2",
+                                     "with small init, every rank 1–4 reaches 50% success at exactly its optimistic "
+                                     "size 2rd − r² = 7, 12, 15, 16 entries", kind="exploration")
 
 
 def check_completion_transition(res: CompletionResult) -> Verdict:
@@ -700,21 +704,32 @@ def check_completion_transition(res: CompletionResult) -> Verdict:
                                        init_std=min(res.grids))
 
 
+def check_completion_at_optimistic(res: CompletionResult) -> Verdict:
+    """图10.2 as the book states it: n½ ≤ 2rd − r² for every rank (with success below it near zero, checked by
+    :func:`check_completion_transition`, that is n½ = 2rd − r²); a rank that never reaches 50% fails."""
+    half = res.half_point(res.small)
+    return COMPLETION_AT_OPTIMISTIC.judge(
+        *[threshold(f"n½ rank {r}", half[i], "<=", float(res.optimistic[i])) for i, r in enumerate(res.ranks)],
+        n_half=half, optimistic=res.optimistic)
+
+
 COMPLETION_LARGE_INIT = ClaimSpec("ch10.completion-large-init", "图10.5b",
                                   "with a large init (std 0.5) a rank-1 target needs at least 14 entries, like the "
-                                  "linear model (16)")
+                                  "linear model (16), and more than 2 entries beyond what the small init needs",
+                                  validation_seeds=REVALIDATION_SEEDS)
 
 
 def check_completion_large_init(res: CompletionResult) -> Verdict:
-    """n½ of rank 1 at the large init ≥ 14 and > n½ at the small init + 2; never reaching 50% on the grid
-    (16 entries) satisfies both, unless the small init never reaches it either."""
+    """图10.5b: n½ of rank 1 at the large init ≥ 14 and > n½ at the small init + 2.
+
+    Both n½ must be measured: the grid runs to n = 16 = d², every entry observed, where a trained large-init
+    run recovers the target (the linear model's count); a run that never reaches 50% success on the grid —
+    one that did not train — has no n½ and fails the claim (it would otherwise pass "needs more entries")."""
     i = res.ranks.index(1)
     large, small = res.half_point(res.large)[i], res.half_point(res.small)[i]
-    never = "fail" if is_never(small) else "pass"
     return COMPLETION_LARGE_INIT.judge(
-        threshold(f"n½ rank 1, std {max(res.grids):g}", large, ">=", 14.0, never="pass"),
-        compare(f"n½ rank 1, std {max(res.grids):g}", large, ">", f"n½ std {min(res.grids):g} + 2",
-                small + 2, never=never))
+        threshold(f"n½ rank 1, std {max(res.grids):g}", large, ">=", 14.0),
+        compare(f"n½ rank 1, std {max(res.grids):g}", large, ">", f"n½ std {min(res.grids):g} + 2", small + 2))
 
 
 @dataclass
@@ -820,7 +835,7 @@ def init_scale_fits(scales: Sequence[float] = (0.1, 4.0), *, width: int = 500, d
 INIT_OSCILLATION = ClaimSpec("ch10.init-oscillation", "图10.4",
                              "both nets fit the samples, but the one from the large init oscillates between them and "
                              "generalises worse: its total variation and its test error are both more than twice "
-                             "those of the small init")
+                             "those of the small init", validation_seeds=REVALIDATION_SEEDS)  # steps raised after 0–19
 
 
 def check_init_oscillation(res: InitScaleFits) -> Verdict:

@@ -63,7 +63,7 @@ from companion.core.data import digits
 from companion.core.nets import MLP, BatchedMLP
 from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
-from companion.kit.claims import ClaimSpec, Condition, Verdict, compare, count, identity, threshold
+from companion.kit.claims import REVALIDATION_SEEDS, ClaimSpec, Condition, Verdict, compare, count, identity, threshold
 from companion.kit.seeds import active_seed, generator
 
 LOSSES = ("mse", "ce")
@@ -448,15 +448,28 @@ def check_eos_loss_nonmonotone(runs: Sequence[Run]) -> Verdict:
     return EOS_LOSS_NONMONOTONE.judge(*conds, edge_reached_at=starts)
 
 
-SMALL_ETA_BELOW = ClaimSpec("ch11.small-eta-below-edge", "表11.4",
-                            "with a small learning rate the sharpness stays below 0.8 * 2/eta throughout")
+#: 表11.4's learning rates here: six η whose edge 2/η (10 … 4) this network reaches within the quick profile's run
+#: (η = 0.15 is still sharpening at 800 steps, η = 0.6 diverges on some seeds; design seeds 100–111).
+TABLE_11_4_ETAS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
+
+FINAL_SHARPNESS = ClaimSpec("ch11.final-sharpness-2-over-eta", "表11.4",
+                            "for six learning rates (eta = 0.2 ... 0.5) full-batch GD ends with a sharpness within 10% "
+                            "of 2/eta (median over the last quarter of training)", kind="exploration",
+                            validation_seeds=REVALIDATION_SEEDS)  # 16 of seeds 500–519: η = 0.2 ends below 0.9·2/η on 4
 
 
-def check_small_eta_below(run: Run) -> Verdict:
-    """表11.4: with a small η the sharpness stays below 0.8·2/η at every measurement of the run."""
-    peak = float(run.sharpness.max() * run.eta / 2)
-    return SMALL_ETA_BELOW.judge(threshold(f"max lambda*eta/2 over the run (eta={run.eta:g})", peak, "<", 0.8),
-                                 final_sharpness=run.final_sharpness)
+def check_final_sharpness(runs: Sequence[Run]) -> Verdict:
+    """表11.4 (Wu et al. 2018): the sharpness at the end of full-batch GD lies near the stability limit 2/η for
+    every learning rate, λ_max·η/2 ≈ 1 (the table: 19.6 against 20 at η = 0.1, 3.9 against 4 at η = 0.5).
+    Per run, the median of λ_max·η/2 over the last quarter of training lies in (0.9, 1.1); a run that never
+    sharpens to its edge, or overshoots it, fails."""
+    conds = []
+    for run in runs:
+        final = edge_ratios(run, 0.25)[0]
+        conds += [threshold(f"final lambda*eta/2 (eta={run.eta:g})", final, ">", 0.9),
+                  threshold(f"final lambda*eta/2 (eta={run.eta:g})", final, "<", 1.1)]
+    return FINAL_SHARPNESS.judge(*conds, etas=[run.eta for run in runs],
+                                 final_sharpness=[float(np.median(run.tail(0.25))) for run in runs])
 
 
 SMALL_BATCH_FLATTER = ClaimSpec("ch11.small-batch-flatter", "图11.3",
@@ -475,18 +488,19 @@ def check_small_batch_flatter(small: Run, medium: Run, full: Run) -> Verdict:
         sharpness_full=full.final_sharpness)
 
 
-SGD_FLATTER = ClaimSpec("ch11.sgd-flatter-than-gd-gld", "§11.3.1",
-                        "SGD ends flatter than both GD and isotropic Langevin noise of the same size "
-                        "(lambda_max below 0.7 times either)")
+SGD_FLATTER = ClaimSpec("ch11.sgd-flatter-than-gld", "§11.3.1",
+                        "SGD ends flatter than isotropic Langevin noise of the same size (lambda_max below 0.7 times "
+                        "GLD's); against GD see ch11.small-batch-flatter",
+                        validation_seeds=REVALIDATION_SEEDS)
 
 
-def check_sgd_flatter(sgd: Run, gd: Run, gld: Run) -> Verdict:
-    """§11.3.1 (Zhu et al.; 图11.4 shows the test accuracy that goes with it): the SGD solution's λ_max
-    below 0.7 × that of GD and of GLD (isotropic noise of equal size)."""
+def check_sgd_flatter(sgd: Run, gld: Run) -> Verdict:
+    """§11.3.1 (Zhu et al.): the SGD solution's λ_max below 0.7 × that of GLD, GD plus isotropic noise of the same
+    size — the noise's *structure*, not its size, makes the minimum flatter.  (SGD against plain GD, the same
+    λ(B=8)/λ(full batch), is :func:`check_small_batch_flatter`'s.)"""
     s = sgd.final_sharpness
-    return SGD_FLATTER.judge(threshold("lambda(SGD)/lambda(GD)", s / gd.final_sharpness, "<", 0.7),
-                             threshold("lambda(SGD)/lambda(GLD)", s / gld.final_sharpness, "<", 0.7),
-                             sgd=s, gd=gd.final_sharpness, gld=gld.final_sharpness)
+    return SGD_FLATTER.judge(threshold("lambda(SGD)/lambda(GLD)", s / gld.final_sharpness, "<", 0.7),
+                             sgd=s, gld=gld.final_sharpness)
 
 
 # ------------------------------------------------------------------ test accuracy over an ensemble (表11.1, 图11.4)
@@ -610,11 +624,13 @@ def train_ensembles(widths: Sequence[int], data, *, members: int, eta: float, st
 SMALL_BATCH_GENERALISES = ClaimSpec(
     "ch11.small-batch-generalises", "表11.1",
     "over networks trained from the same initialisations, both batch sizes fit the training set (every member at "
-    "least 99%), and the small batch's mean test accuracy is higher than full-batch GD's")
+    "least 99%), and the small batch's mean test accuracy is higher than full-batch GD's",
+    validation_seeds=REVALIDATION_SEEDS)
 SGD_BEST_ACCURACY = ClaimSpec(
-    "ch11.sgd-best-test-accuracy", "图11.4",
-    "over networks trained from the same initialisations, SGD's mean test accuracy is higher than GD's and higher "
-    "than that of isotropic Langevin noise of the same size")
+    "ch11.sgd-beats-gld-accuracy", "图11.4",
+    "over networks trained from the same initialisations, SGD's mean test accuracy is higher than that of isotropic "
+    "Langevin noise of the same size (SGD against GD: ch11.small-batch-generalises)",
+    validation_seeds=REVALIDATION_SEEDS)
 
 
 def mean_gain(res: EnsembleAccuracy, better: str, worse: str, name: str) -> Condition:
@@ -638,10 +654,10 @@ def check_small_batch_generalises(res: EnsembleAccuracy) -> Verdict:
 
 
 def check_sgd_best_accuracy(res: EnsembleAccuracy) -> Verdict:
-    """图11.4 on :func:`train_ensembles`: the members' mean paired test-accuracy gain of SGD over GD > 0 and over
-    GLD > 0."""
-    return SGD_BEST_ACCURACY.judge(mean_gain(res, "SGD", "GD", "mean test-acc gain, SGD over GD"),
-                                   mean_gain(res, "SGD", "GLD", "mean test-acc gain, SGD over GLD"),
+    """图11.4 on :func:`train_ensembles`: the members' mean paired test-accuracy gain of SGD over GLD (isotropic noise
+    of SGD's size) > 0 — what the figure adds to 表11.1: the noise's structure, not its size.  (SGD over GD, the same
+    gain as 表11.1's, is :func:`check_small_batch_generalises`'s.)"""
+    return SGD_BEST_ACCURACY.judge(mean_gain(res, "SGD", "GLD", "mean test-acc gain, SGD over GLD"),
                                    members=res.members, mean_test_accuracy=res.test_accuracy.mean(1),
                                    dynamics=list(res.dynamics))
 
@@ -792,15 +808,22 @@ def dropout_flatness(keeps: Sequence[float] = (1.0, 0.5), *, width: int = 1000, 
 
 def check_dropout_flatter(result: DropoutFlatness) -> Verdict:
     """图11.6 at matched training loss: λ_max(dropout) < 0.5·λ_max(plain) and rise(dropout) < 0.5·rise(plain),
-    the plain network taken where its loss first reached the dropout network's final loss."""
+    the plain network taken where its loss first reached the dropout network's final loss.
+
+    A profile that does not rise at α = ±0.1 (rise ≤ 0) means the point is not a minimum along those directions:
+    the comparison of flatness has no meaning there, so such a rise fails the claim (counted), and a plain rise
+    ≤ 0 leaves the ratio undefined (NaN, a failed condition) instead of a negative ratio that is "< 0.5"."""
     drop = result.runs[result.dropout_keep]
     plain_lam = float("nan") if result.matched is None else result.matched.final_sharpness
     drop_rise = result.rise(result.profiles[result.dropout_keep])
     plain_rise = result.rise(result.matched_profile)
+    not_minimum = sum(int(not r > 0) for r in (drop_rise, plain_rise))  # NaN (no matched run) counts too
+    rise_ratio = drop_rise / plain_rise if plain_rise > 0 else float("nan")
     return DROPOUT_FLATTER.judge(
         threshold("lambda(dropout)/lambda(plain, same loss)", drop.final_sharpness / plain_lam, "<", 0.5),
-        threshold("rise(dropout)/rise(plain, same loss)", drop_rise / plain_rise, "<", 0.5),
-        keep=result.dropout_keep, loss_dropout=float(drop.loss[-1]),
+        threshold("rise(dropout)/rise(plain, same loss)", rise_ratio, "<", 0.5),
+        count("profiles not rising at alpha = +-0.1 (not a minimum)", not_minimum, "<", 1),
+        keep=result.dropout_keep, loss_dropout=float(drop.loss[-1]), rise_dropout=drop_rise, rise_plain=plain_rise,
         matched_at_step=float("nan") if result.matched is None else int(result.matched.steps[-1]),
         sharpness_plain_final=result.runs[1.0].final_sharpness)
 
@@ -1018,13 +1041,24 @@ def feng_tu(model: nn.Module, x: Tensor, y: Tensor, batch_size: int, k: int = 40
 
 FENG_TU = ClaimSpec("ch11.feng-tu", "(11.6)",
                     "the noise variance falls with the directional flatness: log-log slope below -1 and Spearman "
-                    "rho below -0.6")
+                    "rho below -0.6 (weaker than the book: its exponent psi ~ 4 is not compared, see "
+                    "ch11.feng-tu-exponent)")
+FENG_TU_EXPONENT = ClaimSpec("ch11.feng-tu-exponent", "(11.6)",
+                             "the power law has the book's exponent: log-log slope of sigma_i^2 against F_i between "
+                             "-5 and -3 (psi ~ 4)", kind="exploration")
 
 
 def check_feng_tu(ft: FengTu) -> Verdict:
-    """(11.6), 图11.5: σ_i² against F_i has log-log slope < −1 and Spearman ρ < −0.6 (book: slope ≈ −4)."""
+    """(11.6), 图11.5: σ_i² against F_i has log-log slope < −1 and Spearman ρ < −0.6 (book: slope ≈ −4, checked only
+    by the exploration :func:`check_feng_tu_exponent`)."""
     return FENG_TU.judge(threshold("log-log slope", ft.slope, "<", -1.0),
                          threshold("Spearman rho", ft.spearman, "<", -0.6), k=len(ft.variances))
+
+
+def check_feng_tu_exponent(ft: FengTu) -> Verdict:
+    """(11.6) as the book states it, σ_i² ∝ F_i^{−ψ} with ψ ≈ 4: the log-log slope within ±1 of −4."""
+    return FENG_TU_EXPONENT.judge(threshold("log-log slope", ft.slope, ">", -5.0),
+                                  threshold("log-log slope", ft.slope, "<", -3.0), spearman=ft.spearman)
 
 
 def isotropic_factor(model: nn.Module, x: Tensor, y: Tensor, batch_size: int, m: int | None = None,
