@@ -2,6 +2,7 @@
 phenomenon is absent, must fail; where cheap, the same small setting with the phenomenon present passes."""
 
 import math
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -203,12 +204,18 @@ def test_control_ch11_small_batch_generalises(full_batch_sgd):
     assert v.conditions[0].passed and not v.conditions[1].passed   # both fit the data; the gain is what fails
 
 
-@pytest.mark.contrast("full-batch GD in the SGD slot (图11.4)")
-def test_control_ch11_sgd_beats_gld_accuracy(full_batch_sgd):
-    """"SGD" with the full batch is GD, which the book's 图11.4 shows no better than the GLD variants."""
-    v = fl.check_sgd_best_accuracy(full_batch_sgd)
+def test_control_ch11_sgd_beats_gld_accuracy(digits_split):
+    """The GLD members (isotropic noise of SGD's size) in the SGD slot: no gain of the noise's structure.
+
+    Not marked as a contrast: the natural one, full-batch GD in the SGD slot, still beats GLD (+0.83 points,
+    +2.4 SE over 4 members), since isotropic noise of SGD's size hurts GD; the claim's content, structure over size,
+    has no contrasting run of its own short of GLD itself."""
+    res = ensembles(digits_split, 8)
+    sgd, gld = res.dynamics.index("SGD"), res.dynamics.index("GLD")
+    swapped = [gld if i == sgd else i for i in range(len(res.dynamics))]
+    v = fl.check_sgd_best_accuracy(replace(res, train_accuracy=res.train_accuracy[swapped],
+                                           test_accuracy=res.test_accuracy[swapped], train_loss=res.train_loss[swapped]))
     assert not v.passed, v.measured_line()
-    assert not v.conditions[0].passed
 
 
 def test_positive_ch11_ensemble_accuracy(digits_split):
