@@ -239,7 +239,7 @@ show(complexity.check_reasoning_level(contrast))
 # pair as its own map, with poor commutativity (< 70%). The exploration after the claim asks this of the grid's
 # γ = 0.5, λ = 0.01 model (it fits ID ≥ 0.9; is its commutativity < 0.7, and are (c, d) and (d, c) separate
 # clusters with the key masked, 图13.8's middle panel?). At this scale it does not reproduce: 0 of 4 seeds (`COMPANION_SEED` 500–503: commutativity 0.81–0.92, merge ratio 0.03–0.10) — the
-# γ = 0.5 models are commutative too (0.93 on `COMPANION_SEED` 0). So the claim shows commutativity at weak control,
+# γ = 0.5 models are commutative too (0.86 on `COMPANION_SEED` 0). So the claim shows commutativity at weak control,
 # not its dependence on γ.
 
 # %%
