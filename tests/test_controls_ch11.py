@@ -57,12 +57,14 @@ def test_positive_ch11_quadratic_stability():
 
 
 # ---------------------------------------------------------------- 图11.8, 表11.4
+@pytest.mark.contrast("η = 0.05, whose edge 2/η is never reached: stable GD (图11.8's smaller η)")
 def test_control_ch11_eos_settles(small_eta_run):
     """A learning rate whose edge 2/η is never reached: the sharpness does not settle at 2/η."""
     v = fl.check_eos_settles([small_eta_run])
     assert not v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("η = 0.05, whose edge 2/η is never reached: stable GD (图11.8's smaller η)")
 def test_control_ch11_eos_loss_nonmonotone(small_eta_run):
     """The same run never reaches its edge: no edge phase, the claim fails (never = fail)."""
     assert math.isnan(fl.edge_phase(small_eta_run).start)
@@ -95,11 +97,22 @@ def batch_runs(data, eta: float, steps: int) -> dict[int, fl.Run]:
                                 batch_size=None if b == N else b, generator=gen(b)) for b in (8, 32, N)}
 
 
-def test_control_ch11_small_batch_flatter(data):
+def test_small_batch_flatter_needs_the_noise_of_a_large_step(data):
     """At a tiny η (0.01) mini-batch noise is negligible: every batch size ends as sharp as full batch."""
     runs = batch_runs(data, eta=0.01, steps=100)
     v = fl.check_small_batch_flatter(runs[8], runs[32], runs[N])
     assert not v.passed, v.measured_line()
+
+
+@pytest.mark.contrast("the full batch (B = n) in the small-batch slot, at the chapter's η = 0.25 (图11.3)")
+def test_control_ch11_small_batch_flatter(data):
+    """图11.3's own contrast, a large batch: trained with B = n where B = 8 belongs, the minimum is as sharp as the
+    full-batch one (ratio 1), and not flatter than B = 32's; the B = 8 run in its own slot passes."""
+    runs = batch_runs(data, eta=0.25, steps=150)
+    v = fl.check_small_batch_flatter(runs[N], runs[32], runs[N])
+    assert not v.passed, v.measured_line()
+    twin = fl.check_small_batch_flatter(runs[8], runs[32], runs[N])
+    assert twin.passed, twin.measured_line()
 
 
 @pytest.mark.contrast("full-batch GD in the SGD slot (§11.3.1)")
@@ -121,6 +134,7 @@ def sgd_net(data):
     return net
 
 
+@pytest.mark.contrast("GLD: isotropic noise of SGD's size instead of SGD's (§11.3.1)")
 def test_control_ch11_noise_alignment(data, sgd_net):
     """GLD noise of the same size (isotropic) instead of SGD noise: no alignment with the Hessian."""
     iso = fl.isotropic_factor(sgd_net, data.x, data.y, 8, generator=gen(5))
@@ -134,6 +148,7 @@ def test_positive_ch11_noise_alignment(data, sgd_net):
     assert v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("GLD: isotropic noise of SGD's size instead of SGD's (§11.3.1)")
 def test_control_ch11_feng_tu(data, sgd_net):
     """Isotropic noise: its variances along its own eigen-directions hardly vary, whatever the flatness."""
     iso = fl.isotropic_factor(sgd_net, data.x, data.y, 8, generator=gen(5))
