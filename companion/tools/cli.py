@@ -203,6 +203,11 @@ def _robustness(args: argparse.Namespace) -> int:
                                  "still stale, the claims changed:\n  " + "\n  ".join(found[:20])))
         if not differences:
             print("nothing to restamp: no chapter's code changed since the report")
+        made_on = (robustness.read_report(out / "report.json") or {}).get("machine", "")
+        if any(differences.values()) and made_on != robustness.machine_words():
+            print(f"note: the report was made on {made_on or 'an unnamed machine'}, this is "
+                  f"{robustness.machine_words()}: another processor or instruction set changes the last bits of a "
+                  "sum, which training can grow into a margin's difference; such a chapter needs its full sweep here")
         return 0 if not any(differences.values()) else 1
     else:
         from companion.kit.cache import parallel_backend

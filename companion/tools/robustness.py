@@ -158,6 +158,23 @@ def _git_commit() -> str:
     return head + ("+uncommitted" if dirty else "")
 
 
+def machine_words() -> str:
+    """The machine in a few words, e.g. ``x86_64, 2 cores, Intel(R) Xeon(R) Processor, AVX512``: the processor and
+    the instruction set torch's kernels use, since another set can change the last bits of a sum and, through
+    training, a margin (a restamp compares margins exactly)."""
+    import torch
+
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            model = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), "")
+    except OSError:
+        pass
+    parts = [platform.machine(), f"{os.cpu_count()} cores", model or platform.processor(),
+             torch.backends.cpu.get_cpu_capability()]
+    return ", ".join(p for p in parts if p)
+
+
 def _tightness(claim: dict[str, Any]) -> float:
     if claim["margin"] is None:
         return math.inf if claim["passed"] else -math.inf
@@ -189,7 +206,7 @@ def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_sec
                                                  "thin": c["thin"], "tightest": c["tightest"]}
     return tally({"profile": profile, "seeds": list(seeds), "jobs": jobs,
                   "wall_seconds": None if wall_seconds is None else round(wall_seconds, 1),
-                  "torch": torch.__version__, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+                  "torch": torch.__version__, "machine": machine_words(),
                   "made_at": made_at, "chapters": chapters, "claims": claims})
 
 
