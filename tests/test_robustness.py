@@ -388,3 +388,12 @@ def test_restamp_drops_a_removed_claim_and_takes_the_new_words_of_the_others(tin
     assert report["chapters"]["ch97_tiny"]["restamped"]["removed"] == ["ch97.big-seed"]
     assert report["claims"]["ch97.small-seed"]["text"] == "the seed is small (reworded)"
     assert robustness.stale_chapters(report) == []
+
+
+def test_an_exploration_validated_on_other_seeds_holds_no_chapter_back():
+    first, again = list(range(20)), list(range(500, 520))
+    report = _reported({"ch97.usual": (first, {s: True for s in first}),
+                        "ch97.explored": (again, {s: False for s in first})}, first)
+    report["claims"]["ch97.explored"]["exploration"] = True
+    robustness.tally(report)
+    assert report["chapters"]["ch97_tiny"]["complete"] and not report["claims"]["ch97.explored"]["complete"]

@@ -216,13 +216,14 @@ def tally(report: dict[str, Any]) -> dict[str, Any]:
     Each claim is judged on **its validation seeds** (``validation_seeds``, recorded with its verdicts), by
     :func:`_claim_stats`: a claim validated on the usual seeds 0–19 on those of them the report holds; a claim changed
     after its 0–19 results were seen on all of 500–519 (until its chapter ran them all it is ``incomplete``).  Its
-    results on other seeds are kept and counted apart.  A chapter is complete when it ran every seed its claims are
-    judged on, and meets the standard when it holds as a whole on 18 of 20 of the seeds it ran."""
+    results on other seeds are kept and counted apart.  A chapter is complete when it ran every seed its judged claims
+    (explorations aside) are judged on, and meets the standard when it holds as a whole on 18 of 20 of the seeds it ran."""
     held = set(map(str, report["seeds"]))
     judged_on: dict[str, set[str]] = {}
     for entry in report["claims"].values():
         entry.setdefault("validation_seeds", list(VALIDATION_SEEDS))
-        judged_on.setdefault(entry["chapter"], set()).update(_judged_seeds(entry, held))
+        if not entry["exploration"]:  # an exploration's rate is shown on the seeds run; it holds no chapter back
+            judged_on.setdefault(entry["chapter"], set()).update(_judged_seeds(entry, held))
     for slug, ch in report["chapters"].items():
         ch["passed"] = sum(run["ok"] for run in ch["seeds"].values())
         ch["runs"] = len(ch["seeds"])
