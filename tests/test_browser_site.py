@@ -91,6 +91,21 @@ def _check_page(tab: Any, page: str, language: str) -> None:
         .filter(pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.innerText.slice(0, 80))""")
     assert not wide, f"{page}: {len(wide)} code or output blocks run off the page's width, e.g. {wide[0]!r}"
     assert "NBVAL_" not in tab.locator("main").inner_text(), f"{page}: shows nbval's test markers"
+    raw = tab.evaluate(RAW_TEX_SCRIPT)
+    assert not raw, f"{page}: TeX left unrendered (closed toggles included), e.g. {raw[:3]}"
+
+
+#: The page's text outside math, code and outputs — worked solutions in closed toggles included — and in it any
+#: ``$`` or TeX command a reader would see raw (MyST leaves ``$$…$$`` inside a sentence untypeset).
+RAW_TEX_SCRIPT = r"""() => {
+  const copy = document.querySelector('main').cloneNode(true);
+  copy.querySelectorAll('.math, mjx-container, pre, code, script, style').forEach(e => e.remove());
+  const text = copy.textContent, found = [];
+  const raw = /\$|\\(frac|dfrac|tfrac|begin|end|mathrm|mathbf|big|Big|int|sum|qquad|quad|\(|\)|\[|\])/g;
+  for (let m; (m = raw.exec(text)) !== null && found.length < 5;)
+    found.push(text.slice(Math.max(0, m.index - 30), m.index + 30).replace(/\s+/g, ' '));
+  return found;
+}"""
 
 
 def _url(site_url: str, page: str, language: str) -> str:

@@ -286,6 +286,19 @@ ALL = [(slug, s) for slug in CHAPTERS for s in for_chapter(slug).values()]
 
 @pytest.mark.parametrize("slug, sol", ALL, ids=[f"{slug[:4]}-{s.label}" for slug, s in ALL])
 def test_solution_is_complete_and_its_code_compiles(slug, sol: Solution):
-    assert len(sol.text.strip()) > 300 and sol.markdown().startswith(sol.text.strip())
+    from companion.solutions import display_math_blocks
+
+    assert len(sol.text.strip()) > 300 and sol.markdown().startswith(display_math_blocks(sol.text.strip()))
     if sol.code:
         compile(sol.code, f"<{slug} {sol.label}>", "exec")
+
+
+def test_display_math_gets_blocks_of_its_own_in_its_list_item():
+    """MyST leaves ``$$…$$`` inside a sentence raw (the site showed TeX in six solutions): each becomes its own block,
+    indented like the list item it belongs to; a wrapped line of TeX starting with ``+`` stays inside the math."""
+    from companion.solutions import display_math_blocks
+
+    text = ("3. Divide by $\\xi$: $$a =\n   + b.$$\n   Then more.\n4. Next.\n\nAs $$x = 1$$ shows, so.")
+    assert display_math_blocks(text) == ("3. Divide by $\\xi$:\n\n   $$\n   a =\n   + b.\n   $$\n\n   Then more.\n4. Next."
+                                         "\n\nAs\n\n$$\nx = 1\n$$\n\nshows, so.")
+    assert display_math_blocks("no display math, $x$ inline") == "no display math, $x$ inline"

@@ -79,9 +79,9 @@ class Solution:
         return tuple(int(n) for n in re.findall(r"\d+", match.group(1))) if match else ()
 
     def markdown(self, language: str | None = None) -> str:
-        """The text (in ``language``, default ``COMPANION_LANG``), followed by the code (if any) as a fenced Python
-        block."""
-        body = tr(self.text, language).strip()
+        """The text (in ``language``, default ``COMPANION_LANG``) with its display math in blocks of their own
+        (:func:`display_math_blocks`), followed by the code (if any) as a fenced Python block."""
+        body = display_math_blocks(tr(self.text, language).strip())
         if self.code.strip():
             body += "\n\n```python\n" + self.code.strip() + "\n```"
         return body
@@ -93,6 +93,38 @@ class Solution:
         params = inspect.signature(self.answer).parameters.values()
         return any(p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD,
                                                                        p.KEYWORD_ONLY) for p in params)
+
+
+_DISPLAY_MATH = re.compile(r"\$\$(?P<tex>.+?)\$\$", re.DOTALL)
+_LIST_ITEM = re.compile(r"^(?P<marker>\s*(?:\d+[.)]|[-*+])\s+)")
+
+
+def display_math_blocks(text: str) -> str:
+    """``text`` (Markdown) with each ``$$…$$`` written as a display-math block of its own lines, blank lines around it,
+    indented like the paragraph or list item it sits in.
+
+    Jupyter's Markdown renders ``$$…$$`` inside a sentence, but MyST (the book site) does not: there the TeX stayed
+    raw, and a wrapped line of it starting with ``+`` became a bullet.  The text before the math and after it stay
+    in the same list item."""
+    out: list[str] = []
+    last = 0
+    for match in _DISPLAY_MATH.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line = text[line_start:match.start()]
+        item = _LIST_ITEM.match(line)
+        indent = " " * len(item["marker"]) if item else line[:len(line) - len(line.lstrip())]
+        before = text[last:match.start()].rstrip()
+        tex = "\n".join(indent + row.strip() for row in match["tex"].strip().splitlines())
+        out.append(f"{before}\n\n{indent}$$\n{tex}\n{indent}$$\n\n")
+        rest = text[match.end():]
+        skip = len(rest) - len(rest.lstrip(" \t"))
+        last = match.end() + skip
+        if rest[skip:skip + 1] == "\n":  # the math ended its line: the next line keeps its own indentation
+            last += 1
+        elif rest[skip:].strip():  # text after the math on its line continues the paragraph, indented like it
+            out.append(indent)
+    out.append(text[last:])
+    return "".join(out).strip()
 
 
 def collect(*solutions: Solution) -> dict[str, Solution]:
