@@ -110,8 +110,8 @@ REPORT = {
 
 def test_robustness_page_lists_pass_counts_margins_and_marks_stale_chapters() -> None:
     page = site.robustness_markdown(REPORT, stale=["ch07_phase_diagram"])
-    assert "| `ch04.fp-order` | 图4.7 | 19/20 | -0.1 rel | +0.4 rel | ✔ |" in page
-    assert "| `ch07.sw-sign` | 图7.4 | 15/20 | never | +2 sd | stale |" in page
+    assert "| `ch04.fp-order` | 图4.7 | 19/20 | -0.1 rel | +0.4 rel | 0–19 | ✔ |" in page
+    assert "| `ch07.sw-sign` | 图7.4 | 15/20 | never | +2 sd | 0–19 | stale |" in page
     assert "| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | 19/20 | 30 | `abc` | ✔ meets" in page
     assert "`ch07_phase_diagram` changed since this report was made" in page
     fresh = site.robustness_markdown(REPORT, stale=[])
@@ -121,6 +121,24 @@ def test_robustness_page_lists_pass_counts_margins_and_marks_stale_chapters() ->
     restamped = copy.deepcopy(REPORT)
     restamped["chapters"]["ch04_frequency_principle"]["restamped"] = {"at": "now", "seeds": [0, 1], "commit": "def"}
     assert "✔ meets the standard · carried over, seeds 0, 1 rerun" in site.robustness_markdown(restamped, stale=[])
+
+
+def test_a_chapter_page_shows_each_claims_robustness_under_its_verdict(tmp_path: Path) -> None:
+    nb = nbformat.read(_notebook(tmp_path / "ch04_x.ipynb", "T", [
+        f"{PASS_MARK} [图4.7] low frequencies converge first\n  measured: …\n",
+        f"{PASS_MARK} [图4.9] a claim the report does not know\n"]), as_version=4)
+    report = {"claims": {"ch04.fp-order": {"chapter": "ch04_x", "figure": "图4.7", "exploration": False,
+                                           "text": "low frequencies converge first", "kind": "identity",
+                                           "validation_seeds": list(range(500, 520)), "passed": 19, "runs": 20,
+                                           "complete": True}}}
+    assert site.annotate_claims(nb, report, [], "en") == 1
+    lines = nb.cells[1].outputs[0]["text"].splitlines()
+    assert lines[1] == ("  ↳ robustness: holds on 19 of 20 seeds (500–519); an identity: it verifies the mathematics, it "
+                        "reproduces no phenomenon") and lines[2].startswith("  measured")
+    assert "↳" not in nb.cells[1].outputs[1]["text"]
+    nb = nbformat.read(tmp_path / "ch04_x.ipynb", as_version=4)
+    site.annotate_claims(nb, report, ["ch04_x"], "zh")
+    assert nb.cells[1].outputs[0]["text"].splitlines()[1].startswith("  ↳ 稳健性：报告早于本章当前的代码")
 
 
 def test_stage_writes_a_complete_source_folder(tmp_path: Path) -> None:

@@ -34,14 +34,15 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
 from companion.kit import i18n
-from companion.kit.claims import (EXPLORATION_MARK, IDENTITY, IDENTITY_FAIL_MARK, IDENTITY_PASS_MARK, PASS_MARK,
-                                   VERDICT_LINE, localize_verdict_line)
+from companion.kit.claims import (EXPLORATION, EXPLORATION_MARK, IDENTITY, IDENTITY_FAIL_MARK, IDENTITY_PASS_MARK,
+                                   PASS_MARK, VERDICT_LINE, localize_verdict_line)
 from companion.kit.exercises import localize_feedback_line
 from companion.kit.i18n import tr
 from companion.tools import catalog, fidelity
@@ -427,11 +428,61 @@ def drop_test_markers(nb: nbformat.NotebookNode) -> None:
             cell.source = _TEST_MARKER.sub("", cell.source)
 
 
-def edition_notebook(notebook: Path, source: Path, language: str) -> nbformat.NotebookNode:
+def robustness_line(entry: dict, stale: bool, language: str) -> str:
+    """The line shown under a claim's verdict on its chapter page: its kind (an identity or exploration says so) and
+    its pass count on its validation seeds in the committed robustness report (or that the report is older than the
+    chapter's code)."""
+    from companion.tools.robustness import claim_kind, seed_text
+
+    kind = claim_kind(entry)
+    seeds = seed_text(entry.get("validation_seeds") or range(20)).replace("-", "–")
+    if stale:
+        counts = tr("robustness: the report predates this chapter's code", language)
+    elif not entry.get("complete", True):
+        counts = tr("robustness: seeds {seeds} not all run yet", language).format(seeds=seeds)
+    else:
+        counts = tr("robustness: holds on {passed} of {runs} seeds ({seeds})", language).format(
+            passed=entry["passed"], runs=entry["runs"], seeds=seeds)
+    words = {IDENTITY: tr("an identity: it verifies the mathematics, it reproduces no phenomenon", language),
+             EXPLORATION: tr("an exploration: its rate, not a verdict", language)}
+    return "  ↳ " + "; ".join([counts, *([words[kind]] if kind in words else [])])
+
+
+def annotate_claims(nb: nbformat.NotebookNode, report: dict | None, stale: Sequence[str], language: str) -> int:
+    """Under each verdict line of ``nb``'s outputs, its :func:`robustness_line` from ``report`` (the claim found by
+    its figure and sentence; a verdict the report does not know is left alone).  Returns how many were annotated."""
+    if not report:
+        return 0
+    by_words = {(c["figure"], c["text"]): c for c in report["claims"].values()}
+    added = 0
+
+    def annotate(text: str) -> str:
+        nonlocal added
+        lines = []
+        for line in text.split("\n"):
+            lines.append(line)
+            match = VERDICT_LINE.match(line)
+            entry = by_words.get((match["figure"], match["text"])) if match else None
+            if entry is not None:
+                lines.append(robustness_line(entry, entry["chapter"] in stale, language))
+                added += 1
+        return "\n".join(lines)
+
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                output["text"] = annotate("".join(output["text"]) if isinstance(output["text"], list) else output["text"])
+    return added
+
+
+def edition_notebook(notebook: Path, source: Path, language: str,
+                     robustness: tuple[dict | None, Sequence[str]] = (None, ())) -> nbformat.NotebookNode:
     """The chapter page of ``language``'s edition: the committed notebook (its code and outputs as executed once),
-    its words in ``language``, the kernel-free explorer and the worked solutions folded in, nbval's markers dropped."""
+    each claim's robustness under its verdict (``robustness``: the report and its stale chapters), its words in
+    ``language``, the kernel-free explorer and the worked solutions folded in, nbval's markers dropped."""
     nb = nbformat.read(notebook, as_version=4)
     localize_markdown(nb, notebook.stem, language)
+    annotate_claims(nb, *robustness, language)
     localize_outputs(nb, language)
     drop_test_markers(nb)
     markdown_title(nb, notebook.name)  # fail early, with the notebook's name, if a page would have no title
@@ -462,8 +513,9 @@ def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = N
         shutil.copytree(book_dir / EDITIONS[language], source, dirs_exist_ok=True)
     _configure_edition(source, language)
     notebooks = chapter_notebooks(chapters_dir)
+    robustness = read_robustness()
     for notebook in notebooks:
-        nbformat.write(edition_notebook(notebook, source, language), source / notebook.name)
+        nbformat.write(edition_notebook(notebook, source, language, robustness), source / notebook.name)
     pages = [p.stem for p in notebooks]
     (source / "_toc.yml").write_text(toc_yaml(pages, language), encoding="utf-8")
     (source / "_chapter_map.md").write_text(chapter_map_markdown(pages, language), encoding="utf-8")
