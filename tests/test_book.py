@@ -268,3 +268,9 @@ def test_the_chinese_edition_holds_every_page_in_chinese_with_a_switch(tmp_path_
             assert html_lib.escape(i18n.tr(record.text, "zh"), quote=False) in text or \
                 i18n.tr(record.text, "zh") in html_lib.unescape(text), f"zh/{notebook.stem}: {record.text}"
         assert "CLAIM HOLDS" not in text and "Worked solution: run" not in text, notebook.stem
+
+
+def test_the_solution_toggles_are_labelled_in_the_editions_language() -> None:
+    assert [site.solution_label(label, "zh") for label in ("Exercise 4", "Open questions", "习题5, 10")] == \
+        ["练习 4", "开放问题", "习题5, 10"]
+    assert site.solution_label("Exercise 4") == "Exercise 4"

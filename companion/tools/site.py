@@ -358,6 +358,14 @@ _WORKED_LINE = re.compile(r"^(?P<indent>\s*)(?:Worked solution: run |完整解�
                           r"(?P<module>ch\d\d) import solution; solution\((?P<arg>[^)]+)\)`.*$", re.MULTILINE)
 
 
+def solution_label(label: str, language: str = "en") -> str:
+    """A worked solution's label in ``language``: the book's 习题N as is, "Exercise N" and "Open questions" translated."""
+    exercise = re.fullmatch(r"Exercise (\d+)", label)
+    if exercise:
+        return tr("Exercise {n}", language).format(n=exercise[1])
+    return tr("Open questions", language) if label == "Open questions" else label
+
+
 def add_solution_toggles(nb: nbformat.NotebookNode, slug: str, language: str = "en") -> int:
     """After each exercise's "Worked solution: run … solution(N)" line, fold in the worked solution itself
     (:mod:`companion.solutions`) as a "Solution" toggle; returns how many were added.  A line naming an
@@ -373,7 +381,7 @@ def add_solution_toggles(nb: nbformat.NotebookNode, slug: str, language: str = "
             nonlocal added
             worked = solutions.find(solutions.for_chapter(match["module"]), ast.literal_eval(match["arg"]))
             added += 1
-            return (f"{match[0]}\n\n:::{{dropdown}} {tr('Solution', language)} ({worked.label})\n"
+            return (f"{match[0]}\n\n:::{{dropdown}} {tr('Solution', language)} ({solution_label(worked.label, language)})\n"
                     f"{worked.markdown(language)}\n:::\n")
 
         cell.source = _WORKED_LINE.sub(toggle, cell.source)
