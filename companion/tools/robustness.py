@@ -255,7 +255,8 @@ def _claim_stats(entry: dict[str, Any], judged: set[str], ran: set[str]) -> None
     entry["other_seeds"] = {"passed": sum(bool(r and r["passed"]) for r in others), "runs": len(others)} \
         if others else None
     present = sorted((r for r in runs if r is not None), key=_tightness)
-    entry.pop("min_margin", None), entry.pop("median_margin", None)
+    for stale in ("min_margin", "median_margin"):  # a claim with no run left here keeps no old margin
+        entry.pop(stale, None)
     if present:
         low, mid = present[0], present[(len(present) - 1) // 2]
         entry["min_margin"] = {"margin": low["margin"], "unit": low["unit"], "tightness": _finite(_tightness(low))}
