@@ -543,9 +543,12 @@ plt.show()
 # this model alone (the members of the ensemble are independent, so the others are unchanged), fitted the task
 # by step 400 on each of the tuning seeds 100–109 (test accuracy 1.0); γ was chosen on those seeds, and on
 # seeds 0–19 the claim held on 19 of 20 (on seed 13 the training stalled again).
-# Statistical output of type 2 held on 19 of seeds 0–19: the training set is fitted completely and on unseen
-# sequences 9–19% of the answers are x + 1 (below the 10% of the statement once, on seed 8) — the model turns
-# the 20% of relabelled training sequences into a frequency of its answers, somewhat below 20%.
+# **Statistical output of type 2 is an exploration.** The training set is fitted completely, and on unseen
+# sequences the model answers x + 1 in 8–19% of the cases: it turns the 20% of relabelled training sequences
+# into a frequency of its answers, but somewhat below 20%. The statement's lower bound of 10% failed on 3 of
+# seeds 0–19 in the sweep of 2026-11-29 (shares 9.6%, 8.2%, 9.6% on seeds 2, 11, 18; an earlier machine had 19
+# of 20), so it holds on 17 of 20 — below the standard of 19, and it is reported as an exploration, not a
+# reproduced phenomenon.
 
 # %%
 # NBVAL_CHECK_OUTPUT

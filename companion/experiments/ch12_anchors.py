@@ -634,11 +634,11 @@ def test_prediction_shares(grid: TaskGrid, task: str = "statistical_2") -> tuple
 STATISTICAL_2 = ClaimSpec("ch12.statistical-type2", "图12.13",
                           "statistical output, type 2 (a fifth of the sequences relabelled x+1): the model fits every "
                           "training label (≥ 0.95) and on unseen sequences answers x+1 about a fifth of the time "
-                          "(share between 0.1 and 0.3), x or x+1 nearly always (≥ 0.9)")
+                          "(share between 0.1 and 0.3), x or x+1 nearly always (≥ 0.9)", kind="exploration")
 
 
 def check_statistical_2(grid: TaskGrid, task: str = "statistical_2") -> Verdict:
-    """图12.13(b): train accuracy ≥ 0.95; share of x+1 answers on the test set in [0.1, 0.3]; x or x+1 ≥ 0.9.
+    """图12.13(b) (exploration: 17 of seeds 0–19 in the 2026-11-29 sweep): train accuracy ≥ 0.95; share of x+1 answers on the test set in [0.1, 0.3]; x or x+1 ≥ 0.9.
 
     The first condition is stated as a training *error* ≤ 0.05 (the same test), so that its margin measures
     the slack within the 5 % error budget instead of being capped at 0.05/0.95 by an accuracy of 1."""
