@@ -16,8 +16,8 @@ have no such setting in their source, or it does not make the check fail:
   check (< 0.5, margins +0.34 and +0.12 rel).  The one-block learner fails it only by sitting nearer zero than
   one GD step — not the paper's reading of a shallow learner (≈ one GD step).  The untrained network stays
   its control.
-* ch14.double-descent: the book's contrast, no label noise (the peak "几乎看不到", §14.7), is not reproduced by the
-  minimum-norm random-features proxy: without noise it peaks at m = n nearly as high as with 20 % noise (seeds
+* ch14.double-descent: the book's contrast, no label noise (the peak "几乎看不到", §14.7), is not reproduced by
+  the minimum-norm random-features proxy: without noise it peaks at m = n nearly as high as with 20 % noise (seeds
   100–111, quick profile: peak error 0.69–0.82 against 0.81–0.87; peak − least error over m ≤ n/2: 0.50–0.65
   against 0.50–0.58; peak / that least error 3.7–4.8 against 2.6–3.1), so none of these measures of the peak's
   height separates the two, and the check passes without noise.  The control keeps the ridge penalty, which the book
