@@ -155,6 +155,27 @@ def test_tasks_and_tokens():
         icl_tasks.sample_tasks(2, 2, 2, noise=-1.0, generator=gen)
 
 
+
+def test_tasks_with_given_weights_keep_the_draws():
+    # a given w replaces the task vectors only: the inputs are the same draws, the labels follow the given w
+    drawn = icl_tasks.sample_tasks(5, 3, 4, noise=0.1, generator=generator(0))
+    w = torch.randn(5, 4, generator=generator(1))
+    given = icl_tasks.sample_tasks(5, 3, 4, noise=0.1, generator=generator(0), w=w)
+    assert torch.equal(given.xs, drawn.xs) and torch.equal(given.xq, drawn.xq) and torch.equal(given.w, w)
+    assert torch.allclose(given.ys - drawn.ys, torch.einsum("bkd,bd->bk", drawn.xs, w - drawn.w), atol=1e-5)
+    with pytest.raises(ValueError, match="w must"):
+        icl_tasks.sample_tasks(5, 3, 4, generator=generator(0), w=w[:2])
+
+
+def test_one_task_pool_trains_on_one_task():
+    # n_pretrain_tasks = 1: every prompt asks the same w*; the network learns it without reading the context
+    config = icl_tasks.ICLConfig(d=2, k_max=4, d_model=8, d_ff=16, n_layers=1, steps=150, batch=32, lr=1e-2, seed=0,
+                                 n_pretrain_tasks=1)
+    trained = icl_tasks.train_icl.__wrapped__(config)
+    assert trained.history["train_loss"][-1] < 0.05 * trained.history["train_loss"][0]
+    with pytest.raises(ValueError, match="n_pretrain_tasks"):
+        icl_tasks.train_icl.__wrapped__(icl_tasks.ICLConfig(steps=1, n_pretrain_tasks=-1))
+
 def test_baselines():
     gen = generator(1)
     t = icl_tasks.sample_tasks(64, 8, 4, generator=gen, dtype=F64)

@@ -87,17 +87,23 @@ class Tasks:
 
 
 def sample_tasks(n_tasks: int, k: int, d: int, noise: float = 0.0, *, generator: torch.Generator,
-                 dtype: torch.dtype = torch.float32) -> Tasks:
-    """B = ``n_tasks`` tasks with ``k`` context pairs each (see the module docstring), drawn from ``generator``."""
+                 dtype: torch.dtype = torch.float32, w: Tensor | None = None) -> Tasks:
+    """B = ``n_tasks`` tasks with ``k`` context pairs each (see the module docstring), drawn from ``generator``.
+
+    ``w`` (B, d), if given, replaces the drawn task vectors; they are drawn all the same, so that the inputs
+    and the noise are the same draws with and without it."""
     if n_tasks < 1 or k < 0 or d < 1:
         raise ValueError(f"need n_tasks ≥ 1, k ≥ 0, d ≥ 1; got n_tasks={n_tasks}, k={k}, d={d}")
     if not noise >= 0:
         raise ValueError(f"noise must be ≥ 0, got {noise}")
+    if w is not None and tuple(w.shape) != (n_tasks, d):
+        raise ValueError(f"w must have the shape {(n_tasks, d)}, got {tuple(w.shape)}")
 
     def randn(*shape: int) -> Tensor:
         return torch.randn(*shape, generator=generator, dtype=dtype)
 
-    w, xs, xq = randn(n_tasks, d), randn(n_tasks, k, d), randn(n_tasks, d)
+    drawn, xs, xq = randn(n_tasks, d), randn(n_tasks, k, d), randn(n_tasks, d)
+    w = drawn if w is None else w.to(dtype)
     ys = torch.einsum("bkd,bd->bk", xs, w) + noise * randn(n_tasks, k)
     yq = (xq * w).sum(-1) + noise * randn(n_tasks)
     return Tasks(xs, ys, xq, yq, w)
@@ -174,6 +180,7 @@ class ICLConfig:
     batch: int = 128
     lr: float = 2e-3
     seed: int = 0
+    n_pretrain_tasks: int = 0  # 0: a fresh task w per prompt; M ≥ 1: the tasks of a fixed pool of M (train_icl)
 
     def transformer(self) -> TransformerConfig:
         """Single-head softmax attention without a causal mask, GELU MLPs, readout of size 1."""
@@ -230,15 +237,25 @@ def fit_on_fresh_batches(model: Transformer, batch_loss: Callable[[torch.device]
 @cached
 def train_icl(config: ICLConfig, record_every: int = 50) -> Trained:
     """Train a transformer on fresh tasks each step (Adam, cosine lr), context length k ~ U{1..k_max} per step;
-    the squared error of the prediction at the query is the loss."""
+    the squared error of the prediction at the query is the loss.
+
+    With ``config.n_pretrain_tasks`` = M ≥ 1 every prompt's task is one of M task vectors drawn once (stream 5 of
+    the seed; which one, per prompt, too): the inputs are fresh, the tasks are not.  With M = 1 the labels of the
+    context say nothing the network cannot store in its weights — it has nothing to learn in context, only the
+    one task to retrieve (the control of ``ch14.dw-learns``).  M = 0 (the default) draws nothing from stream 5."""
     if config.steps < 1 or config.batch < 1:
         raise ValueError(f"steps and batch must be ≥ 1, got {config.steps}, {config.batch}")
+    if config.n_pretrain_tasks < 0:
+        raise ValueError(f"n_pretrain_tasks must be ≥ 0, got {config.n_pretrain_tasks}")
     gen = generator(config.seed)
     model = Transformer(config.transformer(), generator=gen)
+    pool_gen = generator(config.seed, 5)
+    pool = torch.randn(config.n_pretrain_tasks, config.d, generator=pool_gen) if config.n_pretrain_tasks else None
 
     def batch_loss(device: torch.device) -> Tensor:
         k = int(torch.randint(1, config.k_max + 1, (1,), generator=gen))
-        t = sample_tasks(config.batch, k, config.d, config.noise, generator=gen)
+        w = None if pool is None else pool[torch.randint(len(pool), (config.batch,), generator=pool_gen)]
+        t = sample_tasks(config.batch, k, config.d, config.noise, generator=gen, w=w)
         return ((predict(model, t.tokens().to(device)) - t.yq.to(device)) ** 2).mean()
 
     return fit_on_fresh_batches(model, batch_loss, steps=config.steps, lr=config.lr, cosine=True,
