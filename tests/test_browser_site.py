@@ -161,3 +161,50 @@ def test_the_kernel_free_explorer_changes_its_figure_when_a_control_moves(page: 
     assert "JupyterLab" in explorer.inner_text()  # says how to get the live version
     tab.close()
     assert not log.errors, f"{page}: " + "\n".join(log.errors)
+
+
+#: Terms of the book our Chinese pages use, each with the chapter page that introduces it (the glossary's and
+#: ``book/zh/search_words.txt``'s words: Sphinx's Chinese search must index each whole, not cut into pieces).
+SEARCH_TERMS = {
+    "频率原则": "ch04_frequency_principle", "谱偏差": "ch04_frequency_principle",
+    "多尺度神经网络": "ch05_multiscale_networks", "相图": "ch07_phase_diagram", "线性区域": "ch07_phase_diagram",
+    "凝聚区域": "ch07_phase_diagram", "临界区域": "ch07_phase_diagram", "凝聚": "ch08_condensation",
+    "初始凝聚": "ch08_condensation", "嵌入原则": "ch09_embedding_principle", "宽度相似性": "ch09_embedding_principle",
+    "临界点": "ch09_embedding_principle", "乐观估计": "ch10_optimistic_estimate", "模型秩": "ch10_optimistic_estimate",
+    "乐观样本量": "ch10_optimistic_estimate", "平坦性": "ch11_flatness", "稳定边缘": "ch11_flatness",
+    "锐度": "ch11_flatness", "渐进锐化": "ch11_flatness", "锚函数": "ch12_anchor_functions",
+    "阅读理解": "ch12_anchor_functions", "任务泛化": "ch12_anchor_functions", "复杂度控制": "ch13_complexity_control",
+    "初始化率": "ch13_complexity_control", "顿悟": "ch14_more_phenomena", "双下降": "ch14_more_phenomena",
+    "上下文内学习": "ch14_more_phenomena", "彩票假设": "ch14_more_phenomena", "隐式梯度下降": "ch14_more_phenomena",
+    "雅可比迭代": "ch15_pinns", "物理驱动的神经网络": "ch15_pinns",
+}
+
+
+def test_the_chinese_search_finds_each_terms_chapter(site_url: str, browser: Any,
+                                                     tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each term, searched on the Chinese edition's search page with Sphinx's own search code, finds its chapter,
+    and no other chapter page ranks above it; one search is also typed the reader's way (``search.html?q=…``)."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    log = PageLog(tab)
+    tab.goto(f"{site_url}/zh/search.html", wait_until="load")
+    tab.wait_for_function("typeof Search !== 'undefined' && Search._index !== null")
+    missed = {}
+    for term, chapter in SEARCH_TERMS.items():
+        results = tab.evaluate("q => Search._performSearch(...Search._parseQuery(q)).map(r => [r[0], r[4]])", term)
+        scores = {}
+        for page, score in results:
+            scores[page] = max(score, scores.get(page, score))
+        chapters = {p: s for p, s in scores.items() if re.match(r"ch\d\d_", p)}
+        if chapter not in chapters or chapters[chapter] < max(chapters.values()):
+            missed[term] = (chapter, sorted(chapters.items(), key=lambda kv: -kv[1])[:4])
+    assert not missed, f"the Chinese search misses {len(missed)} of {len(SEARCH_TERMS)} terms' chapters: {missed}"
+
+    tab.goto(f"{site_url}/zh/search.html?q=凝聚", wait_until="load")
+    found = tab.locator("#search-results a[href*='ch08_condensation.html']").first
+    found.wait_for(timeout=20_000)
+    shots = tmp_path_factory.getbasetemp() / "screenshots" / "site"
+    shots.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(shots / "zh-search.png"))
+    tab.close()
+    assert not log.errors, "\n".join(log.errors)
+
