@@ -208,3 +208,39 @@ def test_the_chinese_search_finds_each_terms_chapter(site_url: str, browser: Any
     tab.close()
     assert not log.errors, "\n".join(log.errors)
 
+
+#: A word of Latin letters (three or more): an English word, a code name or a symbol's name.
+_LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+@pytest.mark.parametrize("page", sorted(precompute.EXPLORERS))
+def test_the_chinese_explorers_pictures_and_toggles_speak_chinese(page: str, site_url: str, browser: Any) -> None:
+    """On a Chinese chapter page the explorer's picture is described (alt text) in the words its controls show, never
+    in the English edition's, whatever the controls are set to; the worked solutions' toggles read 解答 (练习 N /
+    开放问题 / 习题N).  The picture itself may hold English (figures stay bilingual by design)."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    log = PageLog(tab)
+    tab.goto(_url(site_url, page, "zh"), wait_until="load")
+    explorer = tab.locator(".companion-explorer")
+    image = explorer.locator("img.companion-explorer-figure")
+    shown = explorer.locator("p b").inner_text() + " " + explorer.locator(".companion-explorer-controls").inner_text()
+    words = set(_LATIN_WORD.findall(shown))  # what the reader sees beside the picture: labels, menus, readouts
+    controls = explorer.locator("[data-control]").all()
+    for control in [None, *controls]:  # as loaded, then each control moved to another value
+        if control is not None:
+            n = control.evaluate("c => c.tagName === 'SELECT' ? c.options.length : Number(c.max) + 1")
+            control.evaluate("(c, v) => { c.value = String(v); c.dispatchEvent(new Event('input')); }",
+                             (int(control.input_value()) + 1) % n)
+        alt = image.get_attribute("alt")
+        assert alt.startswith(explorer.locator("p b").inner_text()), f"{page}: alt text {alt!r} lacks the title"
+        english = set(_LATIN_WORD.findall(alt)) - words
+        assert not english, f"{page}: the picture's alt text {alt!r} holds English words {sorted(english)}"
+    summaries = [s.strip() for s in tab.locator("main details summary").all_inner_texts()]
+    solutions = [s for s in summaries if "解答" in s or "Solution" in s]
+    notebook = nbformat.read(next(p for p in NOTEBOOKS if p.stem == page), as_version=4)
+    worked = sum(len(site._WORKED_LINE.findall(c.source)) for c in notebook.cells if c.cell_type == "markdown")
+    assert len(solutions) == worked, f"{page}: {len(solutions)} worked solution toggles, its notebook has {worked}"
+    wrong = [s for s in solutions if not re.fullmatch(r"解答 \((练习 \d+|开放问题|习题[\d, /]+)\)", s)]
+    assert not wrong, f"{page}: toggles not in Chinese: {wrong}"
+    tab.close()
+    assert not log.errors, f"{page}: " + "\n".join(log.errors)

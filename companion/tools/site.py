@@ -312,7 +312,9 @@ def explorer_html(grid: dict, base: str, language: str = "en") -> str:
         "this notebook in JupyterLab: its live explorer retrains as you move a control (<code>python -m companion "
         "precompute</code> remakes these pictures).", language).format(runs=len(grid["points"]), listed=listed,
                                                                        others=others) + "</p>")
-    data = json.dumps({"title": grid["title"], "controls": grid["controls"],
+    # the picture's alt text is made from these by book/_static/explorer.js: in the edition's words, like the labels
+    controls = {n: {**c, "label": tr(c["label"], language)} for n, c in grid["controls"].items()}
+    data = json.dumps({"title": tr(grid["title"], language), "controls": controls,
                        "points": [{"key": p["key"], "file": p["file"]} for p in grid["points"]]},
                       ensure_ascii=False).replace("</", "<\\/")  # no "</script>" inside the script
     return (f'<div class="companion-explorer" data-base="{html.escape(base)}"><p><b>'
