@@ -244,3 +244,45 @@ def test_the_chinese_explorers_pictures_and_toggles_speak_chinese(page: str, sit
     assert not wrong, f"{page}: toggles not in Chinese: {wrong}"
     tab.close()
     assert not log.errors, f"{page}: " + "\n".join(log.errors)
+
+
+#: Every table of the page's content column that a reader would see cut off: wider than the column and not inside a box
+#: of its own that scrolls sideways (``overflow-x: auto`` or ``scroll``), fits the column and is no taller than the
+#: window (a taller box keeps its scroll bar below the screen: the table looks cut at the column's edge).
+TABLE_OVERFLOW_SCRIPT = r"""() => {
+  const column = document.querySelector('main article') || document.querySelector('main');
+  const right = column.getBoundingClientRect().right - parseFloat(getComputedStyle(column).paddingRight) + 1;
+  const width = Math.round(right - 1 - column.getBoundingClientRect().left - parseFloat(getComputedStyle(column).paddingLeft));
+  const cut = [];
+  for (const table of column.querySelectorAll('table')) {
+    const box = table.getBoundingClientRect();
+    if (box.right <= right) continue;
+    let scroller = null;
+    for (let e = table.parentElement; e && e !== column.parentElement; e = e.parentElement)
+      if (['auto', 'scroll'].includes(getComputedStyle(e).overflowX)) { scroller = e; break; }
+    const ok = scroller && scroller.getBoundingClientRect().right <= right
+      && scroller.getBoundingClientRect().height <= window.innerHeight;
+    if (!ok)
+      cut.push(`${Math.round(box.width)} px wide, ${Math.round(box.height)} px tall table in a `
+               + `${width} px column: `
+               + table.innerText.slice(0, 30).replace(/\s+/g, ' '));
+  }
+  return cut;
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("language", site.EDITIONS)
+def test_no_table_is_cut_off_at_a_laptops_or_a_phones_width(width: int, language: str, site_url: str,
+                                                            browser: Any) -> None:
+    """The robustness tables were 733 and 862 px wide in a 688 px column at 1280 px, their scroll bar below the
+    screen: every table must fit the column or scroll sideways in a box of its own that the window holds whole."""
+    tab = browser.new_page(viewport={"width": width, "height": 900})
+    cut = {}
+    for page in PAGES:
+        tab.goto(_url(site_url, page, language), wait_until="load")
+        found = tab.evaluate(TABLE_OVERFLOW_SCRIPT)
+        if found:
+            cut[page] = found
+    tab.close()
+    assert not cut, f"tables cut off at {width} px: {cut}"
