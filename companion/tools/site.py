@@ -169,12 +169,18 @@ def claims_markdown(notebooks: list[Path], language: str = "en") -> str:
             continue
         parts += [f"| {tr('Figure', language)} | {tr('Claim', language)} | {tr('Verdict', language)} |",
                   "| --- | --- | --- |"]
-        parts += [f"| {catalog.table_cell(r.figure)} | {catalog.table_cell(tr(r.text, language))} | "
+        parts += [f"| {_breakable(catalog.table_cell(r.figure))} | {catalog.table_cell(tr(r.text, language))} | "
                   f"{verdicts[_verdict_key(r)]} |" for r in records]
         parts.append("")
     if not notebooks:
         parts += [tr("No chapter notebook has been committed yet.", language), ""]
     return "\n".join(parts)
+
+
+def _breakable(cell: str) -> str:
+    """A table cell that may break after each "/" (a zero-width space): "(10.14)/(10.15)/(10.17)" would otherwise widen
+    its column past the page's (book/_static/companion.css)."""
+    return cell.replace("/", "/\u200b")
 
 
 def _verdict_key(record: ClaimRecord) -> str:
@@ -251,7 +257,7 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
             status = tr("✔ identity (not a reproduction)", language) if c["meets_standard"] else tr("✘ identity fails", language)
         else:
             status = "✔" if c["meets_standard"] else tr("✘ below", language)
-        parts.append(f"| `{cid}` | {catalog.table_cell(c['figure'])} | {c['passed']}/{c['runs']} | {_margin(c.get('min_margin'))} "
+        parts.append(f"| `{cid}` | {_breakable(catalog.table_cell(c['figure']))} | {c['passed']}/{c['runs']} | {_margin(c.get('min_margin'))} "
                      f"| {_margin(c.get('median_margin'))} | {_validation_cell(c, language)} | {status} |")
     return "\n".join(parts) + "\n"
 
