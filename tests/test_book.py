@@ -6,11 +6,13 @@ import html as html_lib
 import importlib.util
 import json
 import re
+import shutil
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 from browser_support import built_site, require_jupyter_book
 
 from companion.kit import i18n
@@ -274,3 +276,24 @@ def test_the_solution_toggles_are_labelled_in_the_editions_language() -> None:
     assert [site.solution_label(label, "zh") for label in ("Exercise 4", "Open questions", "习题5, 10")] == \
         ["练习 4", "开放问题", "习题5, 10"]
     assert site.solution_label("Exercise 4") == "Exercise 4"
+
+
+def test_the_chinese_edition_gives_its_search_the_books_terms_whole(tmp_path: Path) -> None:
+    """Sphinx's Chinese search cuts text with jieba, which would cut 频率原则 or 嵌入原则 into pieces: the zh edition's
+    configuration hands it the glossary's terms (and book/zh/search_words.txt's) as a user dictionary."""
+    words = site.search_words(site.BOOK_DIR / "zh")
+    assert {"频率原则", "嵌入原则", "平坦性", "乐观估计", "凝聚现象", "矩阵", "双下降", "彩票假设"} <= set(words)
+    assert all(re.fullmatch(r"[\u3400-\u9fff0-9]+", w) for w in words), words
+    for language in site.EDITIONS:
+        source = tmp_path / language
+        source.mkdir()
+        shutil.copy(site.BOOK_DIR / "_config.yml", source)
+        if language != "en":
+            shutil.copytree(site.BOOK_DIR / site.EDITIONS[language], source, dirs_exist_ok=True)
+        site._configure_edition(source, language)
+        config = yaml.safe_load((source / "_config.yml").read_text(encoding="utf-8"))["sphinx"]["config"]
+        if language == "zh":
+            dictionary = Path(config["html_search_options"]["dict"])
+            assert dictionary.read_text(encoding="utf-8").split() == words
+        else:
+            assert "html_search_options" not in config

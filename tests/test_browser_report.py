@@ -6,9 +6,14 @@ A tiny chapter written for the test is run through the same runner as ``reproduc
 
 from __future__ import annotations
 
+import re
+from types import SimpleNamespace
+
+import nbformat
+import pytest
 from browser_support import PageLog, launch, require_chromium, serve
 
-from companion.tools import reproduction, runner
+from companion.tools import reproduction, runner, site
 
 CHAPTER = '''# %% [markdown]
 # ## 1. Two lines (图3.2)
@@ -50,3 +55,93 @@ def test_the_report_page_shows_each_claim_with_its_verdict_and_figure(tmp_path):
         page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         browser.close()
     assert log.errors == []
+
+
+RANGES = '''# %% [markdown]
+# ## 1. A process in three figures (图3.1–3.3)
+
+# %%
+import matplotlib.pyplot as plt
+from companion.kit.claims import ClaimSpec, compare, show
+plt.plot([0, 1], [0, 1]); plt.show()
+
+# %%
+show(ClaimSpec("ch94.middle", "图3.2", "the middle figure of a range").judge(compare("one", 1, "<", "two", 2)))
+
+# %% [markdown]
+# ## 2. A list (图3.5, 3.6, 表3.1)
+
+# %%
+plt.plot([0, 1], [1, 0]); plt.show()
+show(ClaimSpec("ch94.listed", "图3.6", "a figure listed without its 图").judge(compare("one", 1, "<", "two", 2)))
+show(ClaimSpec("ch94.table", "表3.1", "a table listed after figures").judge(compare("one", 1, "<", "two", 2)))
+'''
+
+
+def test_a_claim_sits_beside_the_figure_it_names_in_a_range_or_a_list(tmp_path):
+    """A section headed "(图3.1–3.3)" draws 图3.2 too, and "(图3.5, 3.6, 表3.1)" draws 图3.6 and 表3.1: a claim on any
+    of them shows that section's figure (the report once read such headings as their first figure alone)."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    source = tmp_path / "ch94_ranges.py"
+    source.write_text(RANGES)
+    out = tmp_path / "reproduced"
+    run = runner.run_chapter(source, out, seed=0)
+    assert [f.path.name for f in run.figures] == ["fig3.1_3.2_3.3.png", "fig3.5_3.6_tab3.1.png"]
+    reproduction.write_index([run], out, "quick", 0)
+    with serve(out) as url, sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page()
+        log = PageLog(page)
+        page.goto(f"{url}/index.html")
+        for claim, figure in (("ch94.middle", "fig3.1_3.2_3.3.png"), ("ch94.listed", "fig3.5_3.6_tab3.1.png"),
+                              ("ch94.table", "fig3.5_3.6_tab3.1.png")):
+            image = page.locator(f"[data-claim='{claim}'] img")
+            assert image.count() == 1, f"{claim}: {image.count()} figures beside it"
+            assert image.get_attribute("src") == f"ch94_ranges/{figure}"
+            assert image.evaluate("img => img.complete && img.naturalWidth > 100")
+        browser.close()
+    assert log.errors == []
+
+
+@pytest.mark.parametrize("text, items", [
+    ("## 1. The condensation process (图8.1–8.4)", ("图8.1", "图8.2", "图8.3", "图8.4")),
+    ("(图8.9–8.11)", ("图8.9", "图8.10", "图8.11")),
+    ("(图12.9, 12.8, 12.11)", ("图12.9", "图12.8", "图12.11")),
+    ("图13.5/13.6", ("图13.5", "图13.6")), ("(图13.7, 图13.8)", ("图13.7", "图13.8")),
+    ("## 3. Table 7.1 — where", ("表7.1",)), ("图7.5(a) and 图7.6", ("图7.5", "图7.6")),
+    ("图4.7 at 0.51×, 2.5 px", ("图4.7",)), ("图4.7, 0.51×", ("图4.7",)), ("§12.5.1, (11.10)", ()),
+])
+def test_book_items_reads_ranges_and_lists_whole(text, items):
+    assert reproduction.book_items(text) == items
+
+
+def test_every_claim_naming_a_figure_sits_beside_one_on_the_committed_notebooks(tmp_path):
+    """The reproduction page of the committed notebooks (their figures and verdicts, as ``reproduce`` would save them):
+    every claim that names a book figure or table shows a figure, the one drawn under that name where there is one."""
+    runs, missing, misplaced = [], [], []
+    for notebook in site.chapter_notebooks():
+        nb = nbformat.read(notebook, as_version=4)
+        figures = reproduction.save_figures(nb, tmp_path / notebook.stem, notebook.stem)
+        claims = [SimpleNamespace(id=f"{notebook.stem}.{i}", figure=r.figure, text=r.text, passed=r.holds,
+                                  exploration=r.exploration, identity=r.identity, smoke=False, thin=False, margin=None,
+                                  unit="", conditions=[], measured={}, judged=not r.exploration,
+                                  reproduces=not (r.exploration or r.identity))
+                  for i, r in enumerate(site.read_claims(notebook))]
+        nbformat.write(nb, tmp_path / notebook.name)  # the executed notebook beside its figures, as ``reproduce`` does
+        runs.append(SimpleNamespace(slug=notebook.stem, seconds=0.0, claims=claims, figures=figures, error=None,
+                                    notebook=tmp_path / notebook.name, stopped=None, ok=True, not_run=[], identities=()))
+    page = reproduction.write_index(runs, tmp_path, "quick", 0).read_text(encoding="utf-8")
+    blocks = dict(re.findall(r"<div class='claim' data-claim='([^']+)'>(.*?)</div>", page, re.S))
+    for run in runs:
+        drawn = {item for f in run.figures for item in f.book_items}
+        for claim in run.claims:
+            named = reproduction.book_items(claim.figure)
+            shown = re.findall(r'<img src="[^"]+" alt="([^"]*)"', blocks[claim.id])
+            if named and not shown:
+                missing.append(f"{claim.figure} {claim.text[:40]}")
+            elif set(named) & drawn and not any(set(named) & set(alt.split(", ")) for alt in shown):
+                misplaced.append(f"{claim.figure} beside {shown}")
+    assert not missing, f"{len(missing)} claims name a figure but show none: {missing}"
+    assert not misplaced, f"{len(misplaced)} claims sit beside another figure than the one they name: {misplaced}"

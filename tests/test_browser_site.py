@@ -161,3 +161,128 @@ def test_the_kernel_free_explorer_changes_its_figure_when_a_control_moves(page: 
     assert "JupyterLab" in explorer.inner_text()  # says how to get the live version
     tab.close()
     assert not log.errors, f"{page}: " + "\n".join(log.errors)
+
+
+#: Terms of the book our Chinese pages use, each with the chapter page that introduces it (the glossary's and
+#: ``book/zh/search_words.txt``'s words: Sphinx's Chinese search must index each whole, not cut into pieces).
+SEARCH_TERMS = {
+    "频率原则": "ch04_frequency_principle", "谱偏差": "ch04_frequency_principle",
+    "多尺度神经网络": "ch05_multiscale_networks", "相图": "ch07_phase_diagram", "线性区域": "ch07_phase_diagram",
+    "凝聚区域": "ch07_phase_diagram", "临界区域": "ch07_phase_diagram", "凝聚": "ch08_condensation",
+    "初始凝聚": "ch08_condensation", "嵌入原则": "ch09_embedding_principle", "宽度相似性": "ch09_embedding_principle",
+    "临界点": "ch09_embedding_principle", "乐观估计": "ch10_optimistic_estimate", "模型秩": "ch10_optimistic_estimate",
+    "乐观样本量": "ch10_optimistic_estimate", "平坦性": "ch11_flatness", "稳定边缘": "ch11_flatness",
+    "锐度": "ch11_flatness", "渐进锐化": "ch11_flatness", "锚函数": "ch12_anchor_functions",
+    "阅读理解": "ch12_anchor_functions", "任务泛化": "ch12_anchor_functions", "复杂度控制": "ch13_complexity_control",
+    "初始化率": "ch13_complexity_control", "顿悟": "ch14_more_phenomena", "双下降": "ch14_more_phenomena",
+    "上下文内学习": "ch14_more_phenomena", "彩票假设": "ch14_more_phenomena", "隐式梯度下降": "ch14_more_phenomena",
+    "雅可比迭代": "ch15_pinns", "物理驱动的神经网络": "ch15_pinns",
+}
+
+
+def test_the_chinese_search_finds_each_terms_chapter(site_url: str, browser: Any,
+                                                     tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each term, searched on the Chinese edition's search page with Sphinx's own search code, finds its chapter,
+    and no other chapter page ranks above it; one search is also typed the reader's way (``search.html?q=…``)."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    log = PageLog(tab)
+    tab.goto(f"{site_url}/zh/search.html", wait_until="load")
+    tab.wait_for_function("typeof Search !== 'undefined' && Search._index !== null")
+    missed = {}
+    for term, chapter in SEARCH_TERMS.items():
+        results = tab.evaluate("q => Search._performSearch(...Search._parseQuery(q)).map(r => [r[0], r[4]])", term)
+        scores = {}
+        for page, score in results:
+            scores[page] = max(score, scores.get(page, score))
+        chapters = {p: s for p, s in scores.items() if re.match(r"ch\d\d_", p)}
+        if chapter not in chapters or chapters[chapter] < max(chapters.values()):
+            missed[term] = (chapter, sorted(chapters.items(), key=lambda kv: -kv[1])[:4])
+    assert not missed, f"the Chinese search misses {len(missed)} of {len(SEARCH_TERMS)} terms' chapters: {missed}"
+
+    tab.goto(f"{site_url}/zh/search.html?q=凝聚", wait_until="load")
+    found = tab.locator("#search-results a[href*='ch08_condensation.html']").first
+    found.wait_for(timeout=20_000)
+    shots = tmp_path_factory.getbasetemp() / "screenshots" / "site"
+    shots.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(shots / "zh-search.png"))
+    tab.close()
+    assert not log.errors, "\n".join(log.errors)
+
+
+#: A word of Latin letters (three or more): an English word, a code name or a symbol's name.
+_LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+@pytest.mark.parametrize("page", sorted(precompute.EXPLORERS))
+def test_the_chinese_explorers_pictures_and_toggles_speak_chinese(page: str, site_url: str, browser: Any) -> None:
+    """On a Chinese chapter page the explorer's picture is described (alt text) in the words its controls show, never
+    in the English edition's, whatever the controls are set to; the worked solutions' toggles read 解答 (练习 N /
+    开放问题 / 习题N).  The picture itself may hold English (figures stay bilingual by design)."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    log = PageLog(tab)
+    tab.goto(_url(site_url, page, "zh"), wait_until="load")
+    explorer = tab.locator(".companion-explorer")
+    image = explorer.locator("img.companion-explorer-figure")
+    shown = explorer.locator("p b").inner_text() + " " + explorer.locator(".companion-explorer-controls").inner_text()
+    words = set(_LATIN_WORD.findall(shown))  # what the reader sees beside the picture: labels, menus, readouts
+    controls = explorer.locator("[data-control]").all()
+    for control in [None, *controls]:  # as loaded, then each control moved to another value
+        if control is not None:
+            n = control.evaluate("c => c.tagName === 'SELECT' ? c.options.length : Number(c.max) + 1")
+            control.evaluate("(c, v) => { c.value = String(v); c.dispatchEvent(new Event('input')); }",
+                             (int(control.input_value()) + 1) % n)
+        alt = image.get_attribute("alt")
+        assert alt.startswith(explorer.locator("p b").inner_text()), f"{page}: alt text {alt!r} lacks the title"
+        english = set(_LATIN_WORD.findall(alt)) - words
+        assert not english, f"{page}: the picture's alt text {alt!r} holds English words {sorted(english)}"
+    summaries = [s.strip() for s in tab.locator("main details summary").all_inner_texts()]
+    solutions = [s for s in summaries if "解答" in s or "Solution" in s]
+    notebook = nbformat.read(next(p for p in NOTEBOOKS if p.stem == page), as_version=4)
+    worked = sum(len(site._WORKED_LINE.findall(c.source)) for c in notebook.cells if c.cell_type == "markdown")
+    assert len(solutions) == worked, f"{page}: {len(solutions)} worked solution toggles, its notebook has {worked}"
+    wrong = [s for s in solutions if not re.fullmatch(r"解答 \((练习 \d+|开放问题|习题[\d, /]+)\)", s)]
+    assert not wrong, f"{page}: toggles not in Chinese: {wrong}"
+    tab.close()
+    assert not log.errors, f"{page}: " + "\n".join(log.errors)
+
+
+#: Every table of the page's content column that a reader would see cut off: wider than the column and not inside a box
+#: of its own that scrolls sideways (``overflow-x: auto`` or ``scroll``), fits the column and is no taller than the
+#: window (a taller box keeps its scroll bar below the screen: the table looks cut at the column's edge).
+TABLE_OVERFLOW_SCRIPT = r"""() => {
+  const column = document.querySelector('main article') || document.querySelector('main');
+  const right = column.getBoundingClientRect().right - parseFloat(getComputedStyle(column).paddingRight) + 1;
+  const width = Math.round(right - 1 - column.getBoundingClientRect().left - parseFloat(getComputedStyle(column).paddingLeft));
+  const cut = [];
+  for (const table of column.querySelectorAll('table')) {
+    const box = table.getBoundingClientRect();
+    if (box.right <= right) continue;
+    let scroller = null;
+    for (let e = table.parentElement; e && e !== column.parentElement; e = e.parentElement)
+      if (['auto', 'scroll'].includes(getComputedStyle(e).overflowX)) { scroller = e; break; }
+    const ok = scroller && scroller.getBoundingClientRect().right <= right
+      && scroller.getBoundingClientRect().height <= window.innerHeight;
+    if (!ok)
+      cut.push(`${Math.round(box.width)} px wide, ${Math.round(box.height)} px tall table in a `
+               + `${width} px column: `
+               + table.innerText.slice(0, 30).replace(/\s+/g, ' '));
+  }
+  return cut;
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("language", site.EDITIONS)
+def test_no_table_is_cut_off_at_a_laptops_or_a_phones_width(width: int, language: str, site_url: str,
+                                                            browser: Any) -> None:
+    """The robustness tables were 733 and 862 px wide in a 688 px column at 1280 px, their scroll bar below the
+    screen: every table must fit the column or scroll sideways in a box of its own that the window holds whole."""
+    tab = browser.new_page(viewport={"width": width, "height": 900})
+    cut = {}
+    for page in PAGES:
+        tab.goto(_url(site_url, page, language), wait_until="load")
+        found = tab.evaluate(TABLE_OVERFLOW_SCRIPT)
+        if found:
+            cut[page] = found
+    tab.close()
+    assert not cut, f"tables cut off at {width} px: {cut}"

@@ -26,8 +26,14 @@ import nbformat
 from companion.kit.i18n import tr
 from companion.tools import catalog
 
-BOOK_ITEM = re.compile(r"([图表])\s?(\d+\.\d+)")
+#: A book figure or table: 图8.1, 表11.1, or in English Figure 8.1, Fig. 8.1, Table 7.1 (a panel "(a)" may follow).
+BOOK_ITEM = re.compile(r"(?:(?P<zh>[图表])\s?|(?P<en>Figure|Fig\.|Table)\s?)(?P<chapter>\d+)\.(?P<number>\d+)(?:\([a-z]\))?")
+#: What may follow a book item and continue it: a range (图8.1–8.4) or a list (图12.9, 12.8; 图13.5/13.6; 图9.1 and
+#: 图9.2), its next number with or without its own 图/表.
+_MORE_ITEMS = re.compile(r"\s*(?:(?P<range>[–—~-]|至|to)|[,，、/]|and|和)\s*"
+                         r"(?:(?P<zh>[图表])\s?|(?P<en>Figure|Fig\.|Table)\s?)?(?P<chapter>\d+)\.(?P<number>\d+)(?:\([a-z]\))?")
 ASCII_KIND = {"图": "fig", "表": "tab"}
+_ENGLISH_KIND = {"Figure": "图", "Fig.": "图", "Table": "表"}
 
 
 class ChapterResult(Protocol):
@@ -89,11 +95,36 @@ class SavedFigure:
     path: Path
     book_items: tuple[str, ...]  # e.g. ("图13.7", "图13.8"); empty where the section names none
     cell: int
+    #: the items every heading above it names ("## 4. … (图9.3, 图9.7)" over "### 图9.7 …"), its own included
+    enclosing: tuple[str, ...] = ()
+    #: which of the notebook's top sections (level-1 or level-2 headings, counted from 0) drew it
+    section: int = 0
+
+
+def _kind(match: re.Match, default: str) -> str:
+    return match["zh"] or _ENGLISH_KIND.get(match["en"] or "", default)
 
 
 def book_items(text: str) -> tuple[str, ...]:
-    """The 图/表 numbers in ``text``, in order, each once: "…(图13.7, 图13.8)" → ("图13.7", "图13.8")."""
-    found = [kind + number for kind, number in BOOK_ITEM.findall(text)]
+    """The 图/表 numbers in ``text``, in order, each once, ranges and lists read whole: "…(图13.7, 图13.8)" →
+    ("图13.7", "图13.8"); "(图8.1–8.4)" → ("图8.1", "图8.2", "图8.3", "图8.4"); "(图12.9, 12.8)" → ("图12.9", "图12.8");
+    "图13.5/13.6" → ("图13.5", "图13.6"); "Table 7.1" → ("表7.1",).
+
+    A number without its own 图/表 continues the list only within the same chapter ("图4.7, 0.51×" names 图4.7 alone;
+    "图12.14–13.2" names 图12.14), and a range is filled in only within one chapter and kind."""
+    found = []
+    for match in BOOK_ITEM.finditer(text):
+        kind, chapter, number = _kind(match, "图"), match["chapter"], int(match["number"])
+        found.append(f"{kind}{chapter}.{number}")
+        more = _MORE_ITEMS.match(text, match.end())
+        while more and (more["zh"] or more["en"] or more["chapter"] == chapter):
+            next_kind, next_chapter, next_number = _kind(more, kind), more["chapter"], int(more["number"])
+            if more["range"] and (next_kind, next_chapter) == (kind, chapter) and number < next_number:
+                found += [f"{kind}{chapter}.{n}" for n in range(number + 1, next_number + 1)]
+            else:
+                found.append(f"{next_kind}{next_chapter}.{next_number}")
+            kind, chapter, number = next_kind, next_chapter, next_number
+            more = _MORE_ITEMS.match(text, more.end())
     return tuple(dict.fromkeys(found))
 
 
@@ -124,12 +155,45 @@ def section_items(nb: nbformat.NotebookNode) -> list[tuple[str, ...]]:
     return per_cell
 
 
+def section_context(nb: nbformat.NotebookNode) -> list[tuple[tuple[str, ...], int]]:
+    """For each cell, the book items all the headings above it name (a "## …" heading and the "### …" inside it) and
+    the index of its top section (the level-1 or level-2 headings seen so far, less one)."""
+    stack: list[tuple[int, tuple[str, ...]]] = []
+    top = -1
+    per_cell = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                heading = re.match(r"\s*(#+)\s", line)
+                if heading:
+                    level = len(heading[1])
+                    stack = [(lv, items) for lv, items in stack if lv < level] + [(level, book_items(line))]
+                    top += level <= 2
+        per_cell.append((tuple(dict.fromkeys(i for _, items in stack for i in items)), max(top, 0)))
+    return per_cell
+
+
+def claim_cells(nb: nbformat.NotebookNode) -> dict[tuple[str, str], int]:
+    """The cell that printed each verdict line of the executed ``nb``, by its (figure, sentence) as printed."""
+    from companion.kit.claims import VERDICT_LINE
+
+    cells: dict[tuple[str, str], int] = {}
+    for c, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            text = output.get("text", "") if output.get("output_type") == "stream" else ""
+            for line in ("".join(text) if isinstance(text, list) else text).splitlines():
+                match = VERDICT_LINE.match(line)
+                if match:
+                    cells.setdefault((match["figure"], match["text"]), c)
+    return cells
+
+
 def save_figures(nb: nbformat.NotebookNode, folder: Path, slug: str) -> list[SavedFigure]:
     """Write every PNG output of the executed ``nb`` into ``folder``, named by :func:`file_stem`."""
     folder.mkdir(parents=True, exist_ok=True)
     saved: list[SavedFigure] = []
     used: dict[str, int] = {}
-    for c, (cell, items) in enumerate(zip(nb.cells, section_items(nb))):
+    for c, (cell, items, (enclosing, section)) in enumerate(zip(nb.cells, section_items(nb), section_context(nb))):
         for output in cell.get("outputs", []):
             png = output.get("data", {}).get("image/png")
             if not png:
@@ -138,7 +202,7 @@ def save_figures(nb: nbformat.NotebookNode, folder: Path, slug: str) -> list[Sav
             used[stem] = used.get(stem, 0) + 1
             path = folder / (f"{stem}.png" if used[stem] == 1 else f"{stem}-{used[stem]}.png")
             path.write_bytes(base64.b64decode(png))
-            saved.append(SavedFigure(path, items, c))
+            saved.append(SavedFigure(path, items, c, tuple(dict.fromkeys(enclosing + items)), section))
     return saved
 
 
@@ -164,9 +228,23 @@ def _versions() -> dict[str, str]:
 
 
 def _claim_items(figure: str) -> tuple[str, ...]:
-    """The book items a claim names: "图13.5/13.6" → ("图13.5", "图13.6"); "§12.5.1" → ()."""
-    kind = figure[:1] if figure[:1] in ASCII_KIND else ""
-    return tuple(kind + n for n in re.findall(r"\d+\.\d+", figure)) if kind else ()
+    """The book items a claim names: "图13.5/13.6" → ("图13.5", "图13.6"); "图8.1–8.4" → 图8.1 … 图8.4; "§12.5.1" → ()."""
+    return book_items(figure)
+
+
+def claim_figures(claim: Any, figures: Sequence[SavedFigure], section: int | None = None) -> list[SavedFigure]:
+    """The figures shown beside ``claim``: those drawn under the name of a book item it names ("图8.3", or any of a
+    range "图8.1–8.4"); else those drawn in a section whose headings name it ("## 4. … (图9.3, 图9.7)" over a figure of
+    "### 图9.7"); else — it names a book item no figure is drawn under — those of the top section whose cell printed
+    its verdict (``section``, of :func:`section_context`).  A claim that names no figure or table (§12.5.1, (11.10))
+    gets none."""
+    items = set(_claim_items(claim.figure))
+    if not items:
+        return []
+    for found in ([f for f in figures if items & set(f.book_items)], [f for f in figures if items & set(f.enclosing)]):
+        if found:
+            return found
+    return [f for f in figures if f.section == section] if section is not None else []
 
 
 def _verdict(claim, language: str = "en") -> tuple[str, str]:
@@ -195,6 +273,16 @@ def _img(figure: SavedFigure, out: Path) -> str:
     label = ", ".join(figure.book_items) or f"cell {figure.cell}"
     return f'<figure><img src="{html.escape(rel)}" alt="{html.escape(label)}"><figcaption>{html.escape(label)} ' \
            f'— <a href="{html.escape(rel)}">{html.escape(figure.path.name)}</a></figcaption></figure>'
+
+
+def _claim_sections(notebook: Path | None) -> dict[tuple[str, str], int]:
+    """The top section (:func:`section_context`) whose cell printed each verdict of the executed ``notebook``, by the
+    (figure, sentence) it printed."""
+    if notebook is None or not notebook.exists():
+        return {}
+    nb = nbformat.read(notebook, as_version=4)
+    context = section_context(nb)
+    return {key: context[c][1] for key, c in claim_cells(nb).items()}
 
 
 STYLE = """body{font-family:system-ui,"Noto Sans CJK SC",sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}
@@ -235,6 +323,7 @@ def write_index(runs: list[ChapterResult], out: Path, profile: str, seed: int, l
     parts.append("</table>")
     for run in runs:
         shown: set[Path] = set()
+        sections = _claim_sections(run.notebook)
         notebook = f" — <a href='{html.escape(run.notebook.relative_to(out).as_posix())}'>" \
             f"{tr('executed notebook', language)}</a>" if run.notebook else ""
         parts.append(f"<h2 id='{html.escape(run.slug, quote=True)}'>{html.escape(run.slug)}</h2>"
@@ -246,8 +335,9 @@ def write_index(runs: list[ChapterResult], out: Path, profile: str, seed: int, l
             margin = "never" if claim.margin is None else f"{claim.margin:+.3g} {claim.unit}"
             measured = "; ".join(map(_condition, claim.conditions))
             extra = "; ".join(f"{k} = {v}" for k, v in claim.measured.items())
-            items = _claim_items(claim.figure)
-            figures = [f for f in run.figures if set(items) & set(f.book_items)]
+            section = next((sections[k] for k in ((claim.figure, claim.text), (claim.figure, tr(claim.text, language)))
+                            if k in sections), None)  # the notebook printed it in English or in ``language``
+            figures = claim_figures(claim, run.figures, section)
             shown.update(f.path for f in figures)
             parts.append(f"<div class='claim' data-claim='{html.escape(claim.id)}'><p><b class='{css}'>{word}</b> "
                          f"<code>{html.escape(claim.id)}</code> [{html.escape(claim.figure)}] "

@@ -169,12 +169,18 @@ def claims_markdown(notebooks: list[Path], language: str = "en") -> str:
             continue
         parts += [f"| {tr('Figure', language)} | {tr('Claim', language)} | {tr('Verdict', language)} |",
                   "| --- | --- | --- |"]
-        parts += [f"| {catalog.table_cell(r.figure)} | {catalog.table_cell(tr(r.text, language))} | "
+        parts += [f"| {_breakable(catalog.table_cell(r.figure))} | {catalog.table_cell(tr(r.text, language))} | "
                   f"{verdicts[_verdict_key(r)]} |" for r in records]
         parts.append("")
     if not notebooks:
         parts += [tr("No chapter notebook has been committed yet.", language), ""]
     return "\n".join(parts)
+
+
+def _breakable(cell: str) -> str:
+    """A table cell that may break after each "/" (a zero-width space): "(10.14)/(10.15)/(10.17)" would otherwise widen
+    its column past the page's (book/_static/companion.css)."""
+    return cell.replace("/", "/\u200b")
 
 
 def _verdict_key(record: ClaimRecord) -> str:
@@ -251,7 +257,7 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
             status = tr("✔ identity (not a reproduction)", language) if c["meets_standard"] else tr("✘ identity fails", language)
         else:
             status = "✔" if c["meets_standard"] else tr("✘ below", language)
-        parts.append(f"| `{cid}` | {catalog.table_cell(c['figure'])} | {c['passed']}/{c['runs']} | {_margin(c.get('min_margin'))} "
+        parts.append(f"| `{cid}` | {_breakable(catalog.table_cell(c['figure']))} | {c['passed']}/{c['runs']} | {_margin(c.get('min_margin'))} "
                      f"| {_margin(c.get('median_margin'))} | {_validation_cell(c, language)} | {status} |")
     return "\n".join(parts) + "\n"
 
@@ -312,7 +318,9 @@ def explorer_html(grid: dict, base: str, language: str = "en") -> str:
         "this notebook in JupyterLab: its live explorer retrains as you move a control (<code>python -m companion "
         "precompute</code> remakes these pictures).", language).format(runs=len(grid["points"]), listed=listed,
                                                                        others=others) + "</p>")
-    data = json.dumps({"title": grid["title"], "controls": grid["controls"],
+    # the picture's alt text is made from these by book/_static/explorer.js: in the edition's words, like the labels
+    controls = {n: {**c, "label": tr(c["label"], language)} for n, c in grid["controls"].items()}
+    data = json.dumps({"title": tr(grid["title"], language), "controls": controls,
                        "points": [{"key": p["key"], "file": p["file"]} for p in grid["points"]]},
                       ensure_ascii=False).replace("</", "<\\/")  # no "</script>" inside the script
     return (f'<div class="companion-explorer" data-base="{html.escape(base)}"><p><b>'
@@ -499,15 +507,46 @@ def edition_notebook(notebook: Path, source: Path, language: str,
     return nb
 
 
+#: A term of the glossary's ``{glossary}`` block: an unindented line, the Chinese term before " (English)".
+_GLOSSARY_TERM = re.compile(r"^(?P<term>[^\s:`#][^(\n]*?) \(", re.MULTILINE)
+_CJK_RUN = re.compile(r"[\u3400-\u9fff][\u3400-\u9fff0-9]*[\u3400-\u9fff]")
+#: The hand-written list of the book's further terms a reader may search for (one a line), beside the glossary's.
+SEARCH_WORDS = "search_words.txt"
+
+
+def search_words(pages: Path) -> list[str]:
+    """The Chinese words the Chinese edition's search must know whole: every term of ``pages/glossary.md`` (its
+    Chinese runs of two or more characters: "Hessian 矩阵" gives 矩阵) and those of ``pages/search_words.txt``.
+
+    Sphinx's Chinese search (``sphinx.search.zh``) cuts the text into words with jieba; a compound jieba's own
+    dictionary lacks (频率原则, 嵌入原则, 乐观估计, 平坦性) would be cut into pieces, and a search for the whole term would
+    find nothing.  Given these words, jieba's search mode indexes the whole term and its parts."""
+    glossary = (pages / "glossary.md").read_text(encoding="utf-8").split("```{glossary}", 1)[-1].split("```", 1)[0]
+    words = [w for m in _GLOSSARY_TERM.finditer(glossary) for w in _CJK_RUN.findall(m["term"])]
+    extra = pages / SEARCH_WORDS
+    if extra.exists():
+        words += [line.strip() for line in extra.read_text(encoding="utf-8").splitlines()
+                  if line.strip() and not line.startswith("#")]
+    return list(dict.fromkeys(words))
+
+
 def _configure_edition(source: Path, language: str) -> None:
     """Point the staged ``_config.yml`` at ``language``'s edition: its title, Sphinx's language and the switch to the
-    other edition (:mod:`book._ext.companion_book`)."""
+    other edition (:mod:`book._ext.companion_book`); for the Chinese edition, the words its search index must hold whole
+    (:func:`search_words`, a jieba user dictionary: Sphinx's ``html_search_options``)."""
     config = (source / "_config.yml").read_text(encoding="utf-8")
     title = tr("Deep-learning phenomena: an interactive companion", language)
     config = re.sub(r"^title: .*$", f"title: {json.dumps(title, ensure_ascii=False)}", config, count=1, flags=re.M)
     switch = {"href": "zh/", "label": "中文版"} if language == "en" else {"href": "../", "label": "English"}
-    config = config.replace("  config:\n", f"  config:\n    language: {'zh_CN' if language == 'zh' else 'en'}\n"
-                            f"    companion_switch: {json.dumps(switch, ensure_ascii=False)}\n", 1)
+    settings = f"    language: {'zh_CN' if language == 'zh' else 'en'}\n" \
+               f"    companion_switch: {json.dumps(switch, ensure_ascii=False)}\n"
+    if language == "zh":
+        if importlib.util.find_spec("jieba") is None:  # without it Sphinx indexes no Chinese word at all
+            raise RuntimeError("the Chinese edition's search needs jieba: pip install -e '.[dev]' (it brings jieba)")
+        words = source / "_search_words.txt"
+        words.write_text("".join(f"{w}\n" for w in search_words(source)), encoding="utf-8")
+        settings += f"    html_search_options: {json.dumps({'dict': str(words.resolve())})}\n"
+    config = config.replace("  config:\n", "  config:\n" + settings, 1)
     (source / "_config.yml").write_text(config, encoding="utf-8")
 
 
