@@ -28,7 +28,7 @@
 # al. (2025), "Learning without training: the implicit dynamics of in-context learning"; Akyürek et al.
 # (2022), "What learning algorithm is in-context learning?".
 #
-# **In-context learning** (上下文内学习, ICL): given a few solved examples in the prompt, a trained model
+# **In-context learning** (上下文学习, ICL): given a few solved examples in the prompt, a trained model
 # solves a new instance of the task without any change to its weights (图14.3: sentiment analysis from a
 # handful of labelled reviews). Part II:
 #

@@ -1,4 +1,4 @@
-"""Chapter 14 (更多现象): in-context linear regression (上下文内学习的线性回归) and the learners it is compared with (Akyürek et al. 2022).
+"""Chapter 14 (更多现象): in-context linear regression (上下文学习的线性回归) and the learners it is compared with (Akyürek et al. 2022).
 
 A task draws w ~ N(0, I_d), inputs x_i, x_q ~ N(0, I_d) and labels y_i = ⟨w, x_i⟩ + ε_i, ε_i ~ N(0, σ²).
 A prompt is the token sequence (x_1; y_1), …, (x_k; y_k), (x_q; 0) in R^{d+1} (Dherin et al.'s layout); a
