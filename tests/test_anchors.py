@@ -207,6 +207,18 @@ def test_working_memory_composes_the_two_anchors_across_a_gap():
         assert (((data.x[rows, p] % 9) == (p % 9)) == test).all()
 
 
+def test_working_memory_key_range_split_keeps_the_test_keys_out_of_training():
+    task = anchor_tasks.working_memory_task(400, 200, split="key_range", split_at=80, seed=0)
+    train, test = task.train, task.tests["test"]
+    rows = torch.arange(len(train))
+    assert int(train.x[rows, train.key_pos].max()) < 80  # the key-range split of 图12.4
+    assert int(test.x[torch.arange(len(test)), test.key_pos].min()) >= 80
+    default = anchor_tasks.working_memory_task(400, 200, seed=0)  # the book's mod-residue split, as before
+    assert torch.equal(default.train.x, anchor_tasks.working_memory_task(400, 200, split="mod_residue", seed=0).train.x)
+    with pytest.raises(ValueError, match="unknown split"):
+        anchor_tasks.working_memory_task(10, 10, split="by_anchor")
+
+
 @pytest.mark.parametrize("augment", [True, False])
 def test_synonym_task_pairs_counts_and_splits(augment):
     task = anchor_tasks.synonym_task(2000, 300, 300, augment=augment, residue_mod=4, seed=0)

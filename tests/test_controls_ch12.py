@@ -1,7 +1,7 @@
 """Negative controls of chapter 12's claims: each claim's own check on a small real run without the phenomenon.
 
 A control marked ``contrast`` runs the setting the book sets against the phenomenon: the key-range split of 图12.4
-(mod-residue, reading), the other split (key-range), unambiguous labels (statistical output), forward recitation,
+(mod-residue, reading, working memory), the other split (key-range), unambiguous labels (statistical output), forward recitation,
 whose answer precedes the anchor (broadcast), fewer sequences than the transformer needs (图12.6), tasks that only
 fetch a number and need no order (embedding order, §12.6.3).  Where the phenomenon is present the same check
 passes (positive twins).  The others keep untrained or stopped-early runs, for these reasons:
@@ -10,8 +10,6 @@ passes (positive twins).  The others keep untrained or stopped-early runs, for t
   so a trained model whose answer does not follow the anchor shows it too — in forward recitation the answer's
   position attends to its predecessor with top ratio 3.4 and contrast 5.3 (identity 1.6 and 2.4, seed 1; measured
   over answers at positions ≥ 1, the check itself needs a predecessor).  The check cannot tell them apart.
-* ch12.working-memory: the key-range split would be its contrast, but the task needs the notebook's run (γ = 0.4,
-  lr 1e-2, 800 steps) to fit its training set at all (0.30 after the fixture's 400 steps at 2e-3).
 * ch12.multi-anchor: the book names no setting that fails (a model that learnt only translation invariance is
   measured by another split).
 
@@ -136,9 +134,20 @@ def test_control_ch12_per_position(early_composite):
     assert not v.passed, v.measured_line()
 
 
-def test_control_ch12_working_memory(untrained_grid):
-    v = anchors.check_working_memory(untrained_grid)
+@pytest.mark.contrast("the key-range split of 图12.4 instead of the mod-residue split")
+def test_control_ch12_working_memory():
+    # The notebook's working-memory model (4000 sequences, γ = 0.4, lr 1e-2, 800 steps) twice in one ensemble: with
+    # the book's mod-residue split and with the naive key-range split of 图12.4 (keys 20–79 in training, 80–99 in
+    # the test).  The key-range model fits its training set (accuracy 1.0 on seeds 0, 100–104) and answers none of
+    # the unseen keys (0.0 on each); the mod-residue model answered them on seeds 100–104 (≥ 0.998), but on seed 0
+    # of this ensemble its training stalled (0.50), as the notebook's does now and then (its claim: 19 of 20), so
+    # the positive side is left to the claim's own robustness count.
+    grid = anchors.run_task_grid((("working_memory", 4000), ("working_memory_key_range", 4000)), n_test=500,
+                                 d_model=32, steps=800, lr=1e-2, weight_decay=0.01, batch_size=100, record_every=100,
+                                 seed=0, gamma=(0.4, 0.4))
+    v = anchors.check_working_memory(grid, task="working_memory_key_range")
     assert not v.passed, v.measured_line()
+    assert v.measured["train_accuracy"] >= 0.9, v.measured_line()  # a real run: it fits its training set
 
 
 @pytest.mark.contrast("unambiguous labels: the trained identity task (图12.13(b))")

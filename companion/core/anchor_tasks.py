@@ -238,12 +238,12 @@ WORKING_MEMORY_SHIFTS = {1: 0, 2: 1, 3: 0, 4: -2}  # 图12.10: f_1(x) = x, f_2(x
 
 
 def _working_memory(rng: np.random.Generator, n: int, seq_len: int, lo: int, hi: int, test: bool,
-                    modulus: int) -> AnchorData:
+                    modulus: int, split: str, split_at: int) -> AnchorData:
     x = rng.integers(lo, hi + 1, size=(n, seq_len))
     p = rng.integers(0, seq_len - 5, size=n)  # key at p, first anchor at p+1, ≥ 1 noise token, second anchor ≤ T−2
     q = p + 3 + (rng.random(n) * (seq_len - 4 - p)).astype(np.int64)  # second anchor in p+3 … T−2
     a1, a2 = rng.integers(1, 3, size=n), rng.integers(3, 5, size=n)
-    keys = _keys(rng, p, lo, hi, modulus, test)
+    keys = _split_keys(rng, p, lo, hi, modulus, test, split, split_at)
     rows = np.arange(n)
     x[rows, p], x[rows, p + 1], x[rows, q] = keys, a1, a2
     shift = np.vectorize(WORKING_MEMORY_SHIFTS.__getitem__)(np.stack([a1, a2], 1)).sum(1)
@@ -251,20 +251,22 @@ def _working_memory(rng: np.random.Generator, n: int, seq_len: int, lo: int, hi:
 
 
 def working_memory_task(n_train: int, n_test: int, *, seq_len: int = 9, lo: int = 20, hi: int = 99,
-                        seed: int = 0) -> TaskData:
+                        split: str = "mod_residue", split_at: int = 80, seed: int = 0) -> TaskData:
     """Working memory (工作记忆, §12.6.5, 图12.10): (…, x, a1, *, …, a2, …) ↦ f_{a2}(f_{a1}(x)).
 
     a1 ∈ {1, 2} follows the key, a2 ∈ {3, 4} comes later with at least one irrelevant token between, so the
-    intermediate result has to be kept; shifts as in 图12.10 (:data:`WORKING_MEMORY_SHIFTS`); mod-residue split
-    on the key and its position (m = ``seq_len``).
+    intermediate result has to be kept; shifts as in 图12.10 (:data:`WORKING_MEMORY_SHIFTS`).  The book's
+    mod-residue split on the key and its position (m = ``seq_len``), or ``split="key_range"``: keys in
+    [lo, split_at) in training, [split_at, hi] in the test set (the naive split of 图12.4).
     """
     _check_n(n_train=n_train, n_test=n_test)
     _check_range(lo, hi, list(WORKING_MEMORY_SHIFTS))
+    _check_split(split, lo, hi, split_at)
     if seq_len < 6:
         raise ValueError(f"seq_len must be ≥ 6 (key, a1, a gap, a2 and a last token), got {seq_len}")
     rng = numpy_rng(seed)
-    return TaskData("working memory", _working_memory(rng, n_train, seq_len, lo, hi, False, seq_len),
-                    {"test": _working_memory(rng, n_test, seq_len, lo, hi, True, seq_len)},
+    return TaskData("working memory", _working_memory(rng, n_train, seq_len, lo, hi, False, seq_len, split, split_at),
+                    {"test": _working_memory(rng, n_test, seq_len, lo, hi, True, seq_len, split, split_at)},
                     vocab_size=hi + 3, seq_len=seq_len)
 
 

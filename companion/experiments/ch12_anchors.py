@@ -39,7 +39,7 @@ from companion.kit.seeds import active_seed, generator
 # ------------------------------------------------------------------------------ runs
 TASKS = ("identity", "identity_key_range", "reading", "statistical")
 MORE_TASKS = ("forward", "backward", "working_memory", "statistical_2", "multi_anchor", "classification",
-              "reading_key_range")
+              "reading_key_range", "working_memory_key_range")
 
 
 def make_task(name: str, n_train: int, n_test: int, seed: int = 0) -> TaskData:
@@ -52,6 +52,8 @@ def make_task(name: str, n_train: int, n_test: int, seed: int = 0) -> TaskData:
         return classification_task(n_train, n_test, seed=seed)
     if name == "working_memory":
         return working_memory_task(n_train, n_test, seed=seed)
+    if name == "working_memory_key_range":
+        return working_memory_task(n_train, n_test, split="key_range", seed=seed)
     if name == "statistical_2":
         return statistical_task(n_train, n_test, kind=2, seed=seed)
     if name == "identity":
