@@ -654,11 +654,12 @@ def check_statistical_2(grid: TaskGrid, task: str = "statistical_2") -> Verdict:
 
 WORKING_MEMORY = ClaimSpec("ch12.working-memory", "图12.10",
                            "working memory: with irrelevant tokens between the two anchors the model still computes "
-                           "f_a2(f_a1(x)) on unseen (position, key) pairs (test accuracy ≥ 0.9)")
+                           "f_a2(f_a1(x)) on unseen (position, key) pairs (test accuracy ≥ 0.9)", kind="exploration")
 
 
 def check_working_memory(grid: TaskGrid, task: str = "working_memory") -> Verdict:
-    """图12.10: the working-memory member's test accuracy ≥ 0.9."""
+    """图12.10 (exploration: its γ = 0.4 was chosen after the results on seeds 0–19 were seen; on the fresh seeds
+    500–519 it held on 15 of 20): the working-memory member's test accuracy ≥ 0.9."""
     return WORKING_MEMORY.judge(threshold("test accuracy", grid.final("test", task), ">=", 0.9),
                                 train_accuracy=grid.final("train", task))
 

@@ -225,6 +225,11 @@ def tally(report: dict[str, Any]) -> dict[str, Any]:
         if not entry["exploration"]:  # an exploration's rate is shown on the seeds run; it holds no chapter back
             judged_on.setdefault(entry["chapter"], set()).update(_judged_seeds(entry, held))
     for slug, ch in report["chapters"].items():
+        # A run holds when it raised nothing and every claim of the chapter that is not an exploration *now* passed
+        # on it: a claim re-kinded since (by --restamp) no longer holds a seed back, or starts to.
+        judged = [e for e in report["claims"].values() if e["chapter"] == slug and not e["exploration"]]
+        for seed, run in ch["seeds"].items():
+            run["ok"] = run.get("error") is None and all(e["seeds"][seed]["passed"] for e in judged if seed in e["seeds"])
         ch["passed"] = sum(run["ok"] for run in ch["seeds"].values())
         ch["runs"] = len(ch["seeds"])
         needed = judged_on.get(slug) or held
