@@ -127,11 +127,12 @@ PHASE_TWO_CONTRAST = ClaimSpec("ch13.phase-two-contrast", "图13.6/13.8",
 PHASE_THREE_GAMMA, PHASE_ONE_GAMMA = STRONG_CONTROL[0], 0.2  # the grid's γ of phase 3 (strong control) and of phase 1
 GROUPED_AT_LEAST, COS_AT_LEAST = 0.5, 0.3  # a condensed W^{Q(1)}: ≥ half its neurons grouped, mean |cos| ≥ 0.3
 WQ_CONDENSATION = ClaimSpec("ch13.wq-condensation", "图13.10",
-                            "in phase 3 (γ = 1.4, with λ = 0.01 and with λ = 0.1) the first-layer query neurons "
-                            "condense into groups: at least half of them have a cosine > 0.7 with another neuron "
-                            "(图13.11's grouping) and their mean |cos| is ≥ 0.3 (independent directions: 0.14); "
-                            "phase 1 (γ = 0.2) does not (the negative control). Phase 2's slight condensation in "
-                            "between is not asked", validation_seeds=REVALIDATION_SEEDS)
+                            "at the grid's phase-3 end (γ = 1.4, with λ = 0.1 and with the book's λ = 0.01) the "
+                            "first-layer query neurons condense into groups: at least half of them have a cosine "
+                            "> 0.7 with another neuron (图13.11's grouping) and their mean |cos| is ≥ 0.3 "
+                            "(independent directions: 0.14); phase 1 (γ = 0.2) does not (the negative control). "
+                            "Phase 2's slight condensation in between is not asked",
+                            validation_seeds=REVALIDATION_SEEDS)
 EMBEDDING_ORDER = ClaimSpec("ch13.embedding-order", "图13.12",
                             "the number embeddings become low-dimensional as γ grows: the rank correlation between γ "
                             "and the top-2 PCA variance share is ≥ 0.7 over the γ × λ grid. Softer than the book, "
@@ -252,8 +253,8 @@ def check_wq_condensation(run: CompositionRun, gamma: float = PHASE_THREE_GAMMA,
     cos, grouped = grid_measure(run, "wq_condensation"), grid_measure(run, "wq_grouped")
     if missing := [lam for lam in lams if (gamma, lam) not in cos]:
         raise ValueError(f"no cell with gamma={gamma}, lambda in {missing}; cells are {sorted(cos)}")
-    conditions = [c for lam in lams for c in condensation_conditions(grouped[(gamma, lam)], cos[(gamma, lam)], f"γ={gamma} λ={lam}")]
-    return WQ_CONDENSATION.judge(*conditions)
+    return WQ_CONDENSATION.judge(*[c for lam in lams for c in condensation_conditions(
+        grouped[(gamma, lam)], cos[(gamma, lam)], f"γ={gamma} λ={lam}")])
 
 
 def check_embedding_order(run: CompositionRun) -> Verdict:
