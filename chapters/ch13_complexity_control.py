@@ -381,8 +381,8 @@ show(complexity.check_first_anchor_blocks(contrast))
 # as blocks. The book shows γ = 0.2, 0.5, 0.8 at λ = 0.01 for its phases 1, 2, 3: in phase 1 the neurons keep
 # independent directions (low cosine), in phase 2 they condense slightly, in phase 3 they gather in a few isolated
 # directions, groups of high cosine. On our shifted γ axis phase 1 is γ = 0.2, and phase 3 is reached at γ = 1.4
-# with λ = 0.1 (strong control; at λ = 0.01 γ = 1.4 still fits slowly); we show γ = 0.2, 0.5, 0.8 and 1.4.
-# Each title gives the mean |cos| and the share of neurons that 图13.11 would put in a group: those with a
+# with λ = 0.1 (strong control; at λ = 0.01 γ = 1.4 still fits slowly); we show γ = 0.2, 0.5, 0.8 and 1.4
+# at λ = 0.01. Each title gives the mean |cos| and the share of neurons that 图13.11 would put in a group: those with a
 # cosine > 0.7 to another neuron.
 
 # %%
@@ -393,8 +393,8 @@ fig, axes = panels(4, width=3.0, height=2.9)
 for ax, g in zip(axes, (0.2, 0.5, 0.8, 1.4)):
     w = model.member_weight("w_q", run.members(g, 0.01)[0], layer=0).numpy()
     ax.imshow(attention.sorted_neuron_cosine(w), cmap="RdBu_r", vmin=-1, vmax=1)
-    ax.set(title=f"γ = {g}, λ = 0.01: |cos| {cond[(g, 0.01)]:.2f}, grouped {grouped[(g, 0.01)]:.0%}",
-           xlabel="neuron", ylabel="neuron")
+    ax.set(title=f"γ = {g}: |cos| {cond[(g, 0.01)]:.2f}, grouped {grouped[(g, 0.01)]:.0%}", xlabel="neuron",
+           ylabel="neuron")
     ax.grid(False)
 plt.show()
 print("mean |cos| of W_Q(1) neurons:", {f"γ={g},λ={l}": round(v, 2) for (g, l), v in cond.items()},
@@ -439,7 +439,7 @@ depth_cond = complexity.run_depth_condensation(
     **pick(quick=dict(n_train=4000, n_test=300, d_model=16),
            full=dict(n_train=20000, n_test=1000, d_model=64, lr=3e-3, batch_size=128),
            smoke=dict(n_train=20000, n_test=100, d_model=64, lr=3e-3, batch_size=128)))
-fig, axes = panels(len(DEPTHS) * len(DEPTH_GAMMAS), width=2.1, height=2.0, nrows=len(DEPTHS))
+fig, axes = panels(len(DEPTHS) * len(DEPTH_GAMMAS), width=2.4, height=2.1, nrows=len(DEPTHS))
 for i, depth in enumerate(DEPTHS[::-1]):  # deepest on top, as in the book
     row = len(DEPTHS) - 1 - i
     for j, g in enumerate(DEPTH_GAMMAS):
