@@ -378,26 +378,40 @@ show(complexity.check_first_anchor_blocks(contrast))
 # The cosine similarity between the input-weight vectors of the 32 query neurons of layer 1. Small
 # initialisation (large γ) drives neurons to a few shared directions — **condensation** (凝聚, chapter 8) —
 # a low-complexity solution. Neurons are ordered by the leading eigenvector so that aligned groups appear
-# as blocks. The book shows γ = 0.2, 0.5, 0.8 at λ = 0.01; we add γ = 1.4. The claim uses the whole grid.
+# as blocks. The book shows γ = 0.2, 0.5, 0.8 at λ = 0.01 for its phases 1, 2, 3: in phase 1 the neurons keep
+# independent directions (low cosine), in phase 2 they condense slightly, in phase 3 they gather in a few isolated
+# directions, groups of high cosine. On our shifted γ axis phase 1 is γ = 0.2, and phase 3 is reached at γ = 1.4
+# with λ = 0.1 (strong control; at λ = 0.01 γ = 1.4 still fits slowly); we show γ = 0.2, 0.5, 0.8 and 1.4
+# at λ = 0.01. Each title gives the mean |cos| and the share of neurons that 图13.11 would put in a group: those with a
+# cosine > 0.7 to another neuron.
 
 # %%
 cond = complexity.grid_measure(run, "wq_condensation")  # (γ, λ) → mean |cos| of the W_Q(1) neurons
+grouped = complexity.grid_measure(run, "wq_grouped")  # (γ, λ) → share of neurons with cos > 0.7 to another one
 rho_cond = complexity.rank_correlation([g for g, _ in cond], list(cond.values()))
 fig, axes = panels(4, width=3.0, height=2.9)
 for ax, g in zip(axes, (0.2, 0.5, 0.8, 1.4)):
     w = model.member_weight("w_q", run.members(g, 0.01)[0], layer=0).numpy()
     ax.imshow(attention.sorted_neuron_cosine(w), cmap="RdBu_r", vmin=-1, vmax=1)
-    ax.set(title=f"γ = {g}, λ = 0.01: |cos| {cond[(g, 0.01)]:.2f}", xlabel="neuron", ylabel="neuron")
+    ax.set(title=f"γ = {g}: |cos| {cond[(g, 0.01)]:.2f}, grouped {grouped[(g, 0.01)]:.0%}", xlabel="neuron",
+           ylabel="neuron")
     ax.grid(False)
 plt.show()
 print("mean |cos| of W_Q(1) neurons:", {f"γ={g},λ={l}": round(v, 2) for (g, l), v in cond.items()},
       f"Spearman ρ(γ, |cos|) = {rho_cond:.2f}")
+print("share of grouped W_Q(1) neurons:", {f"γ={g},λ={l}": round(v, 2) for (g, l), v in grouped.items()})
 
 # %% [markdown]
-# The claim: Spearman's rank correlation ρ between γ and the mean |cos| over the 10 cells of the grid is
-# ≥ 0.7 (tied γ values — one per λ — share their average rank; an earlier version broke the ties by
-# the order of λ, which credited the effect of λ to γ), and the mean over both λ at γ = 1.4 is at least
-# twice that at γ = 0.2.
+# The claim is the book's phase 3, at the grid's phase-3 end γ = 1.4, with λ = 0.1 (strong control) and with the
+# book's λ = 0.01: at least half of the query neurons have a cosine > 0.7 with another neuron (the book's grouping
+# threshold of 图13.11) and their mean |cos| is ≥ 0.3 — about twice what independent random directions in 32 dimensions
+# give (0.14). Its negative control (`tests/test_controls_ch13.py`) runs the same check on the γ = 0.2 cells of the
+# grid, the book's phase 1, and it fails there: no neuron is grouped. On tuning seeds (data seeds 100–104) phase 3 had
+# 81–100 % of its neurons grouped and mean |cos| 0.43–0.75, phase 1 none and 0.15–0.18. Phase 2's slight condensation
+# in between is not claimed; the rank correlation printed above shows the whole γ-trend (the previous version of the
+# claim, ρ ≥ 0.7 and a factor 2 between γ = 1.4 and 0.2, held on 19 of seeds 0–19, but no trained setting the book
+# contrasts with lacked the trend). The claim changed after seeds 0–19 were seen, so `COMPANION_SEED` 500–519 validate
+# it.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -425,23 +439,30 @@ depth_cond = complexity.run_depth_condensation(
     **pick(quick=dict(n_train=4000, n_test=300, d_model=16),
            full=dict(n_train=20000, n_test=1000, d_model=64, lr=3e-3, batch_size=128),
            smoke=dict(n_train=20000, n_test=100, d_model=64, lr=3e-3, batch_size=128)))
-fig, axes = panels(len(DEPTHS) * len(DEPTH_GAMMAS), width=2.1, height=2.0, nrows=len(DEPTHS))
+fig, axes = panels(len(DEPTHS) * len(DEPTH_GAMMAS), width=2.4, height=2.1, nrows=len(DEPTHS))
 for i, depth in enumerate(DEPTHS[::-1]):  # deepest on top, as in the book
     row = len(DEPTHS) - 1 - i
     for j, g in enumerate(DEPTH_GAMMAS):
         ax = axes[i * len(DEPTH_GAMMAS) + j]
         ax.imshow(depth_cond.cosine[row, j], cmap="RdBu_r", vmin=-1, vmax=1)
-        ax.set(title=f"depth {depth}, γ = {g}: {depth_cond.condensation[row, j]:.2f}", xticks=[], yticks=[])
+        ax.set(title=f"depth {depth}, γ = {g}: {depth_cond.condensation[row, j]:.2f}, "
+                     f"{depth_cond.grouped[row, j]:.0%}", xticks=[], yticks=[])
         ax.grid(False)
 plt.show()
 print(f"{depth_cond.seconds:.0f} CPU-s; ID accuracy after the short training:",
       {f"depth {d}": np.round(a, 2).tolist() for d, a in zip(DEPTHS, depth_cond.id_accuracy)})
 
 # %% [markdown]
-# The claim, with the thresholds of the 图13.10 claim applied at **every** depth: Spearman's ρ between γ and
-# the mean |cos| of the W^{Q(1)} neurons ≥ 0.7, and the largest γ at least twice as condensed as the
-# smallest. Over `COMPANION_SEED` = 0–19 it held on 19 (seed 11: a ratio of 1.995 at depth 3), with a
-# median margin of 0.14 (ρ = 0.8 against 0.7 at the tightest depth); 13 CPU-s per seed.
+# The claim, with the conditions of the 图13.10 claim applied at **every** depth to the largest γ (1.2): at
+# least half of the query neurons grouped (cosine > 0.7 with another neuron) and mean |cos| ≥ 0.3 (independent
+# random directions in 16 dimensions: 0.20). The titles above give both (mean |cos|, share grouped). Its negative
+# control applies it to the smallest γ, 0.3, at every depth: the book's own 图13.11 starts there, between its phase
+# 1 (γ = 0.2) and phase 2 (near 0.5) and nearer phase 1, and so it is on our grid (γ = 0.2 slow-fitting phase 1,
+# γ = 0.5 fits ID). After 300 steps no model of this run has fitted anything, so the phase is read from γ, not
+# from the accuracies. On tuning seeds (data seeds 100–104) γ = 1.2 had 69–100 % of its neurons grouped
+# and mean |cos| 0.43–0.87, γ = 0.3 at most 2 of 16 neurons grouped and 0.18–0.22. The γ values in between are not
+# claimed (the previous version, a rank correlation ≥ 0.7 over four γ values per depth, passed thinly: ρ moves in
+# steps of 0.2). The claim changed after seeds 0–19 were seen, so `COMPANION_SEED` 500–519 validate it.
 
 # %%
 # NBVAL_CHECK_OUTPUT

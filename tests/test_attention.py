@@ -49,6 +49,17 @@ def test_scores_reject_bad_positions():
         attention.broadcast_score(shift[0, 0], np.array([2]))
 
 
+def test_grouped_share_counts_neurons_with_an_aligned_partner():
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(64, 3))  # three directions in 64 dimensions, nearly orthogonal to each other
+    w = np.concatenate([base[:, [0, 0, 0]], base[:, [1, 1]], base[:, [2]]], axis=1)  # groups of 3, 2 and a loner
+    w = w + 0.05 * rng.normal(size=w.shape)
+    assert attention.grouped_share(w) == pytest.approx(5 / 6)
+    assert attention.grouped_share(-w[:, [0, 3]]) == 0.0  # neurons 0 and 3: different directions, no group
+    assert attention.grouped_share(np.concatenate([w[:, :1], -w[:, :1]], axis=1)) == 0.0  # opposite: cos = −1
+    assert attention.grouped_share(rng.normal(size=(32, 32))) == 0.0  # independent random directions
+
+
 def test_condensation_of_aligned_and_random_neurons():
     rng = np.random.default_rng(0)
     direction = rng.normal(size=(16, 1))

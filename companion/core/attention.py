@@ -11,7 +11,8 @@
   similarity (8.4) between the input-weight vectors of the neurons of W^{Q(1)} (the columns of W, through
   :func:`companion.core.neurons.cosine_similarity_matrix`), :func:`sorted_neuron_cosine` the same with
   aligned neurons grouped; :func:`condensation` is its mean absolute off-diagonal value (1 = all neurons
-  aligned, ≈ 0 = random directions).
+  aligned, ≈ 0 = random directions), :func:`grouped_share` the share of neurons that 图13.11 puts in a group
+  (cosine > 0.7 with another neuron).
 * PCA (图13.8, 图13.12): :func:`pca` projects rows on the leading principal components and
   :func:`explained_variance` gives their share of the variance (an ordered, nearly 1-D embedding
   of the numbers has a large share in two components).
@@ -182,6 +183,15 @@ def condensation(w: Tensor | np.ndarray) -> float:
     c = np.abs(neuron_cosine(w))
     d = c.shape[0]
     return float((c.sum() - np.trace(c)) / (d * (d - 1)))
+
+
+def grouped_share(w: Tensor | np.ndarray, above: float = 0.7) -> float:
+    """Share of the neurons of ``w`` (d_in, d_out) whose cosine with at least one *other* neuron exceeds ``above``:
+    the neurons 图13.11 groups (神经元按余弦相似度 > 0.7 分组); 0 for independent random directions in many
+    dimensions, 1 when every neuron shares its direction with another."""
+    c = neuron_cosine(w)
+    np.fill_diagonal(c, -np.inf)
+    return float((c.max(axis=1) > above).mean())
 
 
 def pca(rows: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.ndarray]:

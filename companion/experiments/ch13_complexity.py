@@ -29,8 +29,8 @@ import torch
 
 from companion.core.anchor_tasks import (BOOK_SHIFTS, AnchorData, TaskData, TrainedMembers, composite_task,
                                          swap_anchors, train_on_tasks)
-from companion.core.attention import (commutativity, condensation, explained_variance, masked_last_outputs,
-                                      sorted_neuron_cosine)
+from companion.core.attention import (commutativity, condensation, explained_variance, grouped_share,
+                                      masked_last_outputs, sorted_neuron_cosine)
 from companion.core.transformer import last_token_logits
 from companion.core.neurons import cosine_similarity_matrix
 from companion.kit.bounds import SEED, Bounds, integer, real
@@ -124,9 +124,15 @@ PHASE_TWO_CONTRAST = ClaimSpec("ch13.phase-two-contrast", "图13.6/13.8",
                                "ID (≥ 0.9) but treats (c, d) and (d, c) as two maps — commutativity < 0.7 (图13.6's "
                                "green triangles) and, with the key masked, separate clusters (merge ratio > 0.5, "
                                "图13.8's middle panel)", kind="exploration", validation_seeds=REVALIDATION_SEEDS)
+PHASE_THREE_GAMMA, PHASE_ONE_GAMMA = STRONG_CONTROL[0], 0.2  # the grid's γ of phase 3 (strong control) and of phase 1
+GROUPED_AT_LEAST, COS_AT_LEAST = 0.5, 0.3  # a condensed W^{Q(1)}: ≥ half its neurons grouped, mean |cos| ≥ 0.3
 WQ_CONDENSATION = ClaimSpec("ch13.wq-condensation", "图13.10",
-                            "condensation of the first-layer query neurons grows with γ: rank correlation ≥ 0.7 over "
-                            "the γ × λ grid, and γ = 1.4 at least twice as condensed as γ = 0.2 (both λ)")
+                            "at the grid's phase-3 end (γ = 1.4, with λ = 0.1 and with the book's λ = 0.01) the "
+                            "first-layer query neurons condense into groups: at least half of them have a cosine "
+                            "> 0.7 with another neuron (图13.11's grouping) and their mean |cos| is ≥ 0.3 "
+                            "(independent directions: 0.14); phase 1 (γ = 0.2) does not (the negative control). "
+                            "Phase 2's slight condensation in between is not asked",
+                            validation_seeds=REVALIDATION_SEEDS)
 EMBEDDING_ORDER = ClaimSpec("ch13.embedding-order", "图13.12",
                             "the number embeddings become low-dimensional as γ grows: the rank correlation between γ "
                             "and the top-2 PCA variance share is ≥ 0.7 over the γ × λ grid. Softer than the book, "
@@ -147,10 +153,12 @@ def grid_measure(run: CompositionRun, measure: str) -> dict[tuple[float, float],
     """Per (γ, λ) cell of ``run``, the mean over its members of ``measure``:
 
     ``"wq_condensation"`` — mean |cos| between the first-layer query neurons (图13.10);
+    ``"wq_grouped"`` — the share of those neurons with a cosine > 0.7 to another one (图13.11's grouping);
     ``"embedding_variance"`` — the top-2 PCA variance share of the number-token embeddings 20–99 (图13.12).
     """
     model = run.model()
     fns = {"wq_condensation": lambda k: condensation(model.member_weight("w_q", k, layer=0).numpy()),
+           "wq_grouped": lambda k: grouped_share(model.member_weight("w_q", k, layer=0).numpy()),
            "embedding_variance": lambda k: explained_variance(model.member_weight("w_em", k)[20:100].numpy())}
     if measure not in fns:
         raise ValueError(f"unknown measure {measure!r}; choose one of {', '.join(fns)}")
@@ -229,14 +237,24 @@ def check_commutativity(contrast: CompositionRun, weak: tuple[float, float] = WE
                                ood_accuracy=ood_weak, agreement_with_other_pair=other)
 
 
-def check_wq_condensation(run: CompositionRun) -> Verdict:
-    """图13.10: Spearman ρ(γ, mean |cos| of W_Q(1) neurons) ≥ 0.7 over the grid; γ = 1.4 ≥ 2 × γ = 0.2."""
-    cond = grid_measure(run, "wq_condensation")
-    rho = rank_correlation([g for g, _ in cond], list(cond.values()))
-    low, high = _over_lambda(cond, 0.2), _over_lambda(cond, 1.4)
-    return WQ_CONDENSATION.judge(threshold("Spearman ρ(γ, |cos|)", rho, ">=", 0.7),
-                                 threshold("|cos|(γ=1.4) / |cos|(γ=0.2)", high / low, ">=", 2.0),
-                                 cos_02=low, cos_14=high)
+def condensation_conditions(grouped: float, cos: float, where: str) -> list:
+    """The two conditions of a condensed W^{Q(1)} (图13.10's phase 3, 图13.11): at least half of its neurons grouped
+    (cosine > 0.7 with another neuron) and mean |cos| ≥ 0.3.  ``where`` names the setting in the conditions."""
+    return [threshold(f"grouped neurons, {where}", grouped, ">=", GROUPED_AT_LEAST),
+            threshold(f"mean |cos|, {where}", cos, ">=", COS_AT_LEAST)]
+
+
+def check_wq_condensation(run: CompositionRun, gamma: float = PHASE_THREE_GAMMA,
+                          lams: Sequence[float] = (0.01, 0.1)) -> Verdict:
+    """图13.10, phase 3: at ``gamma`` (default the grid's phase-3 γ = 1.4) the W^{Q(1)} neurons of every λ in
+    ``lams`` (the book's 0.01 and the strong control's 0.1) are condensed (:func:`condensation_conditions`, on means
+    over a cell's members).  The negative control reads phase 1 (γ = 0.2): "在阶段 1，输入权重没有表现出显著的凝聚"
+    (§13.5.1)."""
+    cos, grouped = grid_measure(run, "wq_condensation"), grid_measure(run, "wq_grouped")
+    if missing := [lam for lam in lams if (gamma, lam) not in cos]:
+        raise ValueError(f"no cell with gamma={gamma}, lambda in {missing}; cells are {sorted(cos)}")
+    return WQ_CONDENSATION.judge(*[c for lam in lams for c in condensation_conditions(
+        grouped[(gamma, lam)], cos[(gamma, lam)], f"γ={gamma} λ={lam}")])
 
 
 def check_embedding_order(run: CompositionRun) -> Verdict:
@@ -263,6 +281,7 @@ class DepthCondensation:
     gammas: tuple[float, ...]
     depths: tuple[int, ...]
     condensation: np.ndarray  # (D, G) mean |cos| between the first-layer query neurons
+    grouped: np.ndarray  # (D, G) share of those neurons with a cosine > 0.7 to another (图13.11's grouping)
     cosine: np.ndarray  # (D, G, d, d) their cosine matrices, aligned neurons grouped (图13.11's panels)
     id_accuracy: np.ndarray  # (D, G) final ID accuracy (how far the training got)
     seconds: float  # CPU seconds of the training runs
@@ -273,34 +292,35 @@ def run_depth_condensation(gammas: Sequence[float], depths: Sequence[int], *, la
                            lr: float = 1e-2, batch_size: int = 64) -> DepthCondensation:
     """图13.11: for every depth one batched run of the composite task over ``gammas`` (λ = ``lam``, data seed
     ``seed``, each run cached by :func:`run_composition`), and the condensation of its W^{Q(1)} neurons."""
-    cond, cos, acc, seconds = [], [], [], 0.0
+    cond, grouped, cos, acc, seconds = [], [], [], [], 0.0
     for depth in depths:
         run = run_composition([(g, lam, seed) for g in gammas], n_train=n_train, n_test=n_test, d_model=d_model,
                               n_layers=depth, steps=steps, lr=lr, batch_size=batch_size, record_every=steps)
         model = run.model()
         w_q = [model.member_weight("w_q", k, layer=0).numpy() for k in range(len(gammas))]
         cond.append([condensation(w) for w in w_q])
+        grouped.append([grouped_share(w) for w in w_q])
         cos.append([sorted_neuron_cosine(w) for w in w_q])
         acc.append(run.accuracy["ID"][-1])
         seconds += run.seconds
     return DepthCondensation(tuple(float(g) for g in gammas), tuple(int(d) for d in depths), np.asarray(cond),
-                             np.asarray(cos), np.asarray(acc), seconds)
+                             np.asarray(grouped), np.asarray(cos), np.asarray(acc), seconds)
 
 
 WQ_DEPTH = ClaimSpec("ch13.wq-depth", "图13.11",
-                     "at every depth, condensation of the first-layer query neurons grows with γ: rank correlation "
-                     "≥ 0.7 over the γ values, and the largest γ at least twice as condensed as the smallest")
+                     "at every depth (2, 3, 4) the first-layer query neurons of the largest γ (1.2) condense into "
+                     "groups — at least half of them have a cosine > 0.7 with another neuron and their mean |cos| is "
+                     "≥ 0.3 — and those of the smallest γ (0.3, the phase-1 side) do not (the negative control). "
+                     "The γ values in between are not asked", validation_seeds=REVALIDATION_SEEDS)
 
 
-def check_wq_depth(result: DepthCondensation) -> Verdict:
-    """图13.11: per depth, Spearman ρ(γ, mean |cos| of W_Q(1) neurons) ≥ 0.7 and |cos|(γ_max)/|cos|(γ_min) ≥ 2."""
-    lo, hi = int(np.argmin(result.gammas)), int(np.argmax(result.gammas))
-    conditions = []
-    for d, row in zip(result.depths, result.condensation):
-        conditions.append(threshold(f"ρ(γ, |cos|), depth {d}", rank_correlation(result.gammas, row), ">=", 0.7))
-        conditions.append(threshold(f"|cos| ratio γ={result.gammas[hi]}/γ={result.gammas[lo]}, depth {d}",
-                                    row[hi] / row[lo], ">=", 2.0))
-    return WQ_DEPTH.judge(*conditions)
+def check_wq_depth(result: DepthCondensation, gamma: float | None = None) -> Verdict:
+    """图13.11: at every depth the W^{Q(1)} neurons of ``gamma`` (default the largest γ of the run) are condensed
+    (:func:`condensation_conditions`).  The negative control reads the smallest γ, on the phase-1 side of the grid."""
+    gamma = max(result.gammas) if gamma is None else gamma
+    j = result.gammas.index(gamma)
+    return WQ_DEPTH.judge(*[c for d, grouped, cos in zip(result.depths, result.grouped, result.condensation)
+                            for c in condensation_conditions(grouped[j], cos[j], f"γ={gamma} depth {d}")])
 
 
 # ------------------------------------------------------------------------------ 图13.8: key masked
