@@ -32,6 +32,9 @@ Splits (§12.5.1):
   in training; their test set measures task generalisation (OOD), the test data of the trained pairs
   data generalisation (ID).
 
+:func:`embedding_order` measures how far a trained token table orders the numbers (图12.7, 图13.12): how much
+closer in value a number's nearest neighbours in embedding space are than random numbers.
+
 :func:`train_on_tasks` trains one :class:`~companion.core.transformer.Transformer` member per task (its own
 data, its own γ and λ) as one batched ensemble, on the last token (§12.8).
 
@@ -513,6 +516,27 @@ def swap_anchors(data: AnchorData) -> AnchorData:
     x, rows = data.x.clone(), torch.arange(len(data))
     x[rows, data.key_pos + 1], x[rows, data.key_pos + 2] = data.x[rows, data.key_pos + 2], data.x[rows, data.key_pos + 1]
     return AnchorData(x, data.y, data.key_pos, data.anchors.flip(1))
+
+
+# ------------------------------------------------------------------------------ number embeddings
+def embedding_order(embeddings: np.ndarray, values: np.ndarray | None = None, k: int = 5) -> float:
+    """How much an embedding encodes the order of the numbers it embeds (图12.7, 图13.12).
+
+    For every number, the mean |value difference| to its ``k`` nearest neighbours in embedding space
+    (Euclidean), averaged; returned as the ratio of the same mean for neighbours drawn at random (all other
+    numbers) to it: ≈ 1 for an embedding blind to order, large when neighbours in space are neighbours in value.
+    """
+    e = np.asarray(embeddings, dtype=float)
+    v = np.arange(len(e), dtype=float) if values is None else np.asarray(values, dtype=float)
+    if not 1 <= k < len(e):
+        raise ValueError(f"k must lie in [1, {len(e) - 1}], got {k}")
+    dist = ((e[:, None] - e[None]) ** 2).sum(-1)
+    np.fill_diagonal(dist, np.inf)
+    nearest = np.argsort(dist, axis=1)[:, :k]
+    gap = np.abs(v[:, None] - v[None])
+    knn = gap[np.arange(len(e))[:, None], nearest].mean()
+    random = gap.sum() / (len(e) * (len(e) - 1))
+    return float(random / knn)
 
 
 # ------------------------------------------------------------------------------ training

@@ -21,9 +21,9 @@ from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
 
 from companion.core.anchor_tasks import (BOOK_SHIFTS, SPLITS, AnchorData, TaskData, TrainedMembers,
-                                         classification_task, composite_task, identity_task, multi_anchor_id_ood_task,
-                                         multi_anchor_task, reading_task, recitation_task, statistical_task,
-                                         synonym_task, train_on_tasks, working_memory_task)
+                                         classification_task, composite_task, embedding_order, identity_task,
+                                         multi_anchor_id_ood_task, multi_anchor_task, reading_task, recitation_task,
+                                         statistical_task, synonym_task, train_on_tasks, working_memory_task)
 from companion.core import train as engine
 from companion.core.classify import first_step
 from companion.core.attention import (anchor_top_ratio, attention_maps, broadcast_score, masked_last_outputs,
@@ -664,26 +664,6 @@ def check_working_memory(grid: TaskGrid, task: str = "working_memory") -> Verdic
                                 train_accuracy=grid.final("train", task))
 
 
-def embedding_order(embeddings: np.ndarray, values: np.ndarray | None = None, k: int = 5) -> float:
-    """How much an embedding encodes the order of the numbers it embeds (图12.7).
-
-    For every number, the mean |value difference| to its ``k`` nearest neighbours in embedding space
-    (Euclidean), averaged; returned as the ratio of the same mean for neighbours drawn at random (all other
-    numbers) to it: ≈ 1 for an embedding blind to order, large when neighbours in space are neighbours in value.
-    """
-    e = np.asarray(embeddings, dtype=float)
-    v = np.arange(len(e), dtype=float) if values is None else np.asarray(values, dtype=float)
-    if not 1 <= k < len(e):
-        raise ValueError(f"k must lie in [1, {len(e) - 1}], got {k}")
-    dist = ((e[:, None] - e[None]) ** 2).sum(-1)
-    np.fill_diagonal(dist, np.inf)
-    nearest = np.argsort(dist, axis=1)[:, :k]
-    gap = np.abs(v[:, None] - v[None])
-    knn = gap[np.arange(len(e))[:, None], nearest].mean()
-    random = gap.sum() / (len(e) * (len(e) - 1))
-    return float(random / knn)
-
-
 @cached
 def embedding_tsne(run: CompositeRun, member: str | Sequence = "multi_anchor", seed: int = 0,
                    perplexity: float = 15.0) -> tuple[np.ndarray, np.ndarray]:
@@ -703,8 +683,8 @@ EMBEDDING_ORDER = ClaimSpec("ch12.embedding-order", "图12.7",
 
 
 def check_embedding_order(run: CompositeRun, member: str | Sequence = "multi_anchor") -> Verdict:
-    """图12.7 (analogue): the 5-NN order ratio (:func:`embedding_order`) of the member's number embeddings ≥ 3;
-    the same ratio of its embeddings before training (≈ 1) is reported beside it."""
+    """图12.7 (analogue): the 5-NN order ratio (:func:`~companion.core.anchor_tasks.embedding_order`) of the
+    member's number embeddings ≥ 3; the same ratio of its embeddings before training (≈ 1) is reported beside it."""
     k = run.member(member)
     ratio = embedding_order(number_embeddings(run, k))
     before = embedding_order(number_embeddings(run, k, model=run.initial_model()))
