@@ -232,6 +232,27 @@ def test_a_sweep_merges_into_the_report_and_never_shrinks_it(tiny, tmp_path):
     assert sorted(again["chapters"]["ch97_tiny"]["seeds"]) == ["0", "1", "4"]
 
 
+def test_a_sweep_keeps_what_another_wrote_into_the_report_while_it_ran(tiny, tmp_path, monkeypatch):
+    """A sweep of hours and a --restamp or another sweep meanwhile: the later writer used to merge into the copy of
+    the report it had read at its start, and undo the other's results."""
+    other = second_chapter(tiny)
+    rep = tmp_path / "rep"
+    robustness.robustness([tiny], [0], out=rep, progress=False)
+    run_sweep = robustness.run_sweep
+
+    def meanwhile(*args, **kwargs):
+        items = run_sweep(*args, **kwargs)
+        monkeypatch.setattr(robustness, "run_sweep", run_sweep)
+        robustness.robustness([other], [0], out=rep, progress=False)  # written while this sweep "ran"
+        return items
+
+    monkeypatch.setattr(robustness, "run_sweep", meanwhile)
+    report = robustness.robustness([tiny], [1], out=rep, progress=False)
+    assert sorted(report["chapters"]) == ["ch97_tiny", "ch98_other"]
+    assert sorted(report["chapters"]["ch97_tiny"]["seeds"]) == ["0", "1"]
+    assert json.loads((rep / "report.json").read_text()) == report
+
+
 def test_a_report_that_cannot_take_the_results_is_refused_before_anything_runs(tiny, tmp_path, monkeypatch, capsys):
     rep = tmp_path / "rep"
     robustness.robustness([tiny], [0, 1], out=rep, progress=False)

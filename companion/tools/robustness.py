@@ -626,6 +626,13 @@ def robustness(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, job
         raise ConfigError("the cache holds no run of these chapters and seeds for the current code; nothing was "
                           "written (run without --cached-only)")
     wall = None if cached_only else time.perf_counter() - start
+    # Read the report again: another sweep or a --restamp may have written it while this one ran (hours, maybe);
+    # merging into the copy read at the start would silently undo what they wrote.
+    old = read_report(path)
+    problem = merge_conflict(old, profile, planned)
+    if problem:
+        raise ConfigError(f"will not merge into {str(path)!r}: {problem} (it changed while the sweep ran; the runs are "
+                          "cached: run the sweep again to merge them)")
     try:
         report = merge(old, summarise(items, seeds, wall_seconds=wall, jobs=jobs, profile=profile))
     except ConfigError as exc:
