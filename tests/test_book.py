@@ -138,6 +138,12 @@ def test_a_chapter_page_shows_each_claims_robustness_under_its_verdict(tmp_path:
     assert lines[1] == ("  ↳ robustness: holds on 19 of 20 seeds (500–519); an identity: it verifies the mathematics, it "
                         "reproduces no phenomenon") and lines[2].startswith("  measured")
     assert "↳" not in nb.cells[1].outputs[1]["text"]
+    # the count on the chapter's other seeds is shown beside it (ch12.working-memory: 20/20 on 0–19, 15/20 on 500–519)
+    report["claims"]["ch04.fp-order"]["other_seeds"] = {"passed": 15, "runs": 20}
+    nb = nbformat.read(tmp_path / "ch04_x.ipynb", as_version=4)
+    site.annotate_claims(nb, report, [], "en")
+    assert nb.cells[1].outputs[0]["text"].splitlines()[1].startswith(
+        "  ↳ robustness: holds on 19 of 20 seeds (500–519); on its chapter's other seeds 15 of 20; an identity")
     nb = nbformat.read(tmp_path / "ch04_x.ipynb", as_version=4)
     site.annotate_claims(nb, report, ["ch04_x"], "zh")
     assert nb.cells[1].outputs[0]["text"].splitlines()[1].startswith("  ↳ 稳健性：报告早于本章当前的代码")

@@ -446,8 +446,8 @@ def drop_test_markers(nb: nbformat.NotebookNode) -> None:
 
 def robustness_line(entry: dict, stale: bool, language: str) -> str:
     """The line shown under a claim's verdict on its chapter page: its kind (an identity or exploration says so) and
-    its pass count on its validation seeds in the committed robustness report (or that the report is older than the
-    chapter's code)."""
+    its pass count on its validation seeds in the committed robustness report, with its count on the other seeds its
+    chapter ran (or that the report is older than the chapter's code)."""
     from companion.tools.robustness import claim_kind, seed_text
 
     kind = claim_kind(entry)
@@ -459,6 +459,9 @@ def robustness_line(entry: dict, stale: bool, language: str) -> str:
     else:
         counts = tr("robustness: holds on {passed} of {runs} seeds ({seeds})", language).format(
             passed=entry["passed"], runs=entry["runs"], seeds=seeds)
+        others = entry.get("other_seeds")
+        if others and others.get("runs"):  # the seeds its chapter also ran: shown, never hidden behind the count
+            counts += "; " + tr("on its chapter's other seeds {passed} of {runs}", language).format(**others)
     words = {IDENTITY: tr("an identity: it verifies the mathematics, it reproduces no phenomenon", language),
              EXPLORATION: tr("an exploration: its rate, not a verdict", language)}
     return "  ↳ " + "; ".join([counts, *([words[kind]] if kind in words else [])])
