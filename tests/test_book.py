@@ -116,6 +116,13 @@ def test_robustness_page_lists_pass_counts_margins_and_marks_stale_chapters() ->
     assert "| `ch07.sw-sign` | 图7.4 | 15/20 | never | +2 sd | 0–19 | stale |" in page
     assert "| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | 19/20 | 30 | `abc` | ✔ meets" in page
     assert "`ch07_phase_diagram` changed since this report was made" in page
+    import copy
+    further = copy.deepcopy(REPORT)  # the count on the other seeds the chapter ran: in-sample or further seeds
+    further["claims"]["ch04.fp-order"]["other_seeds"] = {"passed": 15, "runs": 20}
+    further["claims"]["ch07.sw-sign"] |= {"other_seeds": {"passed": 20, "runs": 20},
+                                          "validation_seeds": list(range(500, 520))}
+    page = site.robustness_markdown(further, stale=[])
+    assert "| 0–19 · other seeds 15/20 | ✔ |" in page and "| 500–519 · in-sample 20/20 |" in page
     fresh = site.robustness_markdown(REPORT, stale=[])
     assert "✘ below" in fresh and "changed since" not in fresh
     assert "No robustness report" in site.robustness_markdown(None, [])

@@ -263,15 +263,17 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
 
 
 def _validation_cell(claim: dict, language: str) -> str:
-    """The seeds that validate a claim, e.g. ``0–19``; for one changed after its 0–19 results were seen, ``500–519``
-    and its pass count on the other seeds its chapter ran (those it was changed on), marked in-sample."""
+    """The seeds that validate a claim, e.g. ``0–19``, and its pass count on the other seeds its chapter ran: for one
+    changed after its 0–19 results were seen (validated on ``500–519``) those are marked in-sample; for the others
+    they are further seeds, shown as such (ch12.working-memory: 0–19 · other seeds 15/20)."""
     from companion.tools.robustness import seed_text
 
     seeds = seed_text(claim.get("validation_seeds") or range(20))
     extra = claim.get("other_seeds")
-    if extra and seeds != "0-19":
-        return seeds.replace("-", "–") + " · " + tr("in-sample {passed}/{runs}", language).format(**extra)
-    return seeds.replace("-", "–")
+    if not extra or not extra.get("runs"):
+        return seeds.replace("-", "–")
+    words = tr("in-sample {passed}/{runs}", language) if seeds != "0-19" else tr("other seeds {passed}/{runs}", language)
+    return seeds.replace("-", "–") + " · " + words.format(**extra)
 
 
 def read_robustness(path: Path | None = None) -> tuple[dict | None, list[str]]:
