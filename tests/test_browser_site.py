@@ -175,7 +175,7 @@ SEARCH_TERMS = {
     "锐度": "ch11_flatness", "渐进锐化": "ch11_flatness", "锚函数": "ch12_anchor_functions",
     "阅读理解": "ch12_anchor_functions", "任务泛化": "ch12_anchor_functions", "复杂度控制": "ch13_complexity_control",
     "初始化率": "ch13_complexity_control", "顿悟": "ch14_more_phenomena", "双下降": "ch14_more_phenomena",
-    "上下文内学习": "ch14_more_phenomena", "彩票假设": "ch14_more_phenomena", "隐式梯度下降": "ch14_more_phenomena",
+    "上下文学习": "ch14_more_phenomena", "彩票假设": "ch14_more_phenomena", "隐式梯度下降": "ch14_more_phenomena",
     "雅可比迭代": "ch15_pinns", "物理驱动的神经网络": "ch15_pinns",
 }
 
