@@ -7,6 +7,7 @@ A tiny chapter written for the test is run through the same runner as ``reproduc
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 import nbformat
@@ -14,6 +15,29 @@ import pytest
 from browser_support import PageLog, launch, require_chromium, serve
 
 from companion.tools import reproduction, runner, site
+
+
+@contextmanager
+def report_page(tmp_path, name: str, text: str):
+    """Run the chapter ``text`` (saved as ``name``.py) through the runner, write its report page and open it in
+    Chromium: yields (the run, the page, its console log); the browser is closed afterwards."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    source = tmp_path / f"{name}.py"
+    source.write_text(text)
+    out = tmp_path / "reproduced"
+    run = runner.run_chapter(source, out, seed=0)
+    reproduction.write_index([run], out, "quick", 0)
+    with serve(out) as url, sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page()
+        log = PageLog(page)
+        page.goto(f"{url}/index.html")
+        try:
+            yield run, page, log
+        finally:
+            browser.close()
 
 CHAPTER = '''# %% [markdown]
 # ## 1. Two lines (图3.2)
@@ -31,19 +55,7 @@ show(ClaimSpec("ch95.fails", "图3.2", "two is less than one").judge(compare("tw
 
 
 def test_the_report_page_shows_each_claim_with_its_verdict_and_figure(tmp_path):
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    source = tmp_path / "ch95_report.py"
-    source.write_text(CHAPTER)
-    out = tmp_path / "reproduced"
-    run = runner.run_chapter(source, out, seed=0)
-    reproduction.write_index([run], out, "quick", 0)
-    with serve(out) as url, sync_playwright() as playwright:
-        browser = launch(playwright)
-        page = browser.new_page()
-        log = PageLog(page)
-        page.goto(f"{url}/index.html")
+    with report_page(tmp_path, "ch95_report", CHAPTER) as (_, page, log):
         assert page.locator("#summary").inner_text() == "1 of 2 claims hold; 0 of 1 chapters ran clean."
         holds = page.locator("[data-claim='ch95.holds']")
         assert holds.locator("b").inner_text() == "holds" and "one = 1 < two = 2" in holds.inner_text()
@@ -53,7 +65,6 @@ def test_the_report_page_shows_each_claim_with_its_verdict_and_figure(tmp_path):
         assert image.evaluate("img => img.complete && img.naturalWidth > 100")  # the PNG loaded
         assert "torch" in page.locator("#run").inner_text()
         page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-        browser.close()
     assert log.errors == []
 
 
@@ -81,27 +92,14 @@ show(ClaimSpec("ch94.table", "表3.1", "a table listed after figures").judge(com
 def test_a_claim_sits_beside_the_figure_it_names_in_a_range_or_a_list(tmp_path):
     """A section headed "(图3.1–3.3)" draws 图3.2 too, and "(图3.5, 3.6, 表3.1)" draws 图3.6 and 表3.1: a claim on any
     of them shows that section's figure (the report once read such headings as their first figure alone)."""
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    source = tmp_path / "ch94_ranges.py"
-    source.write_text(RANGES)
-    out = tmp_path / "reproduced"
-    run = runner.run_chapter(source, out, seed=0)
-    assert [f.path.name for f in run.figures] == ["fig3.1_3.2_3.3.png", "fig3.5_3.6_tab3.1.png"]
-    reproduction.write_index([run], out, "quick", 0)
-    with serve(out) as url, sync_playwright() as playwright:
-        browser = launch(playwright)
-        page = browser.new_page()
-        log = PageLog(page)
-        page.goto(f"{url}/index.html")
+    with report_page(tmp_path, "ch94_ranges", RANGES) as (run, page, log):
+        assert [f.path.name for f in run.figures] == ["fig3.1_3.2_3.3.png", "fig3.5_3.6_tab3.1.png"]
         for claim, figure in (("ch94.middle", "fig3.1_3.2_3.3.png"), ("ch94.listed", "fig3.5_3.6_tab3.1.png"),
                               ("ch94.table", "fig3.5_3.6_tab3.1.png")):
             image = page.locator(f"[data-claim='{claim}'] img")
             assert image.count() == 1, f"{claim}: {image.count()} figures beside it"
             assert image.get_attribute("src") == f"ch94_ranges/{figure}"
             assert image.evaluate("img => img.complete && img.naturalWidth > 100")
-        browser.close()
     assert log.errors == []
 
 
