@@ -286,3 +286,25 @@ def test_no_table_is_cut_off_at_a_laptops_or_a_phones_width(width: int, language
             cut[page] = found
     tab.close()
     assert not cut, f"tables cut off at {width} px: {cut}"
+
+
+@pytest.mark.parametrize("language", site.EDITIONS)
+def test_a_figure_and_an_explorers_picture_enlarge_on_a_click(language: str, site_url: str, browser: Any) -> None:
+    """图4.7 was shown at half its drawn size (tick labels about 5 px) and no figure could be enlarged: a click on a
+    figure, or on the explorer's picture, shows it over the page far larger, and a click or Escape closes it."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    tab.goto(_url(site_url, "ch04_frequency_principle", language), wait_until="load")
+    for selector in ("main .cell_output img", "main img.companion-explorer-figure"):
+        picture = tab.locator(selector).first
+        picture.scroll_into_view_if_needed()
+        shown = picture.evaluate("img => img.getBoundingClientRect().width")
+        assert picture.get_attribute("title") == {"en": "Click to enlarge", "zh": "点击放大"}[language]
+        picture.click()
+        enlarged = tab.locator(".companion-enlarged img")
+        assert enlarged.count() == 1, f"{selector}: a click enlarged nothing"
+        assert enlarged.get_attribute("src") == picture.evaluate("img => img.currentSrc || img.src")
+        width = enlarged.evaluate("img => img.getBoundingClientRect().width")
+        assert width >= 1.5 * shown, f"{selector}: enlarged to {width:.0f} px from {shown:.0f} px"
+        tab.keyboard.press("Escape") if selector.endswith("figure") else tab.locator(".companion-enlarged").click()
+        assert tab.locator(".companion-enlarged").count() == 0, f"{selector}: the enlarged picture did not close"
+    tab.close()
