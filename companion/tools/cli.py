@@ -28,7 +28,8 @@ bench, book}``.
 * ``translate [ch04 …] [--update]`` — check the Chinese edition against the English source (exit status 1 when
   a cell or text has no translation or its English changed); ``--update`` adds what is missing as todo entries;
 * ``bench`` — run the timing scripts of ``benchmarks/``;
-* ``book`` — build the book site from the committed notebooks into ``book/_build/html``.
+* ``book`` — build the book site from the committed notebooks into ``book/_build/html``; ``--repository URL``
+  gives it a repository link and launch buttons (:mod:`companion.tools.launch`).
 """
 
 from __future__ import annotations
@@ -327,6 +328,12 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("bench", help="run the benchmarks in benchmarks/")
     p = sub.add_parser("book", help="build the book site (Jupyter Book) from the committed notebooks")
     p.add_argument("--out", default=str(catalog.ROOT / "book"), help="the site goes to OUT/_build/html")
+    p.add_argument("--repository", default=None, metavar="URL",
+                   help="the repository's GitHub address (https://github.com/OWNER/REPO): every page links to it and "
+                        "every chapter page gets launch buttons (Binder, Colab) that open its notebook there "
+                        "(default: repository.url of book/_config.yml, empty: no buttons)")
+    p.add_argument("--jupyterhub", default=None, metavar="URL",
+                   help="a JupyterHub with nbgitpuller: a launch button for it too (with a repository)")
     args = parser.parse_args(argv)
     previous = sigterm_as_interrupt()
     try:
@@ -345,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
             from companion.tools.site import build
 
             try:
-                print(f"built {build(writable_folder(args.out)) / 'index.html'}")
+                html = build(writable_folder(args.out), repository=args.repository, jupyterhub=args.jupyterhub)
+                print(f"built {html / 'index.html'}")
             except RuntimeError as exc:  # the build's own output says what went wrong
                 error(exc)
                 return 1

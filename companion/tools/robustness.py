@@ -52,6 +52,7 @@ from companion.tools import catalog
 from companion.kit.cache import SWEEPS, memory, module_file, reachable_modules
 from companion.kit.claims import EXPLORATION, IDENTITY, KINDS, PHENOMENON, THIN_LINE, VALIDATION_SEEDS
 from companion.kit.config import ConfigError
+from companion.tools.launch import is_install_cell
 from companion.tools.runner import KernelDied, load_source, run_chapter
 
 REPORT_DIR = catalog.ROOT / "robustness"
@@ -84,9 +85,11 @@ def parse_seeds(text: str) -> list[int]:
 
 def chapter_code(source: Path) -> bytes:
     """The code cells of a chapter's jupytext source, in order: what a run executes.  Its markdown is left out,
-    so that rewording the text (or stating a measured pass rate) does not make a sweep's results stale."""
+    so that rewording the text (or stating a measured pass rate) does not make a sweep's results stale; so is its
+    install cell (tagged ``launch-install``, :mod:`companion.tools.launch`), a no-op where the companion is installed
+    that cannot change a result."""
     cells = load_source(source).cells
-    return "\n\0".join(c.source for c in cells if c.cell_type == "code").encode()
+    return "\n\0".join(c.source for c in cells if c.cell_type == "code" and not is_install_cell(c)).encode()
 
 
 def chapter_digest(chapter: catalog.Chapter) -> str:

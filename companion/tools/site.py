@@ -39,13 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import yaml
 
 from companion.kit import i18n
 from companion.kit.claims import (EXPLORATION, EXPLORATION_MARK, IDENTITY, IDENTITY_FAIL_MARK, IDENTITY_PASS_MARK,
                                    PASS_MARK, VERDICT_LINE, localize_verdict_line)
 from companion.kit.exercises import localize_feedback_line
 from companion.kit.i18n import tr
-from companion.tools import catalog, fidelity
+from companion.tools import catalog, fidelity, launch
 
 BOOK_DIR = catalog.ROOT / "book"
 #: The editions: English at the site's root, Chinese under ``zh/`` (hand-written pages in ``book/zh/``).
@@ -288,6 +289,9 @@ def read_robustness(path: Path | None = None) -> tuple[dict | None, list[str]]:
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+#: The landing page's section with the commands that open a chapter in JupyterLab (its label in book/intro.md, in
+#: both editions), and the launch buttons' paragraph when the site has a repository: where an explorer's note points.
+RUN_IT_YOURSELF = "intro.html#run-it-yourself"
 
 
 def _value_text(value: object) -> str:
@@ -316,10 +320,10 @@ def explorer_html(grid: dict, base: str, language: str = "en") -> str:
                        f"{{{', '.join(html.escape(_value_text(v)) for v in c['values'])}}}" for c in grid["controls"].values())
     others = tr("; the other controls at {values}", language).format(values=", ".join(fixed)) if fixed else ""
     note = ("<p class='companion-explorer-note'>" + tr(
-        "Precomputed without a kernel ({runs} runs, seed 0, quick profile): {listed}{others}. For any other value, open "
-        "this notebook in JupyterLab: its live explorer retrains as you move a control (<code>python -m companion "
-        "precompute</code> remakes these pictures).", language).format(runs=len(grid["points"]), listed=listed,
-                                                                       others=others) + "</p>")
+        "Precomputed without a kernel ({runs} runs, seed 0, quick profile): {listed}{others}. For any other value, "
+        "<a href=\"{run}\">open this notebook in JupyterLab</a>: its live explorer retrains as you move a control "
+        "(<code>python -m companion precompute</code> remakes these pictures).", language).format(
+        runs=len(grid["points"]), listed=listed, others=others, run=RUN_IT_YOURSELF) + "</p>")
     # the picture's alt text is made from these by book/_static/explorer.js: in the edition's words, like the labels
     controls = {n: {**c, "label": tr(c["label"], language)} for n, c in grid["controls"].items()}
     data = json.dumps({"title": tr(grid["title"], language), "controls": controls,
@@ -333,8 +337,9 @@ def explorer_html(grid: dict, base: str, language: str = "en") -> str:
 
 def live_only_note(language: str = "en") -> str:
     """What a page shows where a panel needs a kernel."""
-    return ("<p class='companion-explorer-note'>" + tr("This panel runs in a live kernel only: open the notebook in "
-                                                      "JupyterLab and run it to move its controls.", language) + "</p>")
+    return ("<p class='companion-explorer-note'>" + tr(
+        "This panel runs in a live kernel only: <a href=\"{run}\">open the notebook in JupyterLab</a> and run it to "
+        "move its controls.", language).format(run=RUN_IT_YOURSELF) + "</p>")
 
 
 def add_static_explorers(nb: nbformat.NotebookNode, slug: str, source: Path, grid_root: Path | None = None,
@@ -506,6 +511,7 @@ def edition_notebook(notebook: Path, source: Path, language: str,
     annotate_claims(nb, *robustness, language)
     localize_outputs(nb, language)
     drop_test_markers(nb)
+    launch.drop_install_cells(nb)
     markdown_title(nb, notebook.name)  # fail early, with the notebook's name, if a page would have no title
     add_static_explorers(nb, notebook.stem, source, language=language)
     add_solution_toggles(nb, notebook.stem, language)
@@ -535,35 +541,43 @@ def search_words(pages: Path) -> list[str]:
     return list(dict.fromkeys(words))
 
 
-def _configure_edition(source: Path, language: str) -> None:
+def _configure_edition(source: Path, language: str, repository: str | None = None, jupyterhub: str | None = None) -> dict:
     """Point the staged ``_config.yml`` at ``language``'s edition: its title, Sphinx's language and the switch to the
     other edition (:mod:`book._ext.companion_book`); for the Chinese edition, the words its search index must hold whole
-    (:func:`search_words`, a jieba user dictionary: Sphinx's ``html_search_options``)."""
-    config = (source / "_config.yml").read_text(encoding="utf-8")
+    (:func:`search_words`, a jieba user dictionary: Sphinx's ``html_search_options``); its launch settings made whole
+    (:func:`companion.tools.launch.configure`: ``repository`` and ``jupyterhub``, when given, replace the file's).
+    Returns the configuration's launch settings."""
+    settings = launch.configure(yaml.safe_load((source / "_config.yml").read_text(encoding="utf-8")), repository,
+                                jupyterhub)
+    config = yaml.safe_dump(settings, allow_unicode=True, sort_keys=False)
     title = tr("Deep-learning phenomena: an interactive companion", language)
     config = re.sub(r"^title: .*$", f"title: {json.dumps(title, ensure_ascii=False)}", config, count=1, flags=re.M)
     switch = {"href": "zh/", "label": "中文版"} if language == "en" else {"href": "../", "label": "English"}
-    settings = f"    language: {'zh_CN' if language == 'zh' else 'en'}\n" \
-               f"    companion_switch: {json.dumps(switch, ensure_ascii=False)}\n"
+    sphinx = f"    language: {'zh_CN' if language == 'zh' else 'en'}\n" \
+             f"    companion_switch: {json.dumps(switch, ensure_ascii=False)}\n"
     if language == "zh":
         if importlib.util.find_spec("jieba") is None:  # without it Sphinx indexes no Chinese word at all
             raise RuntimeError("the Chinese edition's search needs jieba: pip install -e '.[dev]' (it brings jieba)")
         words = source / "_search_words.txt"
         words.write_text("".join(f"{w}\n" for w in search_words(source)), encoding="utf-8")
-        settings += f"    html_search_options: {json.dumps({'dict': str(words.resolve())})}\n"
-    config = config.replace("  config:\n", "  config:\n" + settings, 1)
+        sphinx += f"    html_search_options: {json.dumps({'dict': str(words.resolve())})}\n"
+    config = config.replace("  config:\n", "  config:\n" + sphinx, 1)
     (source / "_config.yml").write_text(config, encoding="utf-8")
+    return {key: settings[key] for key in ("repository", "launch_buttons")}
 
 
-def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = None, language: str = "en") -> list[Path]:
+def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = None, language: str = "en",
+          repository: str | None = None, jupyterhub: str | None = None) -> list[Path]:
     """Write the source folder of ``language``'s edition of the book to ``source`` (emptied first); return the chapter
-    notebooks it holds.  The Chinese edition takes its hand-written pages from ``book/zh/``."""
+    notebooks it holds.  The Chinese edition takes its hand-written pages from ``book/zh/``.  ``repository`` and
+    ``jupyterhub`` set the launch buttons' repository and JupyterHub (:mod:`companion.tools.launch`; default: the
+    configuration's)."""
     if source.exists():
         shutil.rmtree(source)
     shutil.copytree(book_dir, source, ignore=shutil.ignore_patterns("_build", "__pycache__", ".*", *EDITIONS.values()))
     if language != "en":
         shutil.copytree(book_dir / EDITIONS[language], source, dirs_exist_ok=True)
-    _configure_edition(source, language)
+    launch_settings = _configure_edition(source, language, repository, jupyterhub)
     notebooks = chapter_notebooks(chapters_dir)
     robustness = read_robustness()
     for notebook in notebooks:
@@ -571,6 +585,7 @@ def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = N
     pages = [p.stem for p in notebooks]
     (source / "_toc.yml").write_text(toc_yaml(pages, language), encoding="utf-8")
     (source / "_chapter_map.md").write_text(chapter_map_markdown(pages, language), encoding="utf-8")
+    (source / "_launch.md").write_text(launch.launch_markdown(launch_settings, language), encoding="utf-8")
     (source / "claims.md").write_text(claims_markdown(notebooks, language), encoding="utf-8")
     (source / "coverage.md").write_text(fidelity.coverage_markdown(language), encoding="utf-8")
     (source / "robustness.md").write_text(robustness_markdown(*read_robustness(), language), encoding="utf-8")
@@ -592,21 +607,25 @@ def _jupyter_book(source: Path, out: Path, strict: bool) -> Path:
     return html
 
 
-def build(out: Path = BOOK_DIR, chapters_dir: Path | None = None, strict: bool = True) -> Path:
+def build(out: Path = BOOK_DIR, chapters_dir: Path | None = None, strict: bool = True, repository: str | None = None,
+          jupyterhub: str | None = None) -> Path:
     """Stage and build both editions under ``out/_build``; return the folder holding the English ``index.html``
     (the Chinese edition is its ``zh/`` folder).
 
-    With ``strict`` every Sphinx warning is an error (the build must be warning-free).
+    With ``strict`` every Sphinx warning is an error (the build must be warning-free).  ``repository`` (a GitHub
+    address) and ``jupyterhub`` give the pages a repository link and launch buttons (:mod:`companion.tools.launch`);
+    without them, ``book/_config.yml``'s settings hold (empty by default: no buttons).
     Raises RuntimeError with Jupyter Book's output if the build fails.
     """
     if importlib.util.find_spec("jupyter_book") is None:
         raise RuntimeError("Jupyter Book 1.x is not installed: pip install -e '.[dev]' (it brings jupyter-book<2)")
     out = Path(out).resolve()
-    stage(out / "_build" / "src", chapters_dir=chapters_dir)
+    stage(out / "_build" / "src", chapters_dir=chapters_dir, repository=repository, jupyterhub=jupyterhub)
     html = _jupyter_book(out / "_build" / "src", out, strict)
     for language, folder in EDITIONS.items():
         if folder:
             edition = out / "_build" / f"edition-{language}"
-            stage(edition / "src", chapters_dir=chapters_dir, language=language)
+            stage(edition / "src", chapters_dir=chapters_dir, language=language, repository=repository,
+                  jupyterhub=jupyterhub)
             shutil.copytree(_jupyter_book(edition / "src", edition, strict), html / folder)
     return html

@@ -1,0 +1,237 @@
+"""Launching a chapter elsewhere (companion/tools/launch.py): the site's launch buttons open each chapter's committed
+notebook, the install cell is a no-op where the companion is installed and leaves the robustness digest alone, and
+an explorer's "open this notebook in JupyterLab" leads to the commands that do it.
+
+The launch links are checked offline: a book of tiny notebooks named like the real chapters is built with a fake
+repository and JupyterHub, and every link's target must be a file of this repository.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import nbformat
+import pytest
+import yaml
+from browser_support import PageLog, built_site, launch, require_chromium, require_jupyter_book, serve
+
+from companion.tools import catalog, launch as launching, robustness, site
+
+REPOSITORY, BRANCH, HUB = "https://github.com/example/dl-phenomena-companion", "main", "https://hub.example.edu"
+NOTEBOOKS = site.chapter_notebooks()
+SERVICES = {"Binder", "Colab", "JupyterHub"}
+
+
+def repository_path(url: str) -> tuple[str, str]:
+    """The launch service a link opens and the repository file it opens there (``chapters/ch04_….ipynb``); each
+    service's own spelling of the repository and branch is checked on the way."""
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    owner_repo = REPOSITORY.removeprefix("https://github.com/")
+    if parts.netloc == "mybinder.org":
+        assert parts.path == f"/v2/gh/{owner_repo}/{BRANCH}", url
+        return "Binder", query["urlpath"][0].removeprefix("lab/tree/")
+    if parts.netloc == "colab.research.google.com":
+        prefix = f"/github/{owner_repo}/blob/{BRANCH}/"
+        assert parts.path.startswith(prefix), url
+        return "Colab", parts.path.removeprefix(prefix)
+    if url.startswith(HUB):  # nbgitpuller clones the repository into a folder named after it
+        assert query["repo"] == [REPOSITORY] and query["branch"] == [BRANCH], url
+        return "JupyterHub", query["urlpath"][0].removeprefix(f"lab/tree/{owner_repo.split('/')[1]}/")
+    raise AssertionError(f"a link to an unknown service: {url}")
+
+
+def launch_links(page: str) -> list[str]:
+    """The addresses in a built page's launch menu."""
+    menu = page.split('class="dropdown dropdown-launch-buttons"', 1)
+    if len(menu) == 1:
+        return []
+    return [html_lib.unescape(h) for h in re.findall(r'href="([^"]+)"', menu[1].split("</ul>", 1)[0])]
+
+
+def tiny_chapters(folder: Path) -> Path:
+    """A notebook per real chapter (same name), each a title, its install cell and one code cell."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for notebook in NOTEBOOKS:
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        install = nbformat.v4.new_code_cell(launching.install_cell(REPOSITORY))
+        install.metadata["tags"] = [launching.INSTALL_TAG]
+        nb.cells = [nbformat.v4.new_markdown_cell(f"# {site.notebook_title(notebook)}\n\nText."), install,
+                    nbformat.v4.new_code_cell("x = 1")]
+        nbformat.write(nb, folder / notebook.name)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def launch_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both editions of a book of tiny chapters, built (strict) with a repository and a JupyterHub."""
+    require_jupyter_book()
+    base = tmp_path_factory.mktemp("launch")
+    return site.build(base / "out", chapters_dir=tiny_chapters(base / "chapters"), repository=REPOSITORY + "/",
+                      jupyterhub=HUB)
+
+
+def test_every_launch_link_opens_its_chapters_committed_notebook(launch_site: Path) -> None:
+    """Each chapter page of both editions launches on Binder, Colab and the JupyterHub the repository's own
+    ``chapters/<page>.ipynb`` (the page itself is a staged copy that is not in the repository); Binder finds its
+    environment in ``binder/``; every page links to the repository; the site does not show the install cell."""
+    for folder in ("", "zh/"):
+        for notebook in NOTEBOOKS:
+            page = (launch_site / f"{folder}{notebook.stem}.html").read_text(encoding="utf-8")
+            targets = dict(repository_path(url) for url in launch_links(page))
+            assert set(targets) == SERVICES, f"{folder}{notebook.stem}: {sorted(targets)}"
+            for service, path in targets.items():
+                assert path == f"chapters/{notebook.name}", (folder, service, path)
+                assert (catalog.ROOT / path).is_file(), f"{service} would open {path}, which is not in the repository"
+            assert "find_spec" not in page, f"{folder}{notebook.stem} shows the install cell"
+        for name in ("intro", "glossary", "claims"):
+            page = (launch_site / f"{folder}{name}.html").read_text(encoding="utf-8")
+            assert f'href="{REPOSITORY}"' in page, f"{folder}{name}.html has no link to the repository"
+            assert not launch_links(page), f"{folder}{name}.html is no notebook: no launch menu"
+    assert (catalog.ROOT / "binder" / "environment.yml").is_file() and (catalog.ROOT / "binder" / "postBuild").is_file()
+    landing = (launch_site / "zh" / "intro.html").read_text(encoding="utf-8")
+    assert "Binder, Colab, JupyterHub" in landing and "在浏览器中运行" in landing
+
+
+def test_without_a_repository_the_site_shows_no_launch_button_and_no_repository_link(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The default (``repository.url`` empty: no public address yet): no button, no link, no promise of one."""
+    assert yaml.safe_load((site.BOOK_DIR / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"] == ""
+    html = built_site(tmp_path_factory)
+    for page in ["intro", *(p.stem for p in NOTEBOOKS)]:
+        text = (html / f"{page}.html").read_text(encoding="utf-8")
+        assert not launch_links(text) and "github.com" not in text and "mybinder" not in text, page
+    assert "rocket" not in (html / "intro.html").read_text(encoding="utf-8")
+
+
+def test_the_launch_settings_follow_the_one_repository_setting() -> None:
+    config = yaml.safe_load((site.BOOK_DIR / "_config.yml").read_text(encoding="utf-8"))
+    empty = launching.configure(config)
+    assert not empty["html"]["use_repository_button"] and "url" not in empty["repository"]
+    assert not set(launching.LAUNCH_SERVICES) & set(empty["launch_buttons"])
+    given = launching.configure(config, REPOSITORY + ".git", HUB + "/")
+    assert given["repository"] == {"url": REPOSITORY, "branch": "main", "path_to_book": "chapters"}
+    assert given["html"]["use_repository_button"] and given["launch_buttons"]["jupyterhub_url"] == HUB
+    assert given["launch_buttons"]["binderhub_url"] and given["launch_buttons"]["colab_url"]
+    in_file = launching.configure({**config, "repository": {**config["repository"], "url": REPOSITORY}})
+    assert in_file["html"]["use_repository_button"]  # the config's own setting works without --repository
+    with pytest.raises(ValueError, match="gitlab.com/x/y"):
+        launching.configure(config, "https://gitlab.com/x/y")
+
+
+def _install_cell_runs(monkeypatch: pytest.MonkeyPatch, installed: bool) -> list[list[str]]:
+    """Run the install cell's code with pip replaced by a recorder; return the commands it would have run."""
+    import importlib.util
+    import subprocess
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(subprocess, "run", lambda command, **kw: calls.append(command))
+    if not installed:
+        real = importlib.util.find_spec
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "companion" else real(name, *a))
+    exec(compile(launching.install_cell(REPOSITORY), "install-cell", "exec"), {})
+    return calls
+
+
+def test_the_install_cell_installs_the_companion_only_where_it_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _install_cell_runs(monkeypatch, installed=True) == []  # locally, in CI, on Binder: nothing
+    assert _install_cell_runs(monkeypatch, installed=False) == [
+        [sys.executable, "-m", "pip", "install", "-q", f"git+{REPOSITORY}"]]
+
+
+TINY = '''# %% [markdown]
+# # Chapter 97 — Tiny
+
+# %%{tags}
+{install}
+
+# %%
+x = 1
+'''
+
+
+def test_the_install_cell_is_left_out_of_the_chapter_digest(tmp_path: Path) -> None:
+    """It cannot change a result: adding it (or a new repository address) keeps a sweep's cached runs; the same code
+    in an untagged cell is code like any other."""
+    source = tmp_path / "ch97_tiny.py"
+
+    def digest(text: str) -> str:
+        source.write_text(text)
+        return robustness.chapter_digest(SimpleNamespace(source=source))  # the digest reads only the source
+
+    without = digest("# %% [markdown]\n# # Chapter 97 — Tiny\n\n# %%\nx = 1\n")
+    tagged = ' tags=["launch-install"]'
+    cell = launching.install_cell(REPOSITORY)
+    assert digest(TINY.format(tags=tagged, install=cell)) == without
+    assert digest(TINY.format(tags=tagged, install=launching.install_cell(REPOSITORY + "-fork"))) == without
+    assert digest(TINY.format(tags="", install=cell)) != without
+
+
+def test_every_chapters_install_cell_names_one_repository() -> None:
+    """Once the chapters carry their install cell (the report of issue 43 gives its text), each is
+    ``launch.install_cell`` of one address, the configuration's when it has one."""
+    from companion.tools.runner import load_source
+
+    cells = {ch.slug: [c.source for c in load_source(ch.source).cells if launching.is_install_cell(c)]
+             for ch in catalog.CHAPTERS if ch.source.exists()}
+    found = {slug: c for slug, c in cells.items() if c}
+    if not found:
+        pytest.skip("no chapter has its install cell yet")
+    assert set(found) == set(cells), f"chapters without the install cell: {sorted(set(cells) - set(found))}"
+    url = yaml.safe_load((site.BOOK_DIR / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
+    addresses = {m for c in found.values() for m in re.findall(r'"git\+([^"]+)"', c[0])}
+    assert len(addresses) == 1 and all(c == [launching.install_cell(*addresses)] for c in found.values()), found
+    assert not url or addresses == {url}
+
+
+@pytest.fixture(scope="module")
+def browser(launch_site: Path) -> Iterator[Any]:
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_reader_opens_the_launch_menu_and_the_explorers_commands(language: str, launch_site: Path, browser: Any,
+                                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
+    """In Chromium: a chapter page's rocket opens a menu of Binder, JupyterHub and Colab; on the real site, an
+    explorer's "open this notebook in JupyterLab" leads to the landing page's section with the install command
+    and ``jupyter lab chapters/``."""
+    shots = tmp_path_factory.mktemp("screenshots-launch")
+    folder = "zh/" if language == "zh" else ""
+    with serve(launch_site) as url:
+        tab = browser.new_page(viewport={"width": 1280, "height": 800})
+        log = PageLog(tab)
+        tab.goto(f"{url}/{folder}{NOTEBOOKS[0].stem}.html")
+        tab.locator(".dropdown-launch-buttons button").click()
+        items = tab.locator(".dropdown-launch-buttons .dropdown-menu a")
+        items.first.wait_for(state="visible")
+        assert {items.nth(i).inner_text().strip() for i in range(items.count())} == SERVICES
+        tab.screenshot(path=str(shots / f"launch-menu-{language}.png"))
+        assert not log.errors, log.errors
+        tab.close()
+    with serve(built_site(tmp_path_factory)) as url:
+        tab = browser.new_page(viewport={"width": 1280, "height": 800})
+        log = PageLog(tab)
+        tab.goto(f"{url}/{folder}{NOTEBOOKS[0].stem}.html")
+        tab.locator(".companion-explorer-note a").first.click()
+        tab.wait_for_url(re.compile(r"intro\.html#run-it-yourself$"))
+        section = tab.locator("section#run-it-yourself")
+        assert "jupyter lab chapters/" in section.inner_text()
+        assert "--extra-index-url https://download.pytorch.org/whl/cpu" in section.inner_text()
+        assert section.evaluate("s => s.getBoundingClientRect().top") < 200  # scrolled to it
+        tab.screenshot(path=str(shots / f"run-it-yourself-{language}.png"))
+        assert not log.errors, log.errors
+        tab.close()
