@@ -31,7 +31,8 @@
 #    p the activation's multiplicity; the same in a residual net (图8.11, exploration);
 # 3. **dropout** (§8.4): the explicit regulariser R₁ (8.5) behind dropout's implicit bias, checked by Monte
 #    Carlo, dropout pushing a net initialised in the linear regime to move its features (图8.12),
-#    giving a tanh net a simpler fit (图8.13) far sooner than a small initialisation does (图8.14); the
+#    giving a tanh net a simpler fit (图8.13) and condensed features (图8.13(d,e)) far sooner than a small
+#    initialisation does (图8.14); the
 #    sample-size experiment of 图8.16, not reproduced at this budget.
 #
 # Run time: quick profile ≈ 50 CPU-seconds (one thread); full profile a few minutes. On an NVIDIA H200 GPU shared with
@@ -47,6 +48,7 @@ from companion.experiments import ch08_condensation as ch8
 from companion.experiments.ch08_condensation import (check_cnn_condensation, check_cnn_one_line, check_dead_neurons,
                                                      check_dropout_condenses, check_dropout_fast_route,
                                                      check_dropout_risk, check_dropout_simpler_fit,
+                                                     check_dropout_tanh_features,
                                                      check_initial_plateau, check_loss_stalls,
                                                      check_multiplicity_bound, check_p1_one_line,
                                                      check_plateau_condensation)
@@ -497,10 +499,54 @@ show(check_dropout_simpler_fit(fit13))
 # p = 0.9 the fit is a smooth sigmoid-like step pair whose total variation is close to the target's
 # (图8.13(c)). The price at this budget is visible too: the dropout net keeps a small training error
 # (R_S ≈ 10⁻², where the p = 1 nets reach 10⁻⁵–10⁻³), since R₁ keeps shrinking every neuron's output.
-# The feature scatter (图8.13(d,e)) does **not** show a clear condensation after 5 000 Adam steps: the
-# amplitude-carrying neurons of both nets still cover most orientations, as in their initialisation
-# (the book trains far longer). Unlike the ReLU net of 图8.12, here the p = 1 net moves its input weights
-# *farther* (larger RD) than the dropout net. The claim is on the function, not on the clusters.
+# The feature scatters above do not yet show a clear condensation after 5 000 Adam steps at lr 10⁻³: the
+# amplitude-carrying neurons of both nets still cover most orientations, as at their initialisation (the book
+# trains far longer). The next run trains long enough to show the book's panels (d,e).
+#
+# ### 图8.13(d,e): dropout condenses the features
+#
+# The book's point in panels (d,e) is the parameters: from the same large (linear-regime) initialisation, the
+# input weights of the net trained without dropout end close to where they started, while with dropout the
+# non-zero neurons gather on a few discrete orientations — condensation (凝聚). Each neuron is a point
+# (orientation atan2(b, w), amplitude A = |a|‖(w, b)‖ over the largest A), at the start (cyan) and at the end
+# (red). Here two nets start from the **same** initialisation (a, w ~ N(0, 1), α = √m, m = 500; the book:
+# 1000), see the same 10 points and train side by side with Adam, p = 1 and p = 0.9; they differ in dropout
+# alone. The quick profile takes 6 000 steps at lr 10⁻² (Adam moves each weight by about lr per step, so this
+# covers about the way of the book's 6·10⁴ steps at 10⁻³; the full profile: m = 1000, lr 10⁻³, 60 000 steps).
+# Condensation is measured as in 图8.12: the fraction of 36 angular bins occupied by the neurons that carry
+# half of the total amplitude.
+
+# %%
+feat = ch8.run_tanh_features(keep=KEEP, width=pick(quick=500, full=1000), lr=pick(quick=1e-2, full=1e-3),
+                             steps=pick_steps(quick=6_000, full=60_000, every=600, smoke=200), seed=seed)
+fig, axes = panels(4, width=2.9, height=2.6)
+for k, name in enumerate(names):
+    cond.plot_feature_scatter(axes[k], feat.a[k], feat.w[k], a0=feat.a0[k], w0=feat.w0[k],
+                              title=f"({'de'[k]}) {name}: {feat.occupied[k]:.0%} of the bins")
+    top = cond.carrying_mask(cond.amplitude(feat.a[k], feat.w[k]), 0.5)
+    ch8.plot_cosine_heatmap(axes[2 + k], feat.w[k][top], title=f"{name}: cos of top-A neurons")
+plt.show()
+print({names[k]: f"{feat.occupied[k]:.0%} of 36 bins (start {feat.occupied0[k]:.0%}), {feat.clusters[k]} clusters, "
+      f"RD {feat.rd[k]:.2f}, R_S/R_S(zero) {feat.final_risk[k] / feat.zero_risk:.1e}" for k in range(2)})
+
+# %% [markdown]
+# The check of 图8.13(d,e): the dropout net fits the data (R_S below 2% of the zero function's), and the neurons
+# carrying half of its amplitude occupy fewer than 50% of the 36 bins (图8.12's threshold) and fewer than half
+# as many as those of the same net trained without dropout. Its negative control is that net: the identical
+# run with p = 1.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(check_dropout_tanh_features(feat))
+
+# %% [markdown]
+# Without dropout the large neurons stay spread over the orientations, as they started (their occupied
+# fraction drops only a little: Adam at lr 10⁻² moves them some way), and they fit the points far more closely
+# than the dropout net. With dropout the neurons carrying half of the amplitude gather in (on seeds 100–109
+# always) four narrow clusters, at
+# atan2(±6, 1) ≈ ±1.41 and atan2(±6, −1) ≈ ±1.73: these are the teacher's two neurons tanh(x ∓ 6), each with
+# its sign-flipped twin (tanh is odd, so (w, b, a) and (−w, −b, −a) give the same output). Dropout has found
+# the two-neuron function behind the data, the width-2 net that the condensed width-500 net is equivalent to.
 #
 # ### 图8.14: dropout, a fast route to condensation
 #
@@ -622,8 +668,9 @@ feedback("习题19", answer19, lambda v: float(v) == 0.0,
 #   activations (1-D version); a residual net condenses in every layer (图8.11, exploration).
 # * Dropout adds R₁ (8.5), a penalty on each neuron's output, verified by Monte Carlo; it drives a
 #   linear-regime net's features to move, the route by which it induces condensation (§8.4).
-# * On a tanh net dropout gives a simpler fit, with a total variation near the target's (图8.13), and it
-#   gets there far sooner than a small initialisation, which stalls on a plateau (图8.14): condensation
+# * On a tanh net dropout gives a simpler fit, with a total variation near the target's (图8.13), and
+#   condenses its features onto the teacher's two neurons, where the same net without dropout keeps them spread
+#   (图8.13(d,e)); it gets there far sooner than a small initialisation, which stalls on a plateau (图8.14): condensation
 #   without the price of the saddle. The sample-size advantage of 图8.16 needs more training than the
 #   quick budget allows.
 # * The book's p in §8.4 is the keep probability; "96^{−8}" in 图8.5 is most likely a variance.

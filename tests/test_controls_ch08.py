@@ -156,6 +156,18 @@ def test_control_ch08_dropout_simpler_fit():
     assert not v.passed, v.measured_line()
 
 
+# 图8.13(d,e) — dropout condenses the tanh net's features
+
+@pytest.mark.contrast("no dropout, keep 1: the identical run without dropout (图8.13(d))")
+def test_control_ch08_dropout_tanh_features():
+    # the notebook's quick setting with p = 1: both nets are the same run without dropout, whose largest
+    # neurons stay spread over the orientations
+    result = ch08.run_tanh_features(keep=1.0, width=500, lr=1e-2, steps=6000, seed=0)
+    v = ch08.check_dropout_tanh_features(result)
+    assert not v.passed, v.measured_line()
+    assert result.occupied[1] >= 0.5, result.occupied  # not only the comparison with itself: the 50% bound fails too
+
+
 # 图8.14 — dropout from the usual initialisation fits far sooner than a small initialisation
 
 @pytest.mark.contrast("usual-scale initialisation in the small-init slot (图8.13(b))")
