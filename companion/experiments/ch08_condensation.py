@@ -523,12 +523,12 @@ def run_dropout_fit(x: Tensor, y: Tensor, *, keeps: tuple[float, ...] = (1.0, 0.
 
 @cached
 def run_dropout_sample_size(sizes: tuple[int, ...], *, keeps: tuple[float, ...] = (1.0, 0.9), trials: int = 2,
-                            width: int = 200, steps: int = 3_000, seed: int = 0) -> np.ndarray:
+                            width: int = 200, steps: int = 3_000, lr: float = 1e-3, seed: int = 0) -> np.ndarray:
     """图8.16: test error ½⟨(f − f*)²⟩ on [−10, 10] of students fitted to n evenly spaced samples of the
     two-neuron teacher f* = :func:`target_8_13`, for each n in ``sizes``; mean over ``trials`` random
     initialisations.  Returns an array (len(sizes), len(keeps)).
 
-    All students train as ONE ensemble (Adam lr 10⁻³, linear regime as in :func:`run_dropout_fit`), each on
+    All students train as ONE ensemble (Adam at ``lr``, linear regime as in :func:`run_dropout_fit`), each on
     its own data set: member (i, t, j) — size ``sizes[i]``, trial t, keep probability ``keeps[j]`` — sees
     the n_i samples, padded to the largest n with samples of weight 0."""
     if not sizes or min(sizes) < 1:
@@ -547,11 +547,35 @@ def run_dropout_sample_size(sizes: tuple[int, ...], *, keeps: tuple[float, ...] 
     keep = torch.tensor(list(keeps) * trials * len(sizes))  # (K,)
     net = TwoLayerEnsemble(1, width, beta1=1.0, beta2=1.0, alpha=width ** 0.5, act="tanh", n_members=len(keep),
                            seed=seed)
-    train_ensemble(net, x, target_8_13(x[..., 0]), steps=steps, lr=1e-3, optimizer="adam", keep=keep,
+    train_ensemble(net, x, target_8_13(x[..., 0]), steps=steps, lr=lr, optimizer="adam", keep=keep,
                    record_every=steps, sample_weight=weight, seed=seed, desc="dropout and sample size")
     with torch.no_grad():
         err = 0.5 * ((net(grid).numpy() - truth) ** 2).mean(axis=1)  # (K,)
     return err.reshape(len(sizes), trials, len(keeps)).mean(axis=1)
+
+
+#: 图8.16's sample sizes just above the teacher's 6 free parameters, where the book finds that dropout already
+#: generalises and the students without dropout do not yet.
+FEW_SAMPLES = (8, 9)
+
+DROPOUT_SAMPLE_SIZE = ClaimSpec(
+    "ch08.dropout-sample-size", "图8.16",
+    "just above the teacher's 6 parameters (n = 8 and 9 samples) the students trained with dropout reach a mean "
+    "test error below 2% of the zero function's and less than a quarter of the students' without dropout")
+
+
+def check_dropout_sample_size(err: np.ndarray, sizes: tuple[int, ...]) -> Verdict:
+    """图8.16 on a :func:`run_dropout_sample_size` result ``err`` (len(sizes), 2) — columns p = 1 and p < 1 — for
+    the sample sizes ``sizes``: the mean test error over n ∈ :data:`FEW_SAMPLES` with dropout is below
+    :data:`FIT_SHARE` of the zero function's and below ¼ of the mean without dropout."""
+    rows = [list(sizes).index(n) for n in FEW_SAMPLES]
+    without, with_dropout = np.asarray(err)[rows].mean(axis=0)
+    grid = torch.linspace(-10, 10, 401)
+    zero_error = 0.5 * float((target_8_13(grid) ** 2).mean())  # the test error of f = 0
+    return DROPOUT_SAMPLE_SIZE.judge(
+        threshold("test error with dropout / zero function's", float(with_dropout) / zero_error, "<", FIT_SHARE),
+        compare("test error with dropout", float(with_dropout), "<", "¼ × without", 0.25 * float(without)),
+        test_error_no_dropout=float(without), zero_function_error=zero_error)
 
 
 #: Angular gap (radians) that splits orientation clusters in the 图8.3 claim (count_angle_clusters' default).
