@@ -170,6 +170,22 @@ def test_dropout_fit_orders_members_and_keeps_linear_regime_init():
         ch08.run_dropout_fit(x, x.ravel(), width=0)
 
 
+def test_dropout_fit_shared_init_starts_each_trial_from_one_point():
+    x = torch.linspace(-10, 10, 6).reshape(-1, 1)
+    y = ch08.target_8_13(x).ravel()
+    fit = ch08.run_dropout_fit(x, y, keeps=(1.0, 0.8, 1.0), trials=2, width=20, steps=50, shared_init=True, seed=0)
+    for name in ("a0", "w0"):
+        start = getattr(fit, name)
+        assert np.array_equal(start[0], start[1]) and np.array_equal(start[0], start[2])  # one start per trial
+        assert np.array_equal(start[3], start[5]) and not np.array_equal(start[0], start[3])  # trials differ
+    assert np.allclose(fit.a[0], fit.a[2], atol=1e-6) and np.allclose(fit.w[0], fit.w[2], atol=1e-6)  # p = 1 twice
+    assert not np.allclose(fit.w[0], fit.w[1], atol=1e-3)  # dropout alone changes the run
+    unshared = ch08.run_dropout_fit(x, y, keeps=(1.0, 0.8), width=20, steps=1, seed=0)
+    assert not np.array_equal(unshared.a0[0], unshared.a0[1])  # by default each member has its own start
+    with pytest.raises(ValueError, match="shared_init"):
+        ch08.run_dropout_fit(x, y, small=ch08.SMALL_INIT, shared_init=True)
+
+
 @pytest.mark.parametrize("seed", [3, 4])
 def test_dropout_sample_size_shape_and_more_data_helps(seed):
     err = ch08.run_dropout_sample_size((2, 12), keeps=(1.0, 0.9), trials=1, width=40, steps=600, seed=seed)

@@ -156,6 +156,31 @@ def test_control_ch08_dropout_simpler_fit():
     assert not v.passed, v.measured_line()
 
 
+# 图8.13(d,e) — dropout condenses the tanh net's features
+
+@pytest.mark.contrast("no dropout, keep 1: the identical run without dropout (图8.13(d))")
+def test_control_ch08_dropout_tanh_features():
+    # the notebook's quick setting with p = 1: both nets are the same run without dropout, whose largest
+    # neurons stay spread over the orientations
+    result = ch08.run_tanh_features(keep=1.0, width=500, lr=1e-2, steps=6000, seed=0)
+    v = ch08.check_dropout_tanh_features(result)
+    assert not v.passed, v.measured_line()
+    assert result.occupied[1] >= 0.5, result.occupied  # not only the comparison with itself: the 50% bound fails too
+
+
+# 图8.16 — dropout lowers the sample size needed to recover the two-neuron teacher
+
+@pytest.mark.contrast("no dropout, keep 1 for every student (图8.16's p = 1 row)")
+def test_control_ch08_dropout_sample_size():
+    # the notebook's quick students at n = 8 and 9, with p = 1 in the dropout column too: they interpolate the
+    # samples in the linear regime and miss the teacher between them
+    sizes = ch08.FEW_SAMPLES
+    err = ch08.run_dropout_sample_size(sizes, keeps=(1.0, 1.0), trials=1, width=200, steps=4000, lr=1e-2, seed=0)
+    v = ch08.check_dropout_sample_size(err, sizes)
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[0].passed, v.measured_line()  # not only the ratio: the 2% bound fails too
+
+
 # 图8.14 — dropout from the usual initialisation fits far sooner than a small initialisation
 
 @pytest.mark.contrast("usual-scale initialisation in the small-init slot (图8.13(b))")

@@ -479,11 +479,12 @@ class DropoutFit:
 def run_dropout_fit(x: Tensor, y: Tensor, *, keeps: tuple[float, ...] = (1.0, 0.9), trials: int = 1,
                     width: int = 500, act: str = "tanh", steps: int = 5_000, lr: float = 1e-3,
                     grid: Tensor | None = None, small: tuple[float, float] | None = None,
-                    seed: int = 0) -> DropoutFit:
+                    shared_init: bool = False, seed: int = 0) -> DropoutFit:
     """Fit (x, y) with two-layer nets in the linear regime (a, w ~ N(0, 1), α = √m, γ = ½), one member per
     (trial, keep probability p), all trained by Adam as one ensemble (图8.12–8.14).  ``small`` = (std, α)
     adds one member per trial without dropout whose parameters are all ~ N(0, std²), output scale α
-    (图8.14's small initialisation).
+    (图8.14's small initialisation).  With ``shared_init`` every member of a trial starts from the same
+    parameters (the trial's first member's), so that the members differ in p alone (图8.13(d,e)).
 
     Members are ordered trial-major: member t·J + j has keep probability ``keeps[j]`` (J = len(keeps), or
     J = len(keeps) + 1 with ``small``, whose member is the last of each trial, p = 1).
@@ -497,12 +498,19 @@ def run_dropout_fit(x: Tensor, y: Tensor, *, keeps: tuple[float, ...] = (1.0, 0.
                          f"steps={steps}")
     if small is not None and not (small[0] > 0 and small[1] > 0):
         raise ValueError(f"small = (std, α) must be positive; got {small}")
+    if small is not None and shared_init:
+        raise ValueError("shared_init gives every member of a trial the same start: not with a small initialisation")
     per_trial = list(keeps) + ([1.0] if small else [])
     std = [1.0] * len(keeps) + ([small[0]] if small else [])
     alpha = [width ** 0.5] * len(keeps) + ([small[1]] if small else [])
     keep = torch.tensor(per_trial * trials)  # (K,)
     net = TwoLayerEnsemble(x.shape[1], width, beta1=std * trials, beta2=std * trials, alpha=alpha * trials,
                            act=act, n_members=len(keep), seed=seed)
+    if shared_init:
+        first = torch.arange(len(keep)) // len(per_trial) * len(per_trial)  # each member's trial's first member
+        with torch.no_grad():
+            for name in ("a", "w", "a0", "w0"):
+                getattr(net, name).copy_(getattr(net, name)[first])
     hist = train_ensemble(net, x, y, steps=steps, lr=lr, optimizer="adam", keep=keep,
                           record_every=max(1, steps // 100), seed=seed, desc="dropout fit")
     grid = x if grid is None else grid
@@ -515,12 +523,12 @@ def run_dropout_fit(x: Tensor, y: Tensor, *, keeps: tuple[float, ...] = (1.0, 0.
 
 @cached
 def run_dropout_sample_size(sizes: tuple[int, ...], *, keeps: tuple[float, ...] = (1.0, 0.9), trials: int = 2,
-                            width: int = 200, steps: int = 3_000, seed: int = 0) -> np.ndarray:
+                            width: int = 200, steps: int = 3_000, lr: float = 1e-3, seed: int = 0) -> np.ndarray:
     """图8.16: test error ½⟨(f − f*)²⟩ on [−10, 10] of students fitted to n evenly spaced samples of the
     two-neuron teacher f* = :func:`target_8_13`, for each n in ``sizes``; mean over ``trials`` random
     initialisations.  Returns an array (len(sizes), len(keeps)).
 
-    All students train as ONE ensemble (Adam lr 10⁻³, linear regime as in :func:`run_dropout_fit`), each on
+    All students train as ONE ensemble (Adam at ``lr``, linear regime as in :func:`run_dropout_fit`), each on
     its own data set: member (i, t, j) — size ``sizes[i]``, trial t, keep probability ``keeps[j]`` — sees
     the n_i samples, padded to the largest n with samples of weight 0."""
     if not sizes or min(sizes) < 1:
@@ -539,11 +547,35 @@ def run_dropout_sample_size(sizes: tuple[int, ...], *, keeps: tuple[float, ...] 
     keep = torch.tensor(list(keeps) * trials * len(sizes))  # (K,)
     net = TwoLayerEnsemble(1, width, beta1=1.0, beta2=1.0, alpha=width ** 0.5, act="tanh", n_members=len(keep),
                            seed=seed)
-    train_ensemble(net, x, target_8_13(x[..., 0]), steps=steps, lr=1e-3, optimizer="adam", keep=keep,
+    train_ensemble(net, x, target_8_13(x[..., 0]), steps=steps, lr=lr, optimizer="adam", keep=keep,
                    record_every=steps, sample_weight=weight, seed=seed, desc="dropout and sample size")
     with torch.no_grad():
         err = 0.5 * ((net(grid).numpy() - truth) ** 2).mean(axis=1)  # (K,)
     return err.reshape(len(sizes), trials, len(keeps)).mean(axis=1)
+
+
+#: 图8.16's sample sizes just above the teacher's 6 free parameters, where the book finds that dropout already
+#: generalises and the students without dropout do not yet.
+FEW_SAMPLES = (8, 9)
+
+DROPOUT_SAMPLE_SIZE = ClaimSpec(
+    "ch08.dropout-sample-size", "图8.16",
+    "just above the teacher's 6 parameters (n = 8 and 9 samples) the students trained with dropout reach a mean "
+    "test error below 2% of the zero function's and less than a quarter of the students' without dropout")
+
+
+def check_dropout_sample_size(err: np.ndarray, sizes: tuple[int, ...]) -> Verdict:
+    """图8.16 on a :func:`run_dropout_sample_size` result ``err`` (len(sizes), 2) — columns p = 1 and p < 1 — for
+    the sample sizes ``sizes``: the mean test error over n ∈ :data:`FEW_SAMPLES` with dropout is below
+    :data:`FIT_SHARE` of the zero function's and below ¼ of the mean without dropout."""
+    rows = [list(sizes).index(n) for n in FEW_SAMPLES]
+    without, with_dropout = np.asarray(err)[rows].mean(axis=0)
+    grid = torch.linspace(-10, 10, 401)
+    zero_error = 0.5 * float((target_8_13(grid) ** 2).mean())  # the test error of f = 0
+    return DROPOUT_SAMPLE_SIZE.judge(
+        threshold("test error with dropout / zero function's", float(with_dropout) / zero_error, "<", FIT_SHARE),
+        compare("test error with dropout", float(with_dropout), "<", "¼ × without", 0.25 * float(without)),
+        test_error_no_dropout=float(without), zero_function_error=zero_error)
 
 
 #: Angular gap (radians) that splits orientation clusters in the 图8.3 claim (count_angle_clusters' default).
@@ -939,6 +971,68 @@ def check_dropout_fast_route(result: TanhDropout, *, factor: float = 3.0) -> Ver
                 "steps from the small init (fastest net; T if never)", float(t_small.min())),
         steps_dropout=first[:, 1], steps_small_init=first[:, 2], steps_no_dropout=first[:, 0],
         small_init_final_risk=result.final_risk[2] / result.zero_risk, run_steps=int(result.steps[-1]))
+
+
+@dataclass
+class TanhFeatures(DropoutFit):
+    """图8.13(d,e): the :class:`DropoutFit` of two tanh nets from one linear-regime initialisation, member 0 without
+    dropout (p = 1), member 1 with keep probability p; the data, the grid, and per member the fraction of 36
+    angular bins occupied by the neurons carrying half the amplitude (at the start and at the end, (2,) each),
+    their orientation-cluster count (2,), the final R_S (2,) and R_S of the zero function."""
+
+    x: Tensor
+    y: Tensor
+    grid: Tensor
+    occupied0: np.ndarray
+    occupied: np.ndarray
+    clusters: np.ndarray
+    final_risk: np.ndarray
+    zero_risk: float
+
+
+@cached
+def run_tanh_features(*, keep: float = 0.9, width: int = 500, lr: float = 1e-2, steps: int = 6_000,
+                      seed: int = 0) -> TanhFeatures:
+    """图8.13(d,e): the data of 图8.13 (10 evenly spaced points of f = tanh(x − 6) + tanh(x + 6) on [−10, 10]), two
+    two-layer tanh nets from the SAME linear-regime initialisation (a, w ~ N(0, 1), α = √m), trained by Adam at
+    ``lr`` side by side (:func:`run_dropout_fit`, ``shared_init``): p = 1 and p = ``keep``.  Returns that fit with
+    the features' condensation measured as in 图8.12 (:func:`~companion.core.neurons.occupied_fraction` and
+    :func:`~companion.core.neurons.count_angle_clusters` of the neurons carrying half the amplitude A = |a|‖w‖)."""
+    x = torch.linspace(-10, 10, 10).reshape(-1, 1)
+    y = target_8_13(x).ravel()
+    grid = torch.linspace(-10, 10, 2001).reshape(-1, 1)
+    fit = run_dropout_fit(x, y, keeps=(1.0, keep), width=width, lr=lr, steps=steps, grid=grid, shared_init=True,
+                          seed=seed)
+    occupied0, occupied, clusters = [], [], []
+    for k in range(2):
+        occupied0.append(occupied_fraction(orientation(fit.w0[k]), amplitude(fit.a0[k], fit.w0[k]), mass=0.5))
+        amp, ang = amplitude(fit.a[k], fit.w[k]), orientation(fit.w[k])
+        occupied.append(occupied_fraction(ang, amp, mass=0.5))
+        clusters.append(count_angle_clusters(ang, amp, mass=0.5))
+    return TanhFeatures(**{f.name: getattr(fit, f.name) for f in fields(fit)}, x=x, y=y, grid=grid,
+                        occupied0=np.array(occupied0), occupied=np.array(occupied), clusters=np.array(clusters),
+                        final_risk=fit.risk[-1], zero_risk=0.5 * float((y ** 2).mean()))
+
+
+DROPOUT_TANH_FEATURES = ClaimSpec(
+    "ch08.dropout-tanh-features", "图8.13(d,e)",
+    "from one linear-regime initialisation, the tanh net trained with dropout fits the data (R_S below 2% of the "
+    "zero function's) and its largest neurons gather on a few orientations (fewer than 50% of 36 angular bins, "
+    "less than half the bins of the same net trained without dropout)")
+
+
+def check_dropout_tanh_features(result: TanhFeatures) -> Verdict:
+    """图8.13(d,e) on a :func:`run_tanh_features` result: the neurons carrying half the amplitude of the dropout net
+    occupy < 50% of 36 angular bins (图8.12's measure and threshold) and < ½ of the bins of the net without
+    dropout, and the dropout net's final R_S < :data:`FIT_SHARE` of the zero function's."""
+    occ = result.occupied
+    return DROPOUT_TANH_FEATURES.judge(
+        threshold("occupied fraction with dropout", float(occ[1]), "<", 0.5),
+        compare("occupied fraction with dropout", float(occ[1]), "<", "½ × without", 0.5 * float(occ[0])),
+        threshold("R_S with dropout / R_S(zero function)", float(result.final_risk[1] / result.zero_risk), "<",
+                  FIT_SHARE),
+        occupied_no_dropout=float(occ[0]), occupied_at_start=result.occupied0,
+        clusters_no_dropout=int(result.clusters[0]), clusters_dropout=int(result.clusters[1]))
 
 
 @dataclass
