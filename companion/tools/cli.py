@@ -1,5 +1,5 @@
 """Command line: ``python -m companion {list, coverage, run, reproduce, robustness, precompute, sync, translate, cache,
-bench, book}``.
+bench, book, slides}``.
 
 * ``list`` — the chapter map and which notebooks exist;
 * ``coverage [--missing] [--write-readme] [--json]`` — how faithfully the book's figures are reproduced, per chapter
@@ -28,7 +28,9 @@ bench, book}``.
 * ``translate [ch04 …] [--update]`` — check the Chinese edition against the English source (exit status 1 when
   a cell or text has no translation or its English changed); ``--update`` adds what is missing as todo entries;
 * ``bench`` — run the timing scripts of ``benchmarks/``;
-* ``book`` — build the book site from the committed notebooks into ``book/_build/html``.
+* ``book`` — build the book site from the committed notebooks into ``book/_build/html``;
+* ``slides ch10 [--lang zh]`` — write a chapter's lecture slides, an offline reveal.js deck with its figures, their
+  claims' verdicts and its kernel-free explorer, to ``slides/<chapter>/index.html``.
 """
 
 from __future__ import annotations
@@ -327,6 +329,10 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("bench", help="run the benchmarks in benchmarks/")
     p = sub.add_parser("book", help="build the book site (Jupyter Book) from the committed notebooks")
     p.add_argument("--out", default=str(catalog.ROOT / "book"), help="the site goes to OUT/_build/html")
+    p = sub.add_parser("slides", help="write a chapter's lecture slides (an offline reveal.js deck)")
+    p.add_argument("chapter", help="chapter slug or prefix, e.g. ch10")
+    p.add_argument("--out", default=None, help="the deck's folder (default: ./slides/<chapter>, ./slides/<chapter>-zh)")
+    p.add_argument("--lang", default=None, help="en or zh (default from COMPANION_LANG, else en)")
     args = parser.parse_args(argv)
     previous = sigterm_as_interrupt()
     try:
@@ -347,6 +353,16 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 print(f"built {build(writable_folder(args.out)) / 'index.html'}")
             except RuntimeError as exc:  # the build's own output says what went wrong
+                error(exc)
+                return 1
+            return 0
+        if args.command == "slides":
+            from companion.tools.slides import write_deck
+
+            language, chapter = read_language(args.lang), catalog.find(args.chapter).slug  # checked before --out is made
+            try:
+                print(f"wrote {write_deck(chapter, args.out and writable_folder(args.out), language)}")
+            except RuntimeError as exc:
                 error(exc)
                 return 1
             return 0
