@@ -28,7 +28,8 @@ bench, book, slides}``.
 * ``translate [ch04 …] [--update]`` — check the Chinese edition against the English source (exit status 1 when
   a cell or text has no translation or its English changed); ``--update`` adds what is missing as todo entries;
 * ``bench`` — run the timing scripts of ``benchmarks/``;
-* ``book`` — build the book site from the committed notebooks into ``book/_build/html``;
+* ``book [--pdf]`` — build the book site from the committed notebooks into ``book/_build/html``; ``--pdf`` also
+  prints each edition, worked solutions open, to ``book/_build/pdf/companion-en.pdf`` and ``companion-zh.pdf``;
 * ``slides ch10 [--lang zh]`` — write a chapter's lecture slides, an offline reveal.js deck with its figures, their
   claims' verdicts and its kernel-free explorer, to ``slides/<chapter>/index.html``.
 """
@@ -329,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("bench", help="run the benchmarks in benchmarks/")
     p = sub.add_parser("book", help="build the book site (Jupyter Book) from the committed notebooks")
     p.add_argument("--out", default=str(catalog.ROOT / "book"), help="the site goes to OUT/_build/html")
+    p.add_argument("--pdf", action="store_true", help="also print each edition, worked solutions open, to "
+                                                      "OUT/_build/pdf/companion-<en|zh>.pdf (headless Chromium)")
     p = sub.add_parser("slides", help="write a chapter's lecture slides (an offline reveal.js deck)")
     p.add_argument("chapter", help="chapter slug or prefix, e.g. ch10")
     p.add_argument("--out", default=None, help="the deck's folder (default: ./slides/<chapter>, ./slides/<chapter>-zh)")
@@ -351,7 +354,13 @@ def main(argv: list[str] | None = None) -> int:
             from companion.tools.site import build
 
             try:
-                print(f"built {build(writable_folder(args.out)) / 'index.html'}")
+                html = build(writable_folder(args.out))
+                print(f"built {html / 'index.html'}")
+                if args.pdf:
+                    from companion.tools.pdf import book_pdfs
+
+                    for path in book_pdfs(html, html.parent / "pdf"):
+                        print(f"printed {path}", flush=True)
             except RuntimeError as exc:  # the build's own output says what went wrong
                 error(exc)
                 return 1
