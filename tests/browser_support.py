@@ -8,23 +8,17 @@ silently.  ``COMPANION_CHROMIUM`` names another Chromium binary (default ``/usr/
 
 from __future__ import annotations
 
-import functools
-import http.server
 import importlib.util
 import os
-import shutil
 import socket
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+from companion.tools import chromium
+from companion.tools.chromium import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: F401 - the tests' helpers, shared with the tools
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
@@ -37,10 +31,9 @@ def missing(what: str, how: str) -> None:
 
 
 def require_chromium() -> str:
-    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
-        missing(f"Chromium ({CHROMIUM})", "install Debian's package with `apt-get install -y chromium`")
-    if importlib.util.find_spec("playwright") is None:
-        missing("Playwright", "install the project's dev extra: pip install -e '.[dev]'")
+    problem = chromium.missing()
+    if problem:
+        missing(*problem)
     return CHROMIUM
 
 
@@ -51,8 +44,8 @@ def require_jupyter_book() -> None:
 
 def launch(playwright: Any) -> Any:
     """Headless Debian Chromium (no Chromium sandbox: the tests may run as root)."""
-    return playwright.chromium.launch(executable_path=require_chromium(), args=CHROMIUM_ARGS,
-                                      chromium_sandbox=False)
+    require_chromium()
+    return chromium.launch(playwright)
 
 
 class PageLog:
@@ -86,25 +79,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        pass
-
-
-@contextmanager
-def serve(folder: Path) -> Iterator[str]:
-    """Serve ``folder`` over HTTP on 127.0.0.1 in a thread; yield its base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def isolated_env(home: Path) -> dict[str, str]:

@@ -36,6 +36,8 @@ def one_error_line(capsys) -> str:
     (["robustness", "--jobs", "1000", "--chapters", "ch09"], "--jobs must be at most"),
     (["run", "ch10", "--out", ""], "--out must name a folder"),  # 1.16
     (["run", "ch1"], "ambiguous chapter 'ch1': ch10_optimistic_estimate, ch11_flatness"),  # 1.4
+    (["slides", "ch99"], "unknown chapter 'ch99'"),
+    (["slides", "ch10", "--lang", "fr"], "fr"),
 ])
 def test_bad_options_are_refused_at_once_in_one_line(argv, message, monkeypatch, capsys, tmp_path):
     def no_sweep(*args, **kwargs):

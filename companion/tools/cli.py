@@ -1,5 +1,5 @@
 """Command line: ``python -m companion {list, coverage, run, reproduce, robustness, precompute, sync, translate, cache,
-bench, book}``.
+bench, book, slides}``.
 
 * ``list`` — the chapter map and which notebooks exist;
 * ``coverage [--missing] [--write-readme] [--json]`` — how faithfully the book's figures are reproduced, per chapter
@@ -28,8 +28,11 @@ bench, book}``.
 * ``translate [ch04 …] [--update]`` — check the Chinese edition against the English source (exit status 1 when
   a cell or text has no translation or its English changed); ``--update`` adds what is missing as todo entries;
 * ``bench`` — run the timing scripts of ``benchmarks/``;
-* ``book`` — build the book site from the committed notebooks into ``book/_build/html``; ``--repository URL``
-  gives it a repository link and launch buttons (:mod:`companion.tools.launch`).
+* ``book [--pdf]`` — build the book site from the committed notebooks into ``book/_build/html``; ``--repository URL``
+  gives it a repository link and launch buttons (:mod:`companion.tools.launch`); ``--pdf`` also prints each edition,
+  worked solutions open, to ``book/_build/pdf/companion-en.pdf`` and ``companion-zh.pdf``;
+* ``slides ch10 [--lang zh]`` — write a chapter's lecture slides, an offline reveal.js deck with its figures, their
+  claims' verdicts and its kernel-free explorer, to ``slides/<chapter>/index.html``.
 """
 
 from __future__ import annotations
@@ -334,6 +337,12 @@ def main(argv: list[str] | None = None) -> int:
                         "(default: repository.url of book/_config.yml, empty: no buttons)")
     p.add_argument("--jupyterhub", default=None, metavar="URL",
                    help="a JupyterHub with nbgitpuller: a launch button for it too (with a repository)")
+    p.add_argument("--pdf", action="store_true", help="also print each edition, worked solutions open, to "
+                                                      "OUT/_build/pdf/companion-<en|zh>.pdf (headless Chromium)")
+    p = sub.add_parser("slides", help="write a chapter's lecture slides (an offline reveal.js deck)")
+    p.add_argument("chapter", help="chapter slug or prefix, e.g. ch10")
+    p.add_argument("--out", default=None, help="the deck's folder (default: ./slides/<chapter>, ./slides/<chapter>-zh)")
+    p.add_argument("--lang", default=None, help="en or zh (default from COMPANION_LANG, else en)")
     args = parser.parse_args(argv)
     previous = sigterm_as_interrupt()
     try:
@@ -354,7 +363,22 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 html = build(writable_folder(args.out), repository=args.repository, jupyterhub=args.jupyterhub)
                 print(f"built {html / 'index.html'}")
+                if args.pdf:
+                    from companion.tools.pdf import book_pdfs
+
+                    for path in book_pdfs(html, html.parent / "pdf"):
+                        print(f"printed {path}", flush=True)
             except RuntimeError as exc:  # the build's own output says what went wrong
+                error(exc)
+                return 1
+            return 0
+        if args.command == "slides":
+            from companion.tools.slides import write_deck
+
+            language, chapter = read_language(args.lang), catalog.find(args.chapter).slug  # checked before --out is made
+            try:
+                print(f"wrote {write_deck(chapter, args.out and writable_folder(args.out), language)}")
+            except RuntimeError as exc:
                 error(exc)
                 return 1
             return 0

@@ -275,7 +275,7 @@ def _img(figure: SavedFigure, out: Path) -> str:
            f'— <a href="{html.escape(rel)}">{html.escape(figure.path.name)}</a></figcaption></figure>'
 
 
-def _claim_sections(notebook: Path | None) -> dict[tuple[str, str], int]:
+def claim_sections(notebook: Path | None) -> dict[tuple[str, str], int]:
     """The top section (:func:`section_context`) whose cell printed each verdict of the executed ``notebook``, by the
     (figure, sentence) it printed."""
     if notebook is None or not notebook.exists():
@@ -323,7 +323,7 @@ def write_index(runs: list[ChapterResult], out: Path, profile: str, seed: int, l
     parts.append("</table>")
     for run in runs:
         shown: set[Path] = set()
-        sections = _claim_sections(run.notebook)
+        sections = claim_sections(run.notebook)
         notebook = f" — <a href='{html.escape(run.notebook.relative_to(out).as_posix())}'>" \
             f"{tr('executed notebook', language)}</a>" if run.notebook else ""
         parts.append(f"<h2 id='{html.escape(run.slug, quote=True)}'>{html.escape(run.slug)}</h2>"

@@ -160,9 +160,6 @@ def claims_markdown(notebooks: list[Path], language: str = "en") -> str:
         parts[-1:-1] = [tr("Besides these, {identities} identities check a theorem or formula that holds by construction "
                            "when the code is right (marked ✔ identity): they verify the mathematics and are not counted "
                            "as reproduced phenomena.", language).format(identities=identities)]
-    verdicts = {"exploration": tr("◇ exploration", language), "holds": tr("✔ holds", language),
-                "fails": tr("✘ fails", language), "identity": tr("✔ identity", language),
-                "identity fails": tr("✘ identity fails", language)}
     for notebook, records in claims.items():
         parts += [f"## [{catalog.table_cell(edition_title(notebook, language))}]({notebook.name})", ""]
         if not records:
@@ -171,7 +168,7 @@ def claims_markdown(notebooks: list[Path], language: str = "en") -> str:
         parts += [f"| {tr('Figure', language)} | {tr('Claim', language)} | {tr('Verdict', language)} |",
                   "| --- | --- | --- |"]
         parts += [f"| {_breakable(catalog.table_cell(r.figure))} | {catalog.table_cell(tr(r.text, language))} | "
-                  f"{verdicts[_verdict_key(r)]} |" for r in records]
+                  f"{verdict_words(r, language)} |" for r in records]
         parts.append("")
     if not notebooks:
         parts += [tr("No chapter notebook has been committed yet.", language), ""]
@@ -184,12 +181,14 @@ def _breakable(cell: str) -> str:
     return cell.replace("/", "/\u200b")
 
 
-def _verdict_key(record: ClaimRecord) -> str:
+def verdict_words(record: ClaimRecord, language: str = "en") -> str:
+    """A claim's verdict and kind in a few words, as the claims page and the slides show it: "✔ holds",
+    "✘ fails", "◇ exploration", "✔ identity" or "✘ identity fails"."""
     if record.exploration:
-        return "exploration"
+        return tr("◇ exploration", language)
     if record.identity:
-        return "identity" if record.holds else "identity fails"
-    return "holds" if record.holds else "fails"
+        return tr("✔ identity", language) if record.holds else tr("✘ identity fails", language)
+    return tr("✔ holds", language) if record.holds else tr("✘ fails", language)
 
 
 def _margin(stat: dict | None) -> str:
@@ -474,12 +473,17 @@ def robustness_line(entry: dict, stale: bool, language: str) -> str:
     return "  ↳ " + "; ".join([counts, *([words[kind]] if kind in words else [])])
 
 
+def report_claims(report: dict | None) -> dict[tuple[str, str], dict]:
+    """The claims of a robustness ``report`` by the (figure, sentence) their verdict lines print."""
+    return {(c["figure"], c["text"]): c for c in (report or {}).get("claims", {}).values()}
+
+
 def annotate_claims(nb: nbformat.NotebookNode, report: dict | None, stale: Sequence[str], language: str) -> int:
     """Under each verdict line of ``nb``'s outputs, its :func:`robustness_line` from ``report`` (the claim found by
     its figure and sentence; a verdict the report does not know is left alone).  Returns how many were annotated."""
     if not report:
         return 0
-    by_words = {(c["figure"], c["text"]): c for c in report["claims"].values()}
+    by_words = report_claims(report)
     added = 0
 
     def annotate(text: str) -> str:
@@ -542,19 +546,23 @@ def search_words(pages: Path) -> list[str]:
 
 
 def _configure_edition(source: Path, language: str, repository: str | None = None, jupyterhub: str | None = None) -> dict:
-    """Point the staged ``_config.yml`` at ``language``'s edition: its title, Sphinx's language and the switch to the
-    other edition (:mod:`book._ext.companion_book`); for the Chinese edition, the words its search index must hold whole
-    (:func:`search_words`, a jieba user dictionary: Sphinx's ``html_search_options``); its launch settings made whole
-    (:func:`companion.tools.launch.configure`: ``repository`` and ``jupyterhub``, when given, replace the file's).
-    Returns the configuration's launch settings."""
+    """Point the staged ``_config.yml`` at ``language``'s edition: its title, Sphinx's language, the switch to the
+    other edition and the lecture view's words (:mod:`book._ext.companion_book`); for the Chinese edition, the words its
+    search index must hold whole (:func:`search_words`, a jieba user dictionary: Sphinx's ``html_search_options``); its
+    launch settings made whole (:func:`companion.tools.launch.configure`: ``repository`` and ``jupyterhub``, when
+    given, replace the file's).  Returns the configuration's launch settings."""
     settings = launch.configure(yaml.safe_load((source / "_config.yml").read_text(encoding="utf-8")), repository,
                                 jupyterhub)
     config = yaml.safe_dump(settings, allow_unicode=True, sort_keys=False)
     title = tr("Deep-learning phenomena: an interactive companion", language)
     config = re.sub(r"^title: .*$", f"title: {json.dumps(title, ensure_ascii=False)}", config, count=1, flags=re.M)
     switch = {"href": "zh/", "label": "中文版"} if language == "en" else {"href": "../", "label": "English"}
+    lecture = {"label": tr("Lecture view", language),
+               "title": tr("Hide the sidebars and widen the page and its explorer, for a projector (click again to undo)",
+                           language)}
     sphinx = f"    language: {'zh_CN' if language == 'zh' else 'en'}\n" \
-             f"    companion_switch: {json.dumps(switch, ensure_ascii=False)}\n"
+             f"    companion_switch: {json.dumps(switch, ensure_ascii=False)}\n" \
+             f"    companion_lecture: {json.dumps(lecture, ensure_ascii=False)}\n"
     if language == "zh":
         if importlib.util.find_spec("jieba") is None:  # without it Sphinx indexes no Chinese word at all
             raise RuntimeError("the Chinese edition's search needs jieba: pip install -e '.[dev]' (it brings jieba)")
