@@ -64,6 +64,51 @@ def test_split_hessian_positive_twin():
     assert v.passed, v.measured_line()
 
 
+def _saddle_chain(xa, y, seed):
+    """图9.7 as in the chapter: the lowest strict width-2 minimum, its largest-amplitude neuron split into 2, 3 equal
+    copies."""
+    fit, _ = E.strict_minimum(xa, y, 2, seed=seed)
+    return fit, E.split_spectra(fit, xa, y, ks=(1, 2, 3), alpha=None)
+
+
+def _exact_targets(fit, xa):
+    """Targets a width-2 net fits exactly: the outputs of the trained width-2 net itself (zero residual)."""
+    return torch.as_tensor(E.predict(fit.a, fit.w, xa, "tanh"))
+
+
+def _saddle_control(panel):
+    """图9.7 on targets the narrow net fits exactly: the residual r = 0, the stability matrix S_s vanishes and the
+    trained zero-loss minimum stays a minimum after splitting (only zero eigenvalues are added)."""
+    xa, y = E.sine_task()[1:] if panel == "1d" else E.iris_task()
+    fit, _ = _saddle_chain(xa, y, 3)
+    y_exact = _exact_targets(fit, xa)
+    exact, chain = _saddle_chain(xa, y_exact, 1003)
+    assert exact.loss < 1e-20
+    assert all(c.counts.negative == 0 for c in chain)
+    return chain
+
+
+@pytest.mark.contrast("targets a width-2 net fits exactly (zero residual, a zero-loss global minimum)")
+def test_control_ch09_saddle_1d():
+    v = E.check_embedded_saddle(_saddle_control("1d"), E.SADDLE_1D)
+    assert not v.passed, v.measured_line()
+
+
+@pytest.mark.contrast("targets a width-2 net fits exactly (zero residual, a zero-loss global minimum)")
+def test_control_ch09_saddle_iris():
+    v = E.check_embedded_saddle(_saddle_control("iris"), E.SADDLE_IRIS, base_minimum=False)
+    assert not v.passed, v.measured_line()
+
+
+@pytest.mark.parametrize("panel", ["1d", "iris"])
+def test_saddle_positive_twin(panel):
+    xa, y = E.sine_task()[1:] if panel == "1d" else E.iris_task()
+    spec = E.SADDLE_1D if panel == "1d" else E.SADDLE_IRIS
+    _, chain = _saddle_chain(xa, y, 3)
+    v = E.check_embedded_saddle(chain, spec, base_minimum=panel == "1d")
+    assert v.passed, v.measured_line()
+
+
 @pytest.fixture(scope="module")
 def digits():
     return load_digits(1000, None, seed=2)

@@ -64,6 +64,33 @@ def test_split_of_critical_point_adds_zero_eigenvalues():
     assert max(c.out_diff for c in chain) < 1e-12 and max(c.grad_norm for c in chain) < 1e-11
 
 
+def test_equal_split_negatives_follow_the_stability_matrix():
+    """图9.7(a), one output: an equal split adds as many negative eigenvalues as S_s has (α(1 − α) = 1/4 > 0),
+    twice as many for three copies; α = 1 (a copy without output weight) adds only zero eigenvalues."""
+    _, xa, y = E.sine_task()
+    fit, _ = E.strict_minimum(xa, y, 2, seed=0)
+    s = int(np.argmax(np.linalg.norm(fit.a, axis=1) * np.linalg.norm(fit.w, axis=1)))
+    n_s = int((np.linalg.eigvalsh(E.stability_matrix(fit, xa, y, s)) < 0).sum())
+    equal = [c.counts.negative for c in E.split_spectra(fit, xa, y, ks=(1, 2, 3), s=s, alpha=None)]
+    assert n_s >= 1 and equal == [0, n_s, 2 * n_s]
+    null = E.split_spectra(fit, xa, y, ks=(1, 2, 3), s=s, alpha=1.0)
+    assert [c.counts.negative for c in null] == [0, 0, 0]
+    assert [c.counts.zero for c in null] == [0, 3, 6]  # c + d + 1 = 3 flat directions per copy
+
+
+def test_iris_task_and_saddle_check():
+    xa, y = E.iris_task()
+    assert xa.shape == (150, 5) and y.shape == (150, 3)
+    assert torch.allclose(xa[:, :4].mean(0), torch.zeros(4, dtype=torch.float64), atol=1e-12)
+    assert torch.allclose(y.sum(0), torch.zeros(3, dtype=torch.float64), atol=1e-12)  # 50 flowers per class
+    fit, _ = E.strict_minimum(xa, y, 2, seed=0)
+    chain = E.split_spectra(fit, xa, y, ks=(1, 2, 3), alpha=None)
+    v = E.check_embedded_saddle(chain, E.SADDLE_IRIS, base_minimum=False)
+    assert v.passed, v.measured_line()
+    with pytest.raises(ValueError, match="k = 1, 2, 3"):
+        E.check_embedded_saddle(chain[:2])
+
+
 def test_train_batch_and_spectrum():
     _, xa, y = E.three_tanh_target(32)
     g = torch.Generator().manual_seed(0)

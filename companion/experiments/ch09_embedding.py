@@ -19,8 +19,9 @@ input weights ``w`` of shape (m, d+1) — the convention of :mod:`companion.core
   one (图9.8), the inverse of splitting; :func:`compress` runs the chapter's experiment and
   measures what merging contributes beyond pruning, for a condensed run and a control run.
 * The chapter's claims (:class:`companion.kit.claims.ClaimSpec`) and their checks: :func:`check_width_plateau`,
-  :func:`check_split_identities`, :func:`check_split_hessian`,
-  :func:`check_merge`.
+  :func:`check_split_identities`, :func:`check_split_hessian`, :func:`check_embedded_saddle` (图9.7(a) on
+  :func:`sine_task`, 图9.7(b) on :func:`iris_task`; :func:`stability_matrix` says why a split opens a descent
+  direction) and :func:`check_merge`.
 """
 
 from __future__ import annotations
@@ -527,10 +528,12 @@ class SplitSpectrum:
 
 @cached
 def split_spectra(fit: Fit, x_aug: Tensor, y: Tensor, ks: Sequence[int] = (1, 2, 3), *, s: int | None = None,
-                  alpha: float = 0.5, factor: float = 1e3, floor: float = 1e-11, act: str = "tanh") -> list[SplitSpectrum]:
+                  alpha: float | None = 0.5, factor: float = 1e3, floor: float = 1e-11,
+                  act: str = "tanh") -> list[SplitSpectrum]:
     """图9.7: split neuron s (default: the largest amplitude) of a critical point into k copies for each
-    k in ``ks`` (k = 1: the point itself); shares (α, (1−α)/(k−1), …).  Float64 Hessians, counted with
-    the threshold max(floor, factor·‖∇R‖) of :func:`companion.core.landscape.zero_threshold`."""
+    k in ``ks`` (k = 1: the point itself); shares (α, (1−α)/(k−1), …), or with ``alpha=None`` the book's
+    equal shares 1/k.  Float64 Hessians, counted with the threshold max(floor, factor·‖∇R‖) of
+    :func:`companion.core.landscape.zero_threshold`."""
     a, w = torch.as_tensor(fit.a, dtype=torch.float64), torch.as_tensor(fit.w, dtype=torch.float64)
     x_aug, y = x_aug.double(), y.double()
     if s is None:
@@ -538,7 +541,7 @@ def split_spectra(fit: Fit, x_aug: Tensor, y: Tensor, ks: Sequence[int] = (1, 2,
     base = two_layer(a, w, x_aug, act)
     out = []
     for k in ks:
-        shares = None if k == 1 else [alpha] + [(1 - alpha) / (k - 1)] * (k - 1)
+        shares = None if k == 1 or alpha is None else [alpha] + [(1 - alpha) / (k - 1)] * (k - 1)
         a2, w2 = split_k(a, w, s, k, shares)
         risk = half_mse_loss(x_aug, y, a2.shape[0], act)
         theta = pack(a2, w2)
@@ -554,6 +557,31 @@ def sine_task() -> tuple[Tensor, Tensor, Tensor]:
     """The data of 图9.7: x = linspace(−1, 1, 20), y = sin 3x + 0.5 cos 7x; returns x, x̃ (20, 2), y (20, 1)."""
     x = torch.linspace(-1, 1, 20, dtype=torch.float64)
     return x, augment(x), (torch.sin(3 * x) + 0.5 * torch.cos(7 * x))[:, None]
+
+
+def iris_task() -> tuple[Tensor, Tensor]:
+    """The data of 图9.7(b): the 150 Iris flowers (scikit-learn's copy, no download), each of the four features
+    standardised, x̃ = (x, 1) (150, 5); targets the one-hot classes minus their mean 1/3 (150, 3), since (9.1)
+    has no output bias.  (With uncentred one-hot targets L-BFGS runs off to saturated neurons at infinity.)"""
+    from sklearn.datasets import load_iris
+
+    iris = load_iris()
+    x = torch.as_tensor((iris.data - iris.data.mean(0)) / iris.data.std(0), dtype=torch.float64)
+    return augment(x), torch.eye(3, dtype=torch.float64)[torch.as_tensor(iris.target)] - 1 / 3
+
+
+def stability_matrix(fit: Fit, x_aug: Tensor, y: Tensor, s: int, act: str = "tanh") -> np.ndarray:
+    """S_s = (1/N) Σ_i (a_sᵀ r_i) σ''(w_sᵀx̃_i) x̃_i x̃_iᵀ (r = f − y), the curvature that splitting neuron s opens up
+    (Fukumizu & Amari 2000; Zhang et al. 2021b): for one output, moving the copies' input weights apart,
+    w_s + (1−α)u and w_s − αu, changes R by ½ α(1−α) uᵀS_s u to second order.  An indefinite S_s makes every split
+    with α ∉ {0, 1} a saddle; at α ∈ {0, 1} (a copy with no output weight) only zero eigenvalues are added."""
+    if act != "tanh":
+        raise ValueError("stability_matrix is written for tanh (σ'' = −2σ(1 − σ²))")
+    xa, a, w = x_aug.double().numpy(), np.asarray(fit.a), np.asarray(fit.w)
+    h = np.tanh(xa @ w.T)  # (N, m)
+    r = h @ a - y.double().numpy()  # (N, c)
+    coef = (r @ a[s]) * (-2 * h[:, s] * (1 - h[:, s] ** 2)) / len(xa)
+    return (xa.T * coef) @ xa
 
 
 def plateau_sharpness(fit: Fit, x_aug: Tensor, y: Tensor, widths: Sequence[int], act: str = "tanh") -> np.ndarray:
@@ -788,6 +816,21 @@ MERGE = ClaimSpec(
     "400 → 58 neurons, 6.9×, with 98.5 % of predictions kept)")
 
 
+SADDLE_1D = ClaimSpec(
+    "ch09.saddle-1d", "图9.7(a)",
+    "the trained width-2 minimum (‖∇R‖ ≤ 10⁻¹⁰, no negative eigenvalue) becomes a strict saddle when one neuron is "
+    "split into k = 2, 3 equal copies: each split adds ≥ 1 negative Hessian eigenvalue (book: 0 → 1 → 2), the most "
+    "negative one beyond 10⁻⁶ of the largest")
+SADDLE_IRIS = ClaimSpec(
+    "ch09.saddle-iris", "图9.7(b)",
+    "on Iris, splitting one neuron of the trained width-2 critical point (‖∇R‖ ≤ 10⁻¹⁰) into k = 2, 3 equal copies "
+    "adds ≥ 1 negative Hessian eigenvalue at each split (book: 3 → 5 → 7), the most negative one beyond 10⁻⁶ of "
+    "the largest: a strict saddle")
+
+#: A strict saddle's most negative eigenvalue must exceed this fraction of the largest one (round-off is ~10⁻¹⁴).
+SADDLE_REL_TOL = 1e-6
+
+
 LEARNING_PATH = ClaimSpec(
     "ch09.learning-path", "图9.4",
     "a wide net first reaches the width-1 optimum (within 1% of its loss, ‖f − f1*‖∞ < 0.02), having fitted the "
@@ -862,6 +905,28 @@ def check_split_hessian(chains: dict[float, list[SplitSpectrum]]) -> Verdict:
         identity("max |f_split − f|", max(c.out_diff for chain in chains.values() for c in chain), 1e-12),
         identity("max ‖∇R‖ after splitting", max(c.grad_norm for chain in chains.values() for c in chain), 1e-11),
         counts={f"{alpha:g}": [c.counts.as_tuple() for c in chain] for alpha, chain in chains.items()})
+
+
+def check_embedded_saddle(chain: list[SplitSpectrum], spec: ClaimSpec = SADDLE_1D, *,
+                          base_minimum: bool = True, max_grad: float = 1e-10,
+                          rel_tol: float = SADDLE_REL_TOL) -> Verdict:
+    """图9.7 on one :func:`split_spectra` chain with ks = (1, 2, 3) (widths m, m+1, m+2): the trained point is critical
+    (‖∇R‖ ≤ ``max_grad``) and, with ``base_minimum`` (panel (a)), has no negative eigenvalue; each split raises the
+    number of negative eigenvalues (below −zero threshold) by ≥ 1; after the first split λ_min < −``rel_tol``·λ_max.
+    Which part is by construction: that splitting keeps criticality and adds zero eigenvalues (``ch09.split-hessian``);
+    whether negative ones appear depends on the trained point (its :func:`stability_matrix`)."""
+    if len(chain) != 3:
+        raise ValueError(f"need the chain of k = 1, 2, 3 copies, got {len(chain)} spectra")
+    neg = [c.counts.negative for c in chain]
+    lam = chain[1].eigenvalues
+    conditions = [threshold("‖∇R‖ at the trained point", chain[0].grad_norm, "<=", max_grad)]
+    if base_minimum:
+        conditions.append(count("negative eigenvalues at the trained point", neg[0], "<", 1))
+    m = [c.m for c in chain]
+    conditions += [count(f"negative eigenvalues added by the split m={m[0]}→{m[1]}", neg[1] - neg[0], ">", 0),
+                   count(f"negative eigenvalues added by the split m={m[1]}→{m[2]}", neg[2] - neg[1], ">", 0),
+                   threshold(f"−λ_min/λ_max at m={m[1]}", float(-lam.min() / lam.max()), ">", rel_tol)]
+    return spec.judge(*conditions, counts=[c.counts.as_tuple() for c in chain])
 
 
 def check_merge(run: Compression, control: Compression) -> Verdict:
