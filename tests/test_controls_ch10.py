@@ -101,3 +101,45 @@ def test_control_ch10_init_oscillation():
     assert not v.passed, v.measured_line()
     twin = S.check_init_oscillation(S.init_scale_fits((0.1, 4.0), width=40, steps=3000, seed=3))
     assert twin.passed, twin.measured_line()
+
+
+#: 图10.3(b)–(d) small: widths 1x, 3x, 10x, 4 trials per n, the notebook's 2500 GD steps
+WIDTH = dict(trials=4, steps=2500, multiples=(1, 3, 10), seed=1)
+
+
+@pytest.fixture(scope="module")
+def large_init_widths():
+    """The book's contrast to "width is free": a large init (std 1; lr 0.05, the lower end of the book's range, so
+    that the wide nets do not diverge), where a net behaves like its linearisation and parameters count (注18)."""
+    return S.width_sweep_10_3(**WIDTH, init_std=1.0, lr=0.05)
+
+
+@pytest.fixture(scope="module")
+def small_init_widths():
+    return S.width_sweep_10_3(**WIDTH)
+
+
+def width_free_contrast(arch, large, small):
+    """The check fails on the large-init sweep (n* grows with the width, or is never reached at 10x: the 10x net
+    fits its samples but its test error stays above 0.1 at the largest n, finite — no divergence), passes on the
+    small-init twin."""
+    v = S.check_width_free(large, arch)
+    assert not v.passed, v.measured_line()
+    assert 0.1 < large.median[arch][-1, -1] < np.inf
+    twin = S.check_width_free(small, arch)
+    assert twin.passed, twin.measured_line()
+
+
+@pytest.mark.contrast("large initialisation, std 1 (the linear regime, 注18/图10.5)")
+def test_control_ch10_width_free_fnn(large_init_widths, small_init_widths):
+    width_free_contrast("fully connected", large_init_widths, small_init_widths)
+
+
+@pytest.mark.contrast("large initialisation, std 1 (the linear regime, 注18/图10.5)")
+def test_control_ch10_width_free_unshared(large_init_widths, small_init_widths):
+    width_free_contrast("CNN without sharing", large_init_widths, small_init_widths)
+
+
+@pytest.mark.contrast("large initialisation, std 1 (the linear regime, 注18/图10.5)")
+def test_control_ch10_width_free_cnn(large_init_widths, small_init_widths):
+    width_free_contrast("CNN", large_init_widths, small_init_widths)

@@ -96,6 +96,43 @@ def test_fit_nets_10_18_recovers_with_enough_samples():
         S.fit_nets_10_18("CNN", np.array([0, 4]), 2, width=1)
 
 
+def test_fit_nets_10_18_in_single_precision_recovers_like_double():
+    """图10.3(b)–(d) trains in float32 (same draws, rounded): the same recovery, n = 24 but not n = 2."""
+    single = S.fit_nets_10_18("CNN", np.array([2, 24]), 3, width=3, steps=1500, seed=0, precision="float32")
+    double = S.fit_nets_10_18("CNN", np.array([2, 24]), 3, width=3, steps=1500, seed=0)
+    for err in (single, double):
+        assert np.median(err[1]) < 1e-3 < np.median(err[0])
+    with pytest.raises(ValueError, match="precision"):
+        S.fit_nets_10_18("CNN", np.array([2, 4]), 2, width=1, precision="float16")
+
+
+def test_width_multiples_and_steps_of_10_3():
+    """The "Nx" nets of 图10.3(b)–(d): 3N neurons for the fully connected net, N kernels for the CNNs; the step
+    is lr up to 10x, then lr·10/N."""
+    assert [S.width_10_3(a, 10) for a in S.PANELS_10_3] == [30, 10, 10]
+    assert S.lr_10_3(10) == 0.3 and S.lr_10_3(34) == pytest.approx(3 / 34)
+    with pytest.raises(ValueError, match="multiple"):
+        S.width_10_3("CNN", 0)
+
+
+def test_check_width_free_on_constant_linear_and_never_rows():
+    """n* the same at every width passes (β = 0); n* = M (parameter counting, β = 1) fails; a row that never
+    recovers fails (β is NaN, not a number that passes)."""
+    ns, lo, hi = np.array([6, 18, 60]), 1e-4, 1.0
+
+    def sweep(rows):
+        return S.WidthSweep((1, 3, 10), {"CNN": ns}, {"CNN": np.array(rows)}, 1e-2)
+
+    assert list(sweep([[lo] * 3] * 3).n_params("CNN")) == [6, 18, 60]
+    free = sweep([[lo, lo, lo]] * 3)
+    assert free.growth_exponent("CNN") == pytest.approx(0) and S.check_width_free(free, "CNN").passed
+    counting = sweep([[lo, lo, lo], [hi, lo, lo], [hi, hi, lo]])
+    assert counting.growth_exponent("CNN") == pytest.approx(1)
+    assert not S.check_width_free(counting, "CNN").passed
+    never = sweep([[lo, lo, lo], [lo, lo, lo], [hi, hi, hi]])
+    assert np.isnan(never.growth_exponent("CNN")) and not S.check_width_free(never, "CNN").passed
+
+
 @pytest.mark.parametrize("arch", S.ARCHITECTURES_10_3)
 def test_fit_nets_10_18_trains_on_the_settings_device(monkeypatch, arch):
     """With the settings' device another one (tests/device_support.py), the steps of 图10.3's fits and their test

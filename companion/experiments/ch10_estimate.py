@@ -402,7 +402,8 @@ def patch_net_step(u: Tensor, a: Tensor, k: Tensor, y: Tensor, weight: Tensor) -
 
 @cached
 def fit_nets_10_18(arch: str, ns: np.ndarray, trials: int, *, width: int, init_std: float = 1e-6,
-                   lr: float = 0.3, steps: int = 3000, seed: int = 0, n_test: int = 500) -> np.ndarray:
+                   lr: float = 0.3, steps: int = 3000, seed: int = 0, n_test: int = 500,
+                   precision: str = "float64") -> np.ndarray:
     """图10.3: fit the target (10.18) from n samples x ~ N(0, I_5) by full-batch GD on the mean squared
     error from θ ~ N(0, std²), every n × trial at once (each cell its own θ and samples; float64).
 
@@ -410,20 +411,24 @@ def fit_nets_10_18(arch: str, ns: np.ndarray, trials: int, *, width: int, init_s
     :func:`patch_net_step` (the three architectures share one form, :func:`patch_form`); the test error
     is measured with the model of :func:`net_10_3` itself.  Returns the test MSE, shape (len(ns), trials).
     The samples, θ and the test inputs are drawn on the CPU (from ``seed``, the same on every device) and moved to
-    the settings' device, where the steps run and the run's one record, the test error, is measured."""
+    the settings' device, where the steps run and the run's one record, the test error, is measured.
+    ``precision="float32"`` runs the steps in single precision (the same draws, rounded; twice as fast on a CPU),
+    enough for test errors judged at 10⁻²."""
+    if precision not in ("float64", "float32"):
+        raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
     if not init_std > 0 or not lr > 0 or steps < 1 or trials < 1:
         raise ValueError(f"need init_std > 0, lr > 0, steps ≥ 1, trials ≥ 1; got {init_std}, {lr}, {steps}, {trials}")
     ns = np.asarray(ns)
     if ns.ndim != 1 or len(ns) == 0 or ns.min() < 1:
         raise ValueError(f"ns must be a non-empty 1-D array of sample sizes ≥ 1, got {ns}")
     model, n_params = net_10_3(arch, width)  # batched: θ (C, M), x (C or 1, n, 5) → (C, n)
-    gen, device = generator(seed), settings().device
-    f64 = dict(dtype=torch.float64)
+    gen, f64 = generator(seed), dict(dtype=torch.float64)
+    device = dict(device=settings().device, dtype=getattr(torch, precision))
     counts = torch.tensor(np.repeat(ns, trials), **f64)  # (C,) cells = n × trial
     mask = (torch.arange(int(ns.max()))[None] < counts[:, None]).double()  # (C, n_max)
-    x = torch.randn(len(counts), int(ns.max()), 5, generator=gen, **f64).to(device)  # (C, n_max, 5)
-    y, weight, u = target_10_18(x), (mask / counts[:, None]).to(device), patches(arch, x)
-    theta = (init_std * torch.randn(len(counts), n_params, generator=gen, **f64)).to(device)
+    x = torch.randn(len(counts), int(ns.max()), 5, generator=gen, **f64).to(**device)  # (C, n_max, 5)
+    y, weight, u = target_10_18(x), (mask / counts[:, None]).to(**device), patches(arch, x)
+    theta = (init_std * torch.randn(len(counts), n_params, generator=gen, **f64)).to(**device)
     a, k = (t.contiguous() for t in patch_form(arch, width, theta))
 
     def gradient_step(step: int) -> None:
@@ -431,7 +436,7 @@ def fit_nets_10_18(arch: str, ns: np.ndarray, trials: int, *, width: int, init_s
         a.sub_(lr * grad_a)
         k.sub_(lr * grad_k)
 
-    x_test = torch.randn(n_test, 5, generator=gen, **f64).to(device)
+    x_test = torch.randn(n_test, 5, generator=gen, **f64).to(**device)
 
     def test_error(step: int) -> dict[str, Tensor]:
         return {"mse": ((model(theta_form(arch, a, k), x_test[None]) - target_10_18(x_test)) ** 2).mean(1)}  # (C,)
@@ -772,6 +777,110 @@ def check_architecture_order(res: NetsResult) -> Verdict:
         compare("n*(CNN)", n["CNN"], "<", "n*(CNN without sharing)", n["CNN without sharing"]),
         compare("n*(CNN without sharing)", n["CNN without sharing"], "<", "n*(fully connected)", n["fully connected"]),
         threshold("n*(CNN)", n["CNN"], "<", float(m_cnn)))
+
+
+# --- 图10.3(b)–(d): the same sweep at several widths ("width is free") --------------------------
+
+#: The panels of 图10.3 for the three architectures: (b) fully connected of width 3N, (c) CNN without sharing and
+#: (d) CNN with N kernels; the book's widths are N = 1, 3, 10, 34, 100 ("1x" … "100x").
+PANELS_10_3 = {"fully connected": "b", "CNN without sharing": "c", "CNN": "d"}
+#: Per architecture the sample sizes of its row (around its optimistic size 6, 12 or 18 and the n* of 图10.3(a)).
+NS_WIDTH_10_3 = {"CNN": (2, 4, 6, 8, 10, 12, 16, 20), "CNN without sharing": (8, 12, 16, 20, 24, 28, 32, 40),
+                 "fully connected": (16, 20, 24, 28, 32, 40, 48, 64)}
+
+
+def width_10_3(arch: str, multiple: int) -> int:
+    """The width of the "Nx" net of 图10.3(b)–(d): N kernels for the CNNs, 3N neurons for the fully connected net
+    (its 1x is the width 3 of (10.18))."""
+    if multiple < 1:
+        raise ValueError(f"the width multiple N must be ≥ 1, got {multiple}")
+    return 3 * multiple if arch == "fully connected" else multiple
+
+
+def lr_10_3(multiple: int, lr: float = 0.3) -> float:
+    """The GD step of the "Nx" net: ``lr`` up to 10x, then lr·10/N.  The book tunes the step per setting between
+    0.05 and 0.5; here it shrinks with N beyond 10x because a condensed net of N kernels has N output weights
+    on one feature, an N times sharper curvature (at lr 0.3 the 34x CNN diverged on a seed of the design)."""
+    return lr * min(1.0, 10.0 / multiple)
+
+
+@dataclass
+class WidthSweep:
+    """图10.3(b)–(d): per architecture, the median test MSE over trials at each width multiple N (rows) and
+    sample size n (columns), and from it the samples needed n* per row (:func:`samples_needed`)."""
+
+    multiples: tuple       # N of the rows, increasing
+    ns: dict               # architecture → (n,) its sample sizes
+    median: dict           # architecture → (len(multiples), n) median test MSE
+    threshold: float
+
+    def n_params(self, arch: str) -> np.ndarray:
+        """M of each row's net."""
+        return np.array([net_10_3(arch, width_10_3(arch, k))[1] for k in self.multiples])
+
+    def n_star(self, arch: str) -> np.ndarray:
+        """The samples needed per row (NaN: not below the threshold at the row's largest n)."""
+        return np.array([samples_needed(self.ns[arch], row, self.threshold) for row in self.median[arch]])
+
+    def growth_exponent(self, arch: str) -> float:
+        """β of n* ∝ M^β: the least-squares slope of log n* against log M over the rows (NaN if a row never
+        recovers).  Parameter counting, a model linear in θ (注18: its optimistic size is M), has β = 1; "width
+        is free" (图10.3(b)–(d)) means β near 0."""
+        n = self.n_star(arch)
+        if np.isnan(n).any():
+            return float("nan")
+        return float(np.polyfit(np.log(self.n_params(arch)), np.log(n), 1)[0])
+
+
+def width_sweep_10_3(trials: int, steps: int, multiples: Sequence[int], *, seed: int = 0,
+                     archs: Sequence[str] = tuple(PANELS_10_3), init_std: float = 1e-6, lr: float = 0.3,
+                     ns: dict | None = None, threshold: float = 1e-2, precision: str = "float32") -> WidthSweep:
+    """图10.3(b)–(d): each architecture at each width multiple N fitted to (10.18) for every n × trial
+    (:func:`fit_nets_10_18`, one batched computation per architecture and width, step :func:`lr_10_3`, in single
+    precision by default: a median test error judged at 10⁻² needs no more, and it halves the CPU time).  Every
+    width of an architecture draws its samples from the same ``seed``: the rows of a panel share their training
+    sets, so that width is the only thing that changes down a column."""
+    multiples = tuple(sorted(int(k) for k in multiples))
+    ns = {arch: np.asarray((ns or NS_WIDTH_10_3)[arch]) for arch in archs}
+    median = {arch: np.stack([np.median(fit_nets_10_18(arch, ns[arch], trials, width=width_10_3(arch, k),
+                                                       init_std=init_std, lr=lr_10_3(k, lr), steps=steps,
+                                                       seed=seed, precision=precision), 1) for k in multiples])
+              for arch in archs}
+    return WidthSweep(multiples, ns, median, threshold)
+
+
+#: The largest growth exponent β (n* ∝ M^β) that "width is free" allows: half-way, in log scale, between a
+#: width-independent sample size (β = 0) and parameter counting (β = 1, a model linear in θ, 注18).
+WIDTH_FREE_BETA = 0.5
+#: At the widest width n* must be at most this fraction of the parameter count M.
+WIDTH_FREE_FRACTION = 1 / 3
+
+WIDTH_FREE = {
+    "fully connected": ClaimSpec(
+        "ch10.width-free-fnn", "图10.3(b)",
+        "fully connected nets of widths 3N from a small init: the samples needed for median test MSE < 1e-2 grow "
+        "with the parameter count M at most like M^0.5 over the widths (parameter counting: like M), and at the "
+        "widest are at most a third of M"),
+    "CNN without sharing": ClaimSpec(
+        "ch10.width-free-unshared", "图10.3(c)",
+        "CNNs without sharing of N kernels from a small init: the samples needed for median test MSE < 1e-2 grow "
+        "with the parameter count M at most like M^0.5 over the widths (parameter counting: like M), and at the "
+        "widest are at most a third of M"),
+    "CNN": ClaimSpec(
+        "ch10.width-free-cnn", "图10.3(d)",
+        "CNNs of N kernels from a small init: the samples needed for median test MSE < 1e-2 grow with the "
+        "parameter count M at most like M^0.5 over the widths (parameter counting: like M), and at the widest are "
+        "at most a third of M")}
+
+
+def check_width_free(res: WidthSweep, arch: str) -> Verdict:
+    """图10.3(b)–(d) for one architecture: β < 0.5 over the rows, and n*(widest) ≤ M(widest)/3."""
+    n, m = res.n_star(arch), res.n_params(arch)
+    widest = f"{res.multiples[-1]}x"
+    return WIDTH_FREE[arch].judge(
+        threshold(f"β (n* ∝ M^β, {res.multiples[0]}x–{widest})", res.growth_exponent(arch), "<", WIDTH_FREE_BETA),
+        threshold(f"n*({widest}) / M = {int(m[-1])}", n[-1] / m[-1], "<=", WIDTH_FREE_FRACTION),
+        n_star=n.tolist(), n_params=m.tolist())
 
 
 # --- small versus large initialisation of a deep net (图10.4) ------------------------------------
