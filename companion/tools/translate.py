@@ -60,9 +60,11 @@ class Source:
 
 
 def chapter_modules(slug: str) -> list[Path]:
-    """The chapter's own modules: its experiment module(s) and its solutions, by the chapter number."""
-    number = slug[:4]
-    found = sorted((PACKAGE_DIR / "experiments").glob(f"{number}_*.py"))
+    """The chapter's own modules: its experiment module(s) and its solutions, by the chapter number (the papers'
+    notebook: the experiment module of its own name)."""
+    chapter = catalog.find(slug)
+    number = chapter.short
+    found = sorted((PACKAGE_DIR / "experiments").glob(f"{number}_*.py" if chapter.is_book else f"{number}.py"))
     solutions = PACKAGE_DIR / "solutions" / f"{number}.py"
     return found + ([solutions] if solutions.exists() else [])
 
