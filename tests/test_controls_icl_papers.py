@@ -74,3 +74,43 @@ def test_kq_and_vo_identities_enter_only_where_switched_on():
     base = plain(x)
     assert torch.equal(out[0], base[0])          # member 0: the flags are off, a and b change nothing
     assert not torch.allclose(out[1], base[1])   # member 1: they enter
+
+
+@pytest.fixture(scope="module")
+def copying() -> papers.CopyResult:
+    """The notebook's copying configuration, plain and with b·I, on one design seed."""
+    return papers.run_copy(papers.CopyConfig(seed=SEED))
+
+
+@pytest.mark.contrast("the network with b·I added to W_V W_Oᵀ (Boix-Adserà Thm 4.2)")
+def test_control_chicl_boix_copy_width(copying):
+    v = papers.check_copy_width(copying, variant="transformer + b·I")
+    assert not v.passed, v.measured_line()
+
+
+@pytest.mark.contrast("the plain network, without b·I (Boix-Adserà Thm 4.1)")
+def test_control_chicl_boix_copy_vo_identity(copying):
+    v = papers.check_copy_vo_identity(copying, variant="transformer")
+    assert not v.passed, v.measured_line()
+
+
+def test_copy_positive_twins(copying):
+    for verdict in (papers.check_copy_width(copying), papers.check_copy_vo_identity(copying)):
+        assert verdict.passed, verdict.measured_line()
+
+
+def test_the_copying_network_has_no_position_vector_and_a_tied_readout():
+    """logits = Attn(X) W^emᵀ with one token: the softmax is 1, so a head is x W_V W^attn (+ b x), read by W^em."""
+    import torch
+
+    from companion.core.transformer import TransformerConfig
+
+    cfg = TransformerConfig(vocab_size=10, max_len=1, d_model=8, n_layers=1, n_heads=2, d_ff=0, norm="none",
+                            causal=False)
+    net = papers.SymbolTransformer(cfg, n_members=1, generator=torch.Generator().manual_seed(0), vo_identity=True,
+                                   attention_only=True, identity_init=0.3)
+    x = torch.arange(10)[:, None]
+    e, layer = net.w_em[0], net.layers[0]
+    expected = (e @ layer.w_v[0] @ layer.w_attn[0] + 2 * 0.3 * e) @ e.T  # two heads, each adding b·x
+    assert torch.allclose(net(x)[0, :, 0], expected, atol=1e-5)
+    assert not net.x_pos.requires_grad and float(net.x_pos.abs().max()) == 0.0
