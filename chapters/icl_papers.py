@@ -25,7 +25,8 @@
 #    reparametrisation (Observation 1.2); copying an unseen symbol as the embedding dimension grows, and the b·I
 #    reparametrisation (Theorems 4.1–4.2).
 #
-# Run time: quick profile ≈ 30 CPU-seconds.
+# Run time: quick profile ≈ 37 CPU-seconds with an empty cache, kernel start included (≈ 23 of them training); the
+# full profile trains the template-task transformers 3000 steps instead of 800.
 
 # %%
 import matplotlib.pyplot as plt
@@ -33,7 +34,7 @@ import numpy as np
 
 from companion.experiments import icl_papers as papers
 from companion.kit.claims import show
-from companion.kit.config import pick, pick_steps, settings
+from companion.kit.config import pick_steps, settings
 from companion.kit.plots import PALETTE, panels
 from companion.kit.seeds import active_seed
 
@@ -66,8 +67,7 @@ seed = active_seed()
 # symbols learns a comparison that works on unseen ones too.
 
 # %%
-template_config = papers.TemplateConfig(steps=pick_steps(quick=800, full=3000, every=800, smoke=800),
-                                        seed=seed)
+template_config = papers.TemplateConfig(steps=pick_steps(quick=800, full=3000, every=10), seed=seed)
 template = papers.run_template(template_config)
 fig, ax = panels(2, width=4.4)
 styles = {"transformer": PALETTE[0], "transformer + a·I": PALETTE[1], "MLP": PALETTE[2]}
@@ -86,7 +86,8 @@ for name in styles:
 # **Claim** `[Boix-Adserà Fig. 2]`. On the held-out symbols the transformer's accuracy rises by at least 0.2 from the
 # smallest to the largest n, and reaches at least 0.8 at n = 2048. Its negative control
 # (`tests/test_controls_icl_papers.py`) is the paper's own contrast: the same check on the fully connected network's
-# curve fails.
+# curve fails. Designed on seeds 100–107 (8/8); on seeds 0–19 of the quick profile it held 20/20 (margin min +0.17,
+# median +0.20: the accuracy at n = 2048 was 0.94–0.99).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -95,7 +96,8 @@ show(papers.check_transformer_ood(template))
 # %% [markdown]
 # **Claim** `[Boix-Adserà App. I]`. The fully connected network fits each training set (accuracy ≥ 0.95 at every n)
 # yet stays at chance on the held-out symbols (accuracy ≤ 0.65 at every n). Its negative control runs the check on
-# the transformer, which leaves chance as n grows.
+# the transformer, which leaves chance as n grows. On seeds 0–19 it held 20/20; its tightest condition is the fit
+# (training accuracy 1 on every seed: margin +0.053 on all of them), the OOD accuracy stayed within 0.5 ± 0.05.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -114,7 +116,8 @@ show(papers.check_mlp_chance(template))
 #
 # **Claim** `[Boix-Adserà Obs. 1.2]`. Trained on n = 256 samples, 8× fewer than the largest n, the transformer with a·I
 # reaches an accuracy ≥ 0.85 on unseen symbols, a level the plain transformer reaches at n = 2048 (checked too).
-# Its negative control is the paper's contrast: the plain transformer at the same n = 256 does not.
+# Its negative control is the paper's contrast: the plain transformer at the same n = 256 does not. Designed on seeds
+# 100–107 (8/8); on seeds 0–19 it held 20/20 (margin min +0.045, median +0.12).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -158,7 +161,7 @@ for name in copying.transfer:
 # %% [markdown]
 # **Claim** `[Boix-Adserà Thm 4.1]`. The plain network's transfer at d_emb = 1024 is at most a quarter of its transfer at
 # d_emb = 16, and at most 0.05, while its training loss falls by ≥ 0.5 at every d_emb. Its negative control is the
-# paper's fix: the same check on the b·I network fails.
+# paper's fix: the same check on the b·I network fails. On seeds 0–19 it held 20/20 (margin min +0.78, median +0.80).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -166,7 +169,7 @@ show(papers.check_copy_width(copying))
 
 # %% [markdown]
 # **Claim** `[Boix-Adserà Thm 4.2]`. With b·I the transfer stays ≥ 0.5 at every d_emb up to 1024. Its negative control
-# is the plain network of Theorem 4.1.
+# is the plain network of Theorem 4.1. On seeds 0–19 it held 20/20 (margin min +0.43, median +0.53).
 
 # %%
 # NBVAL_CHECK_OUTPUT

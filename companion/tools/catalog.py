@@ -137,7 +137,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "connectivity, and in-context learning as an implicit ΔW", "深度神经网络的更多现象", 59),
     Chapter("ch15_pinns", "15", "Neural networks for differential equations", "神经网络求解微分方程", 32),
     Chapter("icl_papers", PAPERS, "In-context learning: the papers behind §14.3", "上下文学习：§14.3 背后的论文",
-            45, prefix="chicl"),
+            35, prefix="chicl"),
 )
 
 
