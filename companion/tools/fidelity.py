@@ -332,7 +332,7 @@ class PaperResult:
     claims: tuple[str, ...]
     note: str
     status: str = "missing"
-    counts: tuple[str, ...] = ()  # per claim: its pass count in the quick report ("19/20"), or why it has none
+    counts: tuple[str, ...] = ()  # per claim: its pass count in the quick report ("19/20"; shown), or why it has none
 
 
 def read_papers(path: Path = PAPERS_FILE) -> list[PaperResult]:
@@ -382,7 +382,7 @@ def papers_markdown(language: str = "en") -> str:
              f"| {tr('paper', language)} | {tr('result', language)} | {tr('claim', language)} | "
              f"{tr('status', language)} | {tr('note', language)} |", "|---|---|---|---|---|"]
     for r in paper_results():
-        claims = " ".join(f"`{c}` ({tr(n, language) if not n[0].isdigit() else n})" for c, n in zip(r.claims, r.counts))
+        claims = " ".join(f"`{c}`" + (f" ({n})" if n[:1].isdigit() else "") for c, n in zip(r.claims, r.counts))
         parts.append(f"| {r.paper} | {catalog.table_cell(tr(r.result, language))} | {claims or '—'} | "
                      f"{tr(PAPER_WORDS[r.status], language)} | {catalog.table_cell(tr(r.note, language)) if r.note else ''} |")
     return "\n".join(parts) + "\n"
