@@ -36,7 +36,7 @@ from torch import Tensor, nn
 from companion.core.nets import BatchedMLP
 from companion.core.train import descend, run, train
 from companion.core.transformer import Transformer, TransformerConfig, fit_last_token, last_token_accuracy
-from companion.kit.claims import ClaimSpec, Verdict, compare, threshold
+from companion.kit.claims import ClaimSpec, Verdict, threshold
 from companion.kit.seeds import generator, numpy_rng
 
 #: Template tasks: wildcard strings (indices of distinct symbols) and their labels (class 1 ↔ +1, class 0 ↔ −1).
@@ -79,7 +79,9 @@ class SymbolTransformer(Transformer):
 
     def attention(self, layer: nn.Module, x: Tensor, B: int, T: int, keep: Tensor | None,
                   last_only: bool = False) -> tuple[Tensor, Tensor]:
-        """(13.4)–(13.5) with + a·XXᵀ in the scores and + b·(attn X) in the output, per head."""
+        """(13.4)–(13.5) with + a·XXᵀ in the scores and + b·(attn X) in the output, per head (no ``attn_keep``)."""
+        if keep is not None:
+            raise ValueError("SymbolTransformer does not mask attention weights (attn_keep)")
         K, H, dk = x.shape[0], self.cfg.n_heads, self.cfg.d_k
         depth = next(i for i, m in enumerate(self.layers) if m is layer)
         a = (self.a[:, depth] * self.kq_on[:, None])[:, None, :, None, None]  # (K, 1, H, 1, 1)
@@ -91,7 +93,8 @@ class SymbolTransformer(Transformer):
         rows = 1 if last_only else T
         xs = x.reshape(K, B, T, -1)
         queries = xs[:, :, -1:] if last_only else xs  # (K, B, T', d)
-        q, k, v = heads(queries.reshape(K, B * rows, -1), layer.w_q, rows), heads(x, layer.w_k, T), heads(x, layer.w_v, T)
+        q = heads(queries.reshape(K, B * rows, -1), layer.w_q, rows)
+        k, v = heads(x, layer.w_k, T), heads(x, layer.w_v, T)
         incidence = (queries @ xs.transpose(-1, -2))[:, :, None]  # (K, B, 1, T', T): x_i·x_j
         scores = (q @ k.transpose(-1, -2) + a * incidence) / math.sqrt(dk)
         if self.cfg.causal and not last_only:
