@@ -1,7 +1,7 @@
 """Every claim has a negative control, and every chapter claim is declared in the package.
 
 A negative control is a test named ``test_control_<claim id, non-alphanumerics as _>`` in a
-``tests/test_controls_chNN.py`` file: it runs the claim's own check function on a small *real run*
+``tests/test_controls_chNN.py`` file (the papers' notebook: ``tests/test_controls_icl_papers.py``): it runs the claim's own check function on a small *real run*
 where the phenomenon is absent (large initialisation, shuffled labels, no training …) and asserts
 that the check fails.  This test finds every declared claim id and every control, and fails for an
 id without one.
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import companion
 from companion.kit.claims import ClaimSpec
+from companion.tools import catalog
 from companion.tools.fidelity import control_name
 
 TESTS = Path(__file__).resolve().parent
@@ -31,7 +32,7 @@ def declared_claims() -> dict[str, ClaimSpec]:
 
 def control_tests() -> set[str]:
     names: set[str] = set()
-    for path in TESTS.glob("test_controls_ch*.py"):
+    for path in TESTS.glob("test_controls_*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         names.update(node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef))
     return names
@@ -47,7 +48,7 @@ def test_every_claim_has_a_negative_control() -> None:
 
 def test_every_claim_cell_shows_a_declared_claim() -> None:
     """Claim cells call ``show(check_…(…))``: no notebook builds a verdict of its own."""
-    for source in CHAPTERS.glob("ch*.py"):
+    for source in catalog.sources():
         cells = source.read_text(encoding="utf-8").split("# %%")
         checked = [c for c in cells if c.lstrip("\n").startswith("# NBVAL_CHECK_OUTPUT")]
         assert checked, f"{source.name} checks no claim"
@@ -58,6 +59,8 @@ def test_every_claim_cell_shows_a_declared_claim() -> None:
 
 
 def test_claim_ids_name_their_chapter() -> None:
-    slugs = {p.stem[:4] for p in CHAPTERS.glob("ch*.py")}
+    """A claim id starts with its notebook's prefix (``ch04.``; the papers' notebook: ``chicl.``)."""
+    prefixes = {c.claim_prefix for c in catalog.available()}
     for cid in declared_claims():
-        assert cid.split(".")[0] in slugs, f"claim id {cid!r} names no chapter of chapters/"
+        assert cid.split(".")[0] in prefixes, f"claim id {cid!r} names no notebook of chapters/"
+        assert catalog.by_claim_prefix(cid) is not None

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-CHAPTERS = sorted((Path(__file__).resolve().parents[1] / "chapters").glob("ch*.py"))
+from companion.tools import catalog
+
+CHAPTERS = catalog.sources()  # the book's chapters and the papers' notebook
 
 
 def definitions_outside_exercises(source: str) -> list[str]:

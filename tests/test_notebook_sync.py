@@ -8,14 +8,20 @@ import jupytext
 import nbformat
 import pytest
 
+from companion.tools import catalog
 from companion.tools.runner import stable_cell_ids
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
-SOURCES = sorted(CHAPTERS.glob("ch*.py"))
+SOURCES = catalog.sources()  # the book's chapters and the papers' notebook (icl_papers)
 
 
 def test_there_are_chapters():
     assert SOURCES, "no chapter sources found in chapters/"
+
+
+def test_every_notebook_source_is_in_the_catalog():
+    """A notebook source in chapters/ that the catalog does not list would escape these tests (and the site)."""
+    assert sorted(CHAPTERS.glob("*.py")) == sorted(SOURCES)
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)

@@ -56,12 +56,18 @@ CLAIM, EXPLORATION, SHOWN, MISSING, GPU = "claim", "exploration", "shown", "miss
 STATUSES = (CLAIM, EXPLORATION, SHOWN, MISSING, GPU, ILLUS)
 
 
+#: ``Chapter.book`` of a notebook that follows research papers rather than a chapter of the book (``icl_papers``).
+PAPERS = "papers"
+
+
 @dataclass(frozen=True)
 class Chapter:
-    """One notebook of ``chapters/`` and the book chapter(s) it follows.
+    """One notebook of ``chapters/`` and the book chapter(s) it follows — or, with ``book=PAPERS``, the papers.
 
     ``seconds``: how long its quick profile runs with an empty cache on one torch thread beside another chapter
     (``reproduce --jobs 2`` on the 2-core CI machine); it only orders parallel runs (:func:`longest_first`).
+    ``claim_prefix``: what its claim ids start with (``ch04`` for ``ch04_frequency_principle``: the slug's first four
+    characters unless given; a papers notebook gives its own, e.g. ``chicl``).
     """
 
     slug: str
@@ -69,10 +75,28 @@ class Chapter:
     title: str
     title_zh: str
     seconds: int
+    prefix: str = ""
+
+    @property
+    def is_book(self) -> bool:
+        """Whether the notebook follows a chapter of the book (its figures are the catalog's); False for papers."""
+        return self.book != PAPERS
+
+    @property
+    def claim_prefix(self) -> str:
+        return self.prefix or self.slug[:4]
+
+    @property
+    def short(self) -> str:
+        """The short name: ``ch04`` for a chapter of the book (also its experiment modules' and solutions' prefix),
+        the whole slug for the papers' notebook (its experiment module is ``companion/experiments/<slug>.py``)."""
+        return self.slug[:4] if self.is_book else self.slug
 
     @property
     def heading(self) -> str:
         """The notebook's title line, also used by the site and the README: one pattern for all."""
+        if not self.is_book:
+            return f"Papers — {self.title} ({self.title_zh})"
         return f"Chapter {self.book} — {self.title} ({self.title_zh})"
 
     @property
@@ -112,6 +136,8 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("ch14_more_phenomena", "14", "More phenomena: grokking, lottery tickets, double descent, mode "
             "connectivity, and in-context learning as an implicit ΔW", "深度神经网络的更多现象", 59),
     Chapter("ch15_pinns", "15", "Neural networks for differential equations", "神经网络求解微分方程", 32),
+    Chapter("icl_papers", PAPERS, "In-context learning: the papers behind §14.3", "上下文学习：§14.3 背后的论文",
+            35, prefix="chicl"),
 )
 
 
@@ -134,8 +160,20 @@ def longest_first(chapters: Sequence[Chapter]) -> list[Chapter]:
 
 
 def available() -> list[Chapter]:
-    """Chapters whose notebook source exists, in book order."""
+    """Chapters whose notebook source exists, in book order (the papers' notebook after the book's)."""
     return [c for c in CHAPTERS if c.available]
+
+
+def sources() -> list[Path]:
+    """The jupytext sources of every notebook of ``chapters/`` the catalog lists and that exists (the book's chapters,
+    then the papers'): what the notebook tests iterate over, instead of globbing ``ch*.py``."""
+    return [c.source for c in available()]
+
+
+def by_claim_prefix(claim_id: str) -> Chapter | None:
+    """The notebook whose claims have the prefix of ``claim_id`` (``"ch04.fp-order"`` → ch04_frequency_principle)."""
+    prefix = claim_id.partition(".")[0]
+    return next((c for c in CHAPTERS if c.claim_prefix == prefix), None)
 
 
 @dataclass(frozen=True)

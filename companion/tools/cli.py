@@ -159,7 +159,7 @@ def run_folder(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> str
     if args.command == "reproduce":
         return "reproduced"
     smoke = "-smoke" if args.smoke else ""
-    return str(Path("reproduced") / "runs" / f"{chapters[0].slug[:4]}-seed{args.seed}-{args.profile}{smoke}")
+    return str(Path("reproduced") / "runs" / f"{chapters[0].short}-seed{args.seed}-{args.profile}{smoke}")
 
 
 def _run(args: argparse.Namespace, chapters: list[catalog.Chapter]) -> int:

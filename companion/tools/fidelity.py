@@ -90,7 +90,8 @@ class FigureFidelity:
 def declarations(root: Path = catalog.ROOT) -> dict[str, tuple[str, str]]:
     """Every claim declared in ``companion/experiments`` and ``chapters``: id → (label, kind)."""
     found: dict[str, tuple[str, str]] = {}
-    for path in sorted([*(root / "companion" / "experiments").glob("ch*.py"), *(root / "chapters").glob("ch*.py")]):
+    sources = [*(root / "companion" / "experiments").glob("*.py"), *(root / "chapters").glob("*.py")]
+    for path in sorted(p for p in sources if p.name != "__init__.py"):
         for cid, label, kind in declared_claims(ast.parse(path.read_text(encoding="utf-8"))):
             found.setdefault(cid, (label, kind))
     return found
@@ -103,10 +104,10 @@ def control_name(claim_id: str) -> str:
 
 @lru_cache(maxsize=1)
 def contrast_controls(tests: Path = TESTS_DIR) -> dict[str, str]:
-    """The negative controls marked ``@pytest.mark.contrast("<setting>")`` in ``tests/test_controls_ch*.py``:
-    test name → the contrasting setting it runs."""
+    """The negative controls marked ``@pytest.mark.contrast("<setting>")`` in ``tests/test_controls_*.py`` (a chapter's
+    ``test_controls_chNN.py``, the papers' ``test_controls_icl_papers.py``): test name → the contrasting setting."""
     found: dict[str, str] = {}
-    for path in sorted(tests.glob("test_controls_ch*.py")):
+    for path in sorted(tests.glob("test_controls_*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.FunctionDef):
                 continue
@@ -243,6 +244,9 @@ def chapter_map_markdown(language: str = "en", coverage_link: str = "") -> str:
         def listed(*fidelities: str) -> str:
             return ", ".join(f.id for f in ch.figures if by_figure[f.id].fidelity in fidelities) or "—"
         title = f"{ch.title_zh} ({catalog.table_cell(ch.title)})" if language == "en" else ch.title_zh
+        if not ch.is_book:  # the papers' notebook: its results are in the coverage page's papers table, not figures
+            rows.append(f"| `{ch.slug}` | {tr('papers, not the book', language)}: {title} | — | — | — |")
+            continue
         rows.append(f"| `{ch.slug}` | {ch.book} {title} | {listed('faithful', 'faithful-full')} | {listed('partial')} "
                     f"| {listed('drawn')} |")
     total = counts(items)
@@ -310,6 +314,77 @@ def coverage_markdown(language: str = "en") -> str:
                 where = " ".join([f"`{f.notebook}`", *(f"`{c}`" for c in item.claims)])
                 parts.append(f"| {f.id} | {catalog.table_cell(tr(f.caption, language))} | {status} | {where} | "
                              f"{catalog.table_cell(note)} |")
+    return "\n".join(parts) + "\n\n" + papers_markdown(language)
+
+
+PAPERS_FILE = Path(__file__).with_name("papers.csv")
+#: A paper result's status on the coverage page (computed like a figure's fidelity, from its claims).
+PAPER_WORDS = {"reproduced": "✔ reproduced", "claimed": "◐ claimed, not yet at the standard", "exploration": "◇ exploration",
+               "missing": "not yet"}
+
+
+@dataclass(frozen=True)
+class PaperResult:
+    """One headline result of a paper (``papers.csv``), the claims that test it and its computed status."""
+
+    paper: str
+    result: str
+    claims: tuple[str, ...]
+    note: str
+    status: str = "missing"
+    counts: tuple[str, ...] = ()  # per claim: its pass count in the quick report ("19/20"; shown), or why it has none
+
+
+def read_papers(path: Path = PAPERS_FILE) -> list[PaperResult]:
+    """The papers' results as ``papers.csv`` lists them (no status computed)."""
+    import csv
+
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = csv.DictReader(line for line in fh if not line.startswith("#"))
+        return [PaperResult(r["paper"], r["result"], tuple(c for c in (r["claims"] or "").split(";") if c),
+                            r["note"] or "") for r in rows]
+
+
+def paper_results(reports: dict[str, dict[str, Any] | None] | None = None,
+                  claims: dict[str, tuple[str, str]] | None = None,
+                  controls: dict[str, str] | None = None) -> list[PaperResult]:
+    """Every paper result with its status: ``reproduced`` when each of its claims is a phenomenon claim that meets the
+    standard in the quick robustness report and has a negative control from the paper's contrast; ``exploration`` when
+    one is an exploration; ``claimed`` when it has claims that do not (yet) meet that; ``missing`` without claims."""
+    reports = {p: read_report(p) for p in REPORTS} if reports is None else reports
+    claims = declarations() if claims is None else claims
+    controls = contrast_controls() if controls is None else controls
+    out = []
+    for r in read_papers():
+        standing = [_standing(cid, reports.get("quick")) for cid in r.claims]
+        kinds = [claims.get(cid, ("", "not declared"))[1] for cid in r.claims]
+        if not r.claims or any(cid not in claims for cid in r.claims):  # a claim not declared (yet) tests nothing
+            status = "missing"
+        elif "exploration" in kinds:
+            status = "exploration"
+        elif all(k == PHENOMENON and ok and control_name(cid) in controls
+                 for cid, k, (ok, _) in zip(r.claims, kinds, standing)):
+            status = "reproduced"
+        else:
+            status = "claimed"
+        out.append(PaperResult(r.paper, r.result, r.claims, r.note, status, tuple(words for _, words in standing)))
+    return out
+
+
+def papers_markdown(language: str = "en") -> str:
+    """The coverage page's table of the papers' results (paper → result → claim → status): apart from the book's
+    figures, and counted in none of their numbers."""
+    parts = ["## " + tr("Papers: in-context learning (§14.3)", language), "",
+             tr("Results of research papers the companion reproduces in `icl_papers`, each claim labelled with its paper "
+                "and figure or theorem. They are not the book's figures and count in none of the numbers above; the status "
+                "is computed from the claims, the quick robustness report and the controls, like a figure's fidelity.",
+                language), "",
+             f"| {tr('paper', language)} | {tr('result', language)} | {tr('claim', language)} | "
+             f"{tr('status', language)} | {tr('note', language)} |", "|---|---|---|---|---|"]
+    for r in paper_results():
+        claims = " ".join(f"`{c}`" + (f" ({n})" if n[:1].isdigit() else "") for c, n in zip(r.claims, r.counts))
+        parts.append(f"| {r.paper} | {catalog.table_cell(tr(r.result, language))} | {claims or '—'} | "
+                     f"{tr(PAPER_WORDS[r.status], language)} | {catalog.table_cell(tr(r.note, language)) if r.note else ''} |")
     return "\n".join(parts) + "\n"
 
 

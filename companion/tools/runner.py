@@ -56,6 +56,7 @@ from companion.kit.cache import absolute_setting, imported_modules, module_file
 from companion.kit.claims import IDENTITY, PHENOMENON, LoggedClaim, declared_claims, read_log
 from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke, shown
 from companion.kit.i18n import read_language, tr
+from companion.tools import catalog
 from companion.tools.catalog import longest_first
 from companion.tools.reproduction import SavedFigure, count_claims, identities_clause, not_run_reason, save_figures
 
@@ -152,7 +153,8 @@ def expected_claims(source: Path, kinds: tuple[str, ...] = (PHENOMENON, IDENTITY
     for name in sorted(imported_modules(source)):  # the same reading of imports as the results cache's digests
         if name.startswith("companion.experiments."):
             trees += _trees(module_file(name).read_text(encoding="utf-8"))
-    prefix = source.stem.split("_")[0] + "."
+    listed = next((c for c in catalog.CHAPTERS if c.slug == source.stem), None)  # icl_papers' claims are chicl.…
+    prefix = (listed.claim_prefix if listed else source.stem.split("_")[0]) + "."
     return tuple(dict.fromkeys(cid for tree in trees for cid, _, kind in declared_claims(tree)
                                if cid.startswith(prefix) and kind in kinds))
 

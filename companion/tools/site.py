@@ -69,10 +69,12 @@ class ClaimRecord:
 def chapter_notebooks(chapters_dir: Path | None = None) -> list[Path]:
     """The executed chapter notebooks that exist (in ``chapters/`` by default), in the book's order.
 
-    Notebooks the catalog knows come in its order; any other ``chNN_*.ipynb`` follows by name.
+    Notebooks the catalog knows come in its order (the papers' notebook, ``icl_papers``, after chapter 15); any other
+    ``chNN_*.ipynb`` follows by name.
     """
     chapters_dir = catalog.CHAPTERS_DIR if chapters_dir is None else chapters_dir
-    found = {p.stem: p for p in chapters_dir.glob("ch*.ipynb") if _NOTEBOOK_NAME.match(p.name)}
+    slugs = {c.slug for c in catalog.CHAPTERS}
+    found = {p.stem: p for p in chapters_dir.glob("*.ipynb") if _NOTEBOOK_NAME.match(p.name) or p.stem in slugs}
     known = [found.pop(c.slug) for c in catalog.CHAPTERS if c.slug in found]
     return known + [found[name] for name in sorted(found)]
 

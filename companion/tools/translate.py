@@ -60,9 +60,11 @@ class Source:
 
 
 def chapter_modules(slug: str) -> list[Path]:
-    """The chapter's own modules: its experiment module(s) and its solutions, by the chapter number."""
-    number = slug[:4]
-    found = sorted((PACKAGE_DIR / "experiments").glob(f"{number}_*.py"))
+    """The chapter's own modules: its experiment module(s) and its solutions, by the chapter number (the papers'
+    notebook: the experiment module of its own name)."""
+    chapter = catalog.find(slug)
+    number = chapter.short
+    found = sorted((PACKAGE_DIR / "experiments").glob(f"{number}_*.py" if chapter.is_book else f"{number}.py"))
     solutions = PACKAGE_DIR / "solutions" / f"{number}.py"
     return found + ([solutions] if solutions.exists() else [])
 
@@ -88,12 +90,13 @@ def _common_sources() -> list[Source]:
     """The kit's and the tools' words: the verdict marks and every text they pass to ``tr`` or show."""
     from companion.kit.claims import (EXPLORATION_MARK, FAIL_MARK, IDENTITY_FAIL_MARK, IDENTITY_PASS_MARK, PASS_MARK,
                                       SMOKE_MARK)
-    from companion.tools.fidelity import FIDELITY_WORDS, REASONS, STALE_NOTE
+    from companion.tools.fidelity import FIDELITY_WORDS, PAPER_WORDS, REASONS, STALE_NOTE
 
     found = [Source("texts", mark, "companion/kit/claims.py")
              for mark in (PASS_MARK, FAIL_MARK, EXPLORATION_MARK, SMOKE_MARK, IDENTITY_PASS_MARK, IDENTITY_FAIL_MARK)]
     found += [Source("texts", words, "companion/tools/fidelity.py FIDELITY_WORDS") for words in FIDELITY_WORDS.values()]
     found += [Source("texts", reason, "companion/tools/fidelity.py REASONS") for reason in (*REASONS, STALE_NOTE)]
+    found += [Source("texts", words, "companion/tools/fidelity.py PAPER_WORDS") for words in PAPER_WORDS.values()]
     modules = [m for d in COMMON_DIRS for m in sorted((PACKAGE_DIR / d).glob("*.py"))]
     modules.append(PACKAGE_DIR / "solutions" / "__init__.py")
     for module in modules:
@@ -102,9 +105,14 @@ def _common_sources() -> list[Source]:
 
 
 def _catalog_sources() -> list[Source]:
-    """The catalog's caption, note and ``unchecked`` line of every figure and table (the coverage page)."""
+    """The catalog's caption, note and ``unchecked`` line of every figure and table, and the result and note of every
+    paper result of ``papers.csv`` (the coverage page)."""
+    from companion.tools.fidelity import read_papers
+
     return [Source("texts", text, f"figures.csv {f.id}") for f in catalog.FIGURES
-            for text in (f.caption, f.note, f.unchecked) if text.strip()]
+            for text in (f.caption, f.note, f.unchecked) if text.strip()] + \
+        [Source("texts", text, f"papers.csv {r.paper}") for r in read_papers() for text in (r.result, r.note)
+         if text.strip()]
 
 
 def names() -> list[str]:
