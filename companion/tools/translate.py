@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,9 +63,9 @@ class Source:
 def chapter_modules(slug: str) -> list[Path]:
     """The chapter's own modules: its experiment module(s) and its solutions, by the chapter number (the papers'
     notebook: the experiment module of its own name)."""
-    chapter = catalog.find(slug)
-    number = chapter.short
-    found = sorted((PACKAGE_DIR / "experiments").glob(f"{number}_*.py" if chapter.is_book else f"{number}.py"))
+    book = re.fullmatch(r"ch\d\d_\w+", slug) is not None   # a chapter of the book, listed in the catalog or not
+    number = slug[:4] if book else slug
+    found = sorted((PACKAGE_DIR / "experiments").glob(f"{number}_*.py" if book else f"{number}.py"))
     solutions = PACKAGE_DIR / "solutions" / f"{number}.py"
     return found + ([solutions] if solutions.exists() else [])
 
