@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,27 @@ def launch(playwright: Any) -> Any:
     """Headless Debian Chromium (no Chromium sandbox: the tests may run as root)."""
     require_chromium()
     return chromium.launch(playwright)
+
+
+@contextmanager
+def chromium_browser() -> Iterator[Any]:
+    """A headless Chromium for one test module (through Playwright), closed at the end."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The address of the book site (:func:`built_site`), served on 127.0.0.1 while the module's tests run; a test
+    module takes it with ``from browser_support import site_url``."""
+    require_chromium()
+    with serve(built_site(tmp_path_factory)) as url:
+        yield url
 
 
 class PageLog:

@@ -23,7 +23,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from browser_support import PageLog, free_port, isolated_env, launch, require_chromium
+from browser_support import PageLog, chromium_browser, free_port, isolated_env, require_chromium
 
 from companion.tools import precompute
 
@@ -100,12 +100,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
 
 @pytest.fixture(scope="module")
 def browser(lab: tuple[str, Path]) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
+    with chromium_browser() as browser:
+        yield browser
 
 
 def _run_cell(tab: Any, index: int, timeout_ms: float) -> Any:

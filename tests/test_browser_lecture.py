@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import PageLog, built_site, launch, require_chromium, serve
+from browser_support import PageLog, chromium_browser, site_url  # noqa: F401 - site_url is a fixture
 
 from companion.kit.i18n import tr
 
@@ -16,20 +16,9 @@ SIDEBARS = (".bd-sidebar-primary", ".bd-sidebar-secondary")
 
 
 @pytest.fixture(scope="module")
-def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    require_chromium()
-    with serve(built_site(tmp_path_factory)) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
 def browser(site_url: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
+    with chromium_browser() as browser:
+        yield browser
 
 
 def _widths(tab: Any) -> dict[str, float]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from browser_support import PageLog, built_site, launch, require_chromium, serve
+from browser_support import PageLog, chromium_browser, site_url  # noqa: F401 - site_url is a fixture
 
 from companion.kit import grids
 from companion.kit.i18n import tr
@@ -26,20 +26,9 @@ PAGES = ["intro", *(p.stem for p in NOTEBOOKS), "coverage", "claims", "robustnes
 
 
 @pytest.fixture(scope="module")
-def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    require_chromium()
-    with serve(built_site(tmp_path_factory)) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
 def browser(site_url: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
+    with chromium_browser() as browser:
+        yield browser
 
 
 def _heading(markdown: Path) -> str:

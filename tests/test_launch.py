@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 import nbformat
 import pytest
 import yaml
-from browser_support import PageLog, built_site, launch, require_chromium, require_jupyter_book, serve
+from browser_support import PageLog, built_site, chromium_browser, require_jupyter_book, serve
 
 from companion.tools import catalog, launch as launching, robustness, site
 
@@ -194,13 +194,8 @@ def test_every_chapters_install_cell_names_one_repository() -> None:
 
 @pytest.fixture(scope="module")
 def browser(launch_site: Path) -> Iterator[Any]:
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
+    with chromium_browser() as browser:
+        yield browser
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
