@@ -169,6 +169,12 @@ time.sleep(120)
 '''
 
 
+def _like_a_terminal() -> None:
+    """Ctrl-C's default action in the child, as in a terminal: a suite started in the background by a shell without job
+    control (``cmd &``, as CI scripts may) inherits SIGINT ignored, and the run would never see the Ctrl-C sent to it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupted_run_ends_in_one_line_and_leaves_no_kernel_litter(signum, status, tmp_path):
     """Probes 3.1–3.2 (Ctrl-C: a KeyboardInterrupt traceback) and 3.7 (SIGTERM left the kernel's IPC sockets and its
@@ -183,7 +189,7 @@ def test_an_interrupted_run_ends_in_one_line_and_leaves_no_kernel_litter(signum,
            "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
     process = subprocess.Popen([sys.executable, str(driver), str(source), "run", "ch95", "--out", str(tmp_path / "out")],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+                               start_new_session=True, preexec_fn=_like_a_terminal)
     try:
         deadline = time.monotonic() + 120
         while not pid_file.exists() and process.poll() is None and time.monotonic() < deadline:
