@@ -3,11 +3,14 @@
 Each control runs a claim's own check on a real run of the setting its paper contrasts it with, and asserts that the
 check fails: for Boix-Adserà et al.'s template tasks, the fully connected network against the transformer (their
 Appendix I), the transformer against the network, and the plain transformer at the same sample size against the one
-with a·I (their Observation 1.2).  The notebook's own run (the same configuration) is the positive twin.
+with a·I (their Observation 1.2); for Li et al., training tasks that break their Condition 3.2, a fraction α below what
+the step budget learns, out-of-domain patterns whose coefficients sum below 1, and pruning the largest MLP neurons
+first.  The notebook's own run (the same configuration) is the positive twin.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from companion.experiments import icl_papers as papers
@@ -114,3 +117,90 @@ def test_the_copying_network_has_no_position_vector_and_a_tied_readout():
     expected = (e @ layer.w_v[0] @ layer.w_attn[0] + 2 * 0.3 * e) @ e.T  # two heads, each adding b·x
     assert torch.allclose(net(x)[0, :, 0], expected, atol=1e-5)
     assert not net.x_pos.requires_grad and float(net.x_pos.abs().max()) == 0.0
+
+
+# ----------------------------------------------------------------------------------------------- Li et al.
+@pytest.fixture(scope="module")
+def li() -> papers.PatternICLRun:
+    """The notebook's Li et al. configuration (all five variants, one batched run) on one design seed."""
+    return papers.train_pattern_icl(papers.PatternICLConfig(seed=SEED))
+
+
+@pytest.mark.contrast("training tasks that break Condition 3.2: each pattern always on one side (Li et al. Thm 3.3)")
+def test_control_chicl_li_unseen_tasks(li):
+    v = papers.check_li_unseen(li, kind="one-sided")
+    assert not v.passed, v.measured_line()
+    assert li.accuracy[-1, li.member("one-sided", 0.3)] < 0.7  # it answers from its weights, not the context
+
+
+@pytest.mark.contrast("α below what the step budget learns: α = 0.2 against α = 0.1 (Li et al. Thm 3.3)")
+def test_control_chicl_li_alpha(li):
+    v = papers.check_li_alpha(li, high=0.2, low=0.1)
+    assert not v.passed, v.measured_line()
+
+
+@pytest.mark.contrast("out-of-domain patterns whose coefficients sum to 0.5 < 1 (Li et al. Thm 3.6)")
+def test_control_chicl_li_ood(li):
+    totals = (0.5, 1.0, 1.5)
+    ood = papers.pattern_ood_accuracy(li, li.member("cover", 0.3), totals)
+    v = papers.check_li_ood(totals, ood, judged=(0.5,))
+    assert not v.passed, v.measured_line()
+    twin = papers.check_li_ood(totals, ood)
+    assert twin.passed, twin.measured_line()
+
+
+def test_li_positive_twins_and_pruning_contrast(li):
+    """On the same run the claims hold; pruning the largest 20% of the neurons costs more than the exploration's
+    bound, the smallest 20% less (the exploration's contrast, Li et al. Thm 3.7)."""
+    for verdict in (papers.check_li_unseen(li), papers.check_li_alpha(li)):
+        assert verdict.passed, verdict.measured_line()
+    pruning = papers.prune_pattern_mlp(li, li.member("cover", 0.3))
+    assert not papers.check_li_pruning(pruning, order="largest").passed
+    assert papers.check_li_pruning(pruning).passed
+    assert pruning.norms[0] < 0.3 * np.median(pruning.norms)  # some neurons stay small (their (14))
+
+
+def test_li_prompts_follow_the_task_and_alpha():
+    """Exactly round(α·l) context examples share the query's pattern and its label; the task's other pattern carries
+    the opposite label; the query's own label is hidden (0) in its token."""
+    import torch
+
+    from companion.kit.seeds import generator
+
+    M, d, l = 8, 16, 20
+    tasks = papers.pattern_training_tasks("cover", M)[None].expand(2, -1, -1)
+    p, y = papers.pattern_prompts(tasks, torch.tensor([0.3, 0.5]), 200, l, torch.eye(d)[:M], 8, generator(0))
+    assert p.shape == (2, 200, l + 1, d + 1) and (p[:, :, -1, -1] == 0).all()
+    pattern = p[..., :M].argmax(-1)  # the relevant pattern of every token
+    same = pattern[:, :, :-1] == pattern[:, :, -1:]
+    assert (same.sum(-1)[0] == 6).all() and (same.sum(-1)[1] == 10).all()
+    labels = p[:, :, :-1, -1]
+    assert (labels[same] == y[:, :, None].expand_as(same)[same]).all()
+
+
+def test_li_task_sets():
+    """The cycle meets Condition 3.2 (every pattern with both labels); the one-sided set does not; 48 unseen each."""
+    cover, one_sided = (papers.pattern_training_tasks(k, 8) for k in ("cover", "one-sided"))
+    assert set(cover[:, 0].tolist()) == set(cover[:, 1].tolist()) == set(range(8))
+    assert set(one_sided[:, 0].tolist()) == set(range(4)) and set(one_sided[:, 1].tolist()) == set(range(4, 8))
+    assert len({tuple(t) for t in one_sided.tolist()}) == 8
+    assert len(papers.unseen_tasks(cover, 8)) == len(papers.unseen_tasks(one_sided, 8)) == 48
+
+
+def test_pattern_transformer_has_no_residual_and_prunes_neurons():
+    """F = aᵀ ReLU(W_O W_V Σ attn p): zeroing W_O zeroes F (nothing bypasses the MLP); keep=0 removes a neuron."""
+    import torch
+
+    from companion.kit.seeds import generator
+
+    net = papers.PatternTransformer(1, 17, 8, 8, 6, 1.0, generator(0))
+    p = torch.randn(1, 5, 4, 17, generator=generator(1))
+    out, attn = net(p)
+    assert torch.allclose(attn.sum(-1), torch.ones(1, 5))
+    keep = torch.ones(1, 6)
+    keep[0, 2] = 0
+    h = torch.relu(torch.einsum("kbl,kbld,kad,kma->kbm", attn, p[:, :, :-1], net.w_v, net.w_o))
+    assert torch.allclose(net(p, keep)[0], (h * keep[:, None]) @ net.a, atol=1e-6)
+    with torch.no_grad():
+        net.w_o.zero_()
+    assert torch.equal(net(p)[0], torch.zeros(1, 5))

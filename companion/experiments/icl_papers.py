@@ -1,5 +1,6 @@
 """The in-context-learning papers behind §14.3 (上下文学习): Boix-Adserà et al., "When can transformers reason with
-abstract symbols?" (ICLR 2024, arXiv 2310.09753).
+abstract symbols?" (ICLR 2024, arXiv 2310.09753), and Li et al., "How do nonlinear transformers learn and generalize in
+in-context learning?" (ICML 2024, arXiv 2402.15607; its section below, from :class:`PatternICLConfig` on).
 
 **Template tasks** (their §1, 图2).  A template is a string of wildcards with a label: the *variable-assignment* task
 ``α=1;β=-1;print(α) → +1`` / ``print(β) → −1`` of their 图2 reduces, once the fixed tokens are dropped, to the two
@@ -363,3 +364,321 @@ def check_copy_vo_identity(result: CopyResult, variant: str = "transformer + b·
         threshold("min training-loss drop", result.train_drop[variant].min(), ">=", 0.5),
         threshold("min transfer over d_emb", t.min(), ">=", 0.5),
         transfer=t, dims=list(result.dims), variant=variant)
+
+
+# =============================================================================================================
+# Li et al., "How do nonlinear transformers learn and generalize in in-context learning?" (ICML 2024, arXiv
+# 2402.15607): in-context binary classification over orthonormal patterns with a one-layer, one-head transformer
+# whose softmax attention feeds a ReLU MLP with no residual connection.
+#
+# **Data** (their §3.2).  M₁ in-domain-relevant (IDR) patterns μ_1…μ_M₁ and M₂ in-domain-irrelevant (IDI) patterns
+# ν_1…ν_M₂, orthonormal (here the standard basis of R^{M₁+M₂}); an input is x = μ_j + κ ν_k, κ ~ U[−1/2, 1/2].  A
+# task f = (a, b) labels inputs whose relevant pattern is μ_a by +1 and μ_b by −1: M₁(M₁−1) tasks.  A prompt of
+# task f holds l context examples (x_i, y_i) and a query x_q whose pattern is μ_a or μ_b; a fraction α of the
+# context examples share the query's relevant pattern (their α).  Assumed (the seed summary does not say what the
+# other examples are): every other example carries one of the other M₁ − 1 relevant patterns, uniformly — the
+# task's second pattern with its label, any other pattern with a random label — so that only same-pattern examples
+# tell the query's label (with the task's other pattern alone, "the opposite of the majority label" would solve
+# every prompt at α < 1/2 without looking at the patterns).  A token is p_i = (x_i, y_i); the query's label is 0.
+#
+# **Model** (their (2)).  F(P) = Σ_i a_i ReLU(W_O Σ_j W_V p_j softmax_j(p_jᵀ W_Kᵀ W_Q p_q)), the sum over the
+# context examples, a_i = ±1/m fixed (half each), hinge loss max(0, 1 − y F), stochastic gradient descent.
+# =============================================================================================================
+@dataclass(frozen=True)
+class PatternICLConfig:
+    """One batched run of Li et al.'s setting: members = training variants (task set, α), each with its own
+    initialisation, trained by SGD on fresh prompts of its training tasks.
+
+    ``variants`` names each member by (task set, α): task set ``"cover"`` satisfies their Condition 3.2 (the cycle
+    (μ_j → +1, μ_{j+1} → −1), j = 1…M₁: every relevant pattern appears with both labels, M₁ of the M₁(M₁−1) tasks);
+    ``"one-sided"`` has as many tasks but every pattern always on one side (μ_1…μ_{M₁/2} always +1), violating it.
+    ``w_o_scale`` multiplies W_O's initial standard deviation 1/√m_a (small: neurons that training does not use keep
+    small norms, their Theorem 3.7's premise; assumed, the summary gives no initialisation).
+    """
+
+    variants: tuple[tuple[str, float], ...] = (("cover", 0.3), ("one-sided", 0.3), ("cover", 0.1), ("cover", 0.2),
+                                               ("cover", 0.5))
+    n_relevant: int = 8        # M₁
+    n_irrelevant: int = 8      # M₂
+    context: int = 20          # l
+    m_a: int = 32              # rows of W_V
+    m_b: int = 32              # rows of W_K, W_Q
+    m: int = 64                # MLP neurons (rows of W_O)
+    w_o_scale: float = 0.1
+    steps: int = 300
+    lr: float = 0.5
+    batch: int = 64
+    record_every: int = 25
+    n_test: int = 1000
+    seed: int = 0
+
+
+def pattern_training_tasks(kind: str, n_relevant: int) -> Tensor:
+    """The training tasks (T, 2) as (pattern labelled +1, pattern labelled −1): ``"cover"`` meets Condition 3.2,
+    ``"one-sided"`` (as many tasks, every pattern on one side only) does not."""
+    M = n_relevant
+    if kind == "cover":
+        return torch.tensor([(j, (j + 1) % M) for j in range(M)])
+    if kind == "one-sided":
+        half = M // 2
+        return torch.tensor([(j % half, half + (j + j // half) % half) for j in range(M)])
+    raise ValueError(f"unknown task set {kind!r}: 'cover' or 'one-sided'")
+
+
+def unseen_tasks(train: Tensor, n_relevant: int) -> Tensor:
+    """Every task (a, b), a ≠ b, not among ``train``: the tasks the in-domain test uses."""
+    seen = {tuple(t) for t in train.tolist()}
+    return torch.tensor([(a, b) for a in range(n_relevant) for b in range(n_relevant) if a != b and (a, b) not in seen])
+
+
+def pattern_prompts(tasks: Tensor, alpha: Tensor, n: int, context: int, relevant: Tensor, n_irrelevant: int,
+                    gen: torch.Generator) -> tuple[Tensor, Tensor]:
+    """``n`` prompts per member: tokens (K, n, l+1, d+1) and the query's label (K, n).
+
+    ``tasks`` (K, T, 2) indexes rows of ``relevant`` (M, d); ``alpha`` (K,) the fraction of the ``context`` examples
+    sharing the query's relevant pattern (exactly round(α·l) of them, at random places); irrelevant patterns are
+    the last ``n_irrelevant`` basis vectors of R^d."""
+    K, M, d = tasks.shape[0], relevant.shape[0], relevant.shape[1]
+    pair = torch.gather(tasks, 1, torch.randint(tasks.shape[1], (K, n, 1), generator=gen).expand(-1, -1, 2))
+    minus = torch.randint(2, (K, n), generator=gen)  # 0: the query carries the task's + pattern, 1: its − pattern
+    q_pat = torch.gather(pair, 2, minus[..., None])[..., 0]
+    n_same = torch.round(alpha * context).long()  # (K,)
+    same = torch.rand(K, n, context, generator=gen).argsort(-1) < n_same[:, None, None]
+    other = torch.randint(M - 1, (K, n, context), generator=gen)
+    other = other + (other >= q_pat[..., None]).long()  # any pattern but the query's
+    pat = torch.where(same, q_pat[..., None], other)
+    random_label = 1.0 - 2.0 * torch.randint(2, (K, n, context), generator=gen).float()
+    y_ctx = torch.where(pat == pair[..., :1], 1.0, torch.where(pat == pair[..., 1:], -1.0, random_label))
+    y_q = 1.0 - 2.0 * minus.float()
+    pat = torch.cat([pat, q_pat[..., None]], -1)
+    kappa = torch.rand(K, n, context + 1, 1, generator=gen) - 0.5
+    irr = d - n_irrelevant + torch.randint(n_irrelevant, (K, n, context + 1), generator=gen)
+    x = relevant[pat] + kappa * torch.eye(d)[irr]
+    y = torch.cat([y_ctx, torch.zeros(K, n, 1)], -1)
+    return torch.cat([x, y[..., None]], -1), y_q
+
+
+class PatternTransformer(nn.Module):
+    """Li et al.'s one-layer, one-head transformer, K members: F(P) = aᵀ ReLU(W_O Σ_j W_V p_j attn_j), attn =
+    softmax over the context of p_jᵀ W_Kᵀ W_Q p_q; a = ±1/m fixed; no residual connection, no normalisation.
+    ``keep`` (K, m) multiplies the MLP neurons' outputs (pruning: 0 removes a neuron)."""
+
+    def __init__(self, n_members: int, d_token: int, m_a: int, m_b: int, m: int, w_o_scale: float,
+                 generator: torch.Generator) -> None:
+        super().__init__()
+        def draw(*shape: int) -> Tensor:
+            return torch.randn(n_members, *shape, generator=generator)
+        self.w_q = nn.Parameter(draw(m_b, d_token) / math.sqrt(d_token))
+        self.w_k = nn.Parameter(draw(m_b, d_token) / math.sqrt(d_token))
+        self.w_v = nn.Parameter(draw(m_a, d_token) / math.sqrt(d_token))
+        self.w_o = nn.Parameter(w_o_scale * draw(m, m_a) / math.sqrt(m_a))
+        a = torch.full((m,), 1.0 / m)
+        a[m // 2:] *= -1
+        self.register_buffer("a", a)
+
+    def forward(self, p: Tensor, keep: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """Outputs F (K, B) and the query's attention over the context (K, B, l)."""
+        context, query = p[:, :, :-1], p[:, :, -1]
+        scores = torch.einsum("kbld,kmd,kme,kbe->kbl", context, self.w_k, self.w_q, query)
+        attn = scores.softmax(-1)
+        mixed = torch.einsum("kbl,kbld->kbd", attn, context)
+        h = torch.relu(torch.einsum("kbd,kad,kma->kbm", mixed, self.w_v, self.w_o))
+        if keep is not None:
+            h = h * keep[:, None, :]
+        return h @ self.a, attn
+
+    def neuron_norms(self) -> Tensor:
+        """‖row i of W_O‖ per neuron (K, m): the magnitudes their pruning ranks."""
+        return self.w_o.detach().norm(dim=-1)
+
+
+@dataclass
+class PatternICLRun:
+    """A trained :class:`PatternTransformer` ensemble and its test accuracy on unseen tasks over training
+    (``steps``, ``accuracy`` (T, K): each member on prompts of its own α)."""
+
+    config: PatternICLConfig
+    model: PatternTransformer
+    steps: np.ndarray
+    accuracy: np.ndarray
+
+    def member(self, kind: str, alpha: float) -> int:
+        return self.config.variants.index((kind, alpha))
+
+
+def hinge(out: Tensor, y: Tensor) -> Tensor:
+    """Their loss max(0, 1 − y F), averaged over prompts: one value per member (K,)."""
+    return torch.relu(1 - y * out).mean(-1)
+
+
+def train_pattern_icl(config: PatternICLConfig, progress: bool = False) -> PatternICLRun:
+    """Train every variant as one batched computation through the engine (SGD, fresh prompts each step)."""
+    M, d = config.n_relevant, config.n_relevant + config.n_irrelevant
+    relevant = torch.eye(d)[:M]
+    train_sets = [pattern_training_tasks(kind, M) for kind, _ in config.variants]
+    tasks = torch.stack(train_sets)
+    test = torch.stack([unseen_tasks(t, M) for t in train_sets])  # same count for both task sets
+    alpha = torch.tensor([a for _, a in config.variants])
+    K = len(config.variants)
+    model = PatternTransformer(K, d + 1, config.m_a, config.m_b, config.m, config.w_o_scale,
+                               generator(config.seed, 20))
+    data_gen, test_gen = generator(config.seed, 21), generator(config.seed, 22)
+    x_test, y_test = pattern_prompts(test, alpha, config.n_test, config.context, relevant, config.n_irrelevant,
+                                     test_gen)
+
+    def loss() -> Tensor:
+        p, y = pattern_prompts(tasks, alpha, config.batch, config.context, relevant, config.n_irrelevant, data_gen)
+        return hinge(model(p)[0], y)
+
+    def record(step: int) -> dict[str, Tensor]:
+        with torch.no_grad():
+            return {"accuracy": (torch.sign(model(x_test)[0]) == y_test).float().mean(-1)}
+
+    h = run(descend(torch.optim.SGD(model.parameters(), lr=config.lr), loss), steps=config.steps, record=record,
+            record_every=config.record_every, progress=progress, desc="Li et al.: pattern ICL")
+    return PatternICLRun(config, model, np.asarray(h.steps), np.asarray(h["accuracy"]))
+
+
+def odr_patterns(n_relevant: int, d: int, total: float, gen: torch.Generator) -> Tensor:
+    """Out-of-domain-relevant patterns (M₁/2, d): μ'_a = total·(c_a μ_{2a} + (1 − c_a) μ_{2a+1}), c_a ~ U[0.2, 0.8] —
+    combinations of two in-domain patterns each (disjoint pairs, so the μ'_a stay orthogonal) whose coefficients
+    sum to ``total`` (their Condition on the ODR patterns: a sum ≥ 1)."""
+    c = 0.2 + 0.6 * torch.rand(n_relevant // 2, generator=gen)
+    out = torch.zeros(n_relevant // 2, d)
+    idx = torch.arange(n_relevant // 2)
+    out[idx, 2 * idx], out[idx, 2 * idx + 1] = total * c, total * (1 - c)
+    return out
+
+
+@torch.no_grad()
+def pattern_ood_accuracy(result: PatternICLRun, member: int, totals: tuple[float, ...] = (0.5, 0.8, 1.0, 1.5),
+                         seed: int | None = None) -> np.ndarray:
+    """Accuracy of ``member`` on every task over ODR patterns whose coefficients sum to each of ``totals`` (the
+    same coefficient shapes c_a for every total), prompts at the member's α; irrelevant patterns as in training."""
+    cfg = result.config
+    d = cfg.n_relevant + cfg.n_irrelevant
+    gen = generator(cfg.seed if seed is None else seed, 23)
+    shape = odr_patterns(cfg.n_relevant, d, 1.0, gen)
+    n_odr = len(shape)
+    tasks = torch.tensor([(a, b) for a in range(n_odr) for b in range(n_odr) if a != b])[None]
+    alpha = torch.tensor([cfg.variants[member][1]])
+    out = []
+    for total in totals:
+        p, y = pattern_prompts(tasks, alpha, cfg.n_test, cfg.context, total * shape, cfg.n_irrelevant, gen)
+        f = _one_member(result.model, member)(p)[0]
+        out.append(float((torch.sign(f) == y).float().mean()))
+    return np.array(out)
+
+
+def _one_member(model: PatternTransformer, member: int):
+    """``model``'s member as a one-member function of prompts (1, B, l+1, d+1), with optional ``keep`` (1, m)."""
+    def f(p: Tensor, keep: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        context, query = p[:, :, :-1], p[:, :, -1]
+        w_q, w_k, w_v, w_o = (w[member:member + 1] for w in (model.w_q, model.w_k, model.w_v, model.w_o))
+        scores = torch.einsum("kbld,kmd,kme,kbe->kbl", context, w_k, w_q, query)
+        attn = scores.softmax(-1)
+        h = torch.relu(torch.einsum("kbl,kbld,kad,kma->kbm", attn, context, w_v, w_o))
+        if keep is not None:
+            h = h * keep[:, None, :]
+        return h @ model.a, attn
+    return f
+
+
+@dataclass
+class PruningResult:
+    """Test hinge loss and accuracy on unseen tasks after removing a fraction of the MLP neurons, the smallest
+    (by ‖W_O row‖) or the largest first: ``loss[order]`` (len(rates),); ``norms`` the sorted neuron norms."""
+
+    rates: tuple[float, ...]
+    loss: dict[str, np.ndarray]
+    accuracy: dict[str, np.ndarray]
+    norms: np.ndarray
+
+
+@torch.no_grad()
+def prune_pattern_mlp(result: PatternICLRun, member: int, rates: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5),
+                      seed: int | None = None) -> PruningResult:
+    """Magnitude-based pruning of ``member``'s MLP neurons at each rate (their Theorem 3.7), on fresh prompts of
+    unseen tasks at the member's α."""
+    cfg = result.config
+    M, d = cfg.n_relevant, cfg.n_relevant + cfg.n_irrelevant
+    kind, alpha = cfg.variants[member]
+    test = unseen_tasks(pattern_training_tasks(kind, M), M)[None]
+    gen = generator(cfg.seed if seed is None else seed, 24)
+    p, y = pattern_prompts(test, torch.tensor([alpha]), cfg.n_test, cfg.context, torch.eye(d)[:M], cfg.n_irrelevant,
+                           gen)
+    norms = result.model.neuron_norms()[member]
+    order = norms.argsort()
+    f = _one_member(result.model, member)
+    loss = {"smallest": [], "largest": []}
+    acc = {"smallest": [], "largest": []}
+    for rate in rates:
+        n = int(round(rate * len(norms)))
+        for name, idx in (("smallest", order[:n]), ("largest", order[len(order) - n:])):
+            keep = torch.ones(1, len(norms))
+            keep[0, idx] = 0.0
+            out = f(p, keep)[0]
+            loss[name].append(float(hinge(out, y)[0]))
+            acc[name].append(float((torch.sign(out) == y).float().mean()))
+    return PruningResult(tuple(rates), {k: np.array(v) for k, v in loss.items()},
+                         {k: np.array(v) for k, v in acc.items()}, norms[order].numpy())
+
+
+#: Li et al.'s claims; every check reads one :func:`train_pattern_icl` run (and, for OOD and pruning, its main member).
+LI_UNSEEN = ClaimSpec(
+    "chicl.li-unseen-tasks", "Li et al. Thm 3.3",
+    "trained on 8 of the 56 tasks, chosen to cover every relevant pattern with both labels (their Condition 3.2), "
+    "the one-layer transformer classifies prompts of the 48 unseen tasks in context with accuracy ≥ 0.95")
+LI_ALPHA = ClaimSpec(
+    "chicl.li-alpha", "Li et al. Thm 3.3",
+    "a larger fraction α of context examples sharing the query's relevant pattern needs fewer training steps: after "
+    "100 SGD steps the unseen-task accuracy is ≥ 0.9 at α = 0.5 and exceeds that at α = 0.2 by ≥ 0.2")
+LI_OOD = ClaimSpec(
+    "chicl.li-ood", "Li et al. Thm 3.6",
+    "out of domain, on tasks over new relevant patterns that combine two in-domain ones with coefficients summing "
+    "to 1 or 1.5, the trained transformer still classifies in context with accuracy ≥ 0.95")
+LI_PRUNING = ClaimSpec(
+    "chicl.li-pruning", "Li et al. Thm 3.7",
+    "removing the 20% of MLP neurons with the smallest ‖W_O row‖ raises the test hinge loss on unseen tasks by "
+    "≤ 0.05 (held on 17 of the 20 validation seeds: an exploration)", kind="exploration")
+
+
+def check_li_unseen(result: PatternICLRun, kind: str = "cover") -> Verdict:
+    """[Li et al. Thm 3.3]: the member trained on task set ``kind`` (α = 0.3) classifies unseen tasks in context.
+
+    Its negative control is their Condition 3.2 violated: the ``"one-sided"`` task set, as many tasks, in the same
+    run (``kind="one-sided"``)."""
+    acc = result.accuracy[-1, result.member(kind, 0.3)]
+    return LI_UNSEEN.judge(threshold("unseen-task accuracy", acc, ">=", 0.95), task_set=kind,
+                           steps=int(result.steps[-1]))
+
+
+def check_li_alpha(result: PatternICLRun, high: float = 0.5, low: float = 0.2, budget: int = 100) -> Verdict:
+    """[Li et al. Thm 3.3]: at a fixed budget of ``budget`` steps, α = ``high`` reaches 0.9 and beats α = ``low``.
+
+    Its negative control is α below the range where the run learns in that budget (``high=0.2, low=0.1``)."""
+    i = list(result.steps).index(budget)
+    a_high = result.accuracy[i, result.member("cover", high)]
+    a_low = result.accuracy[i, result.member("cover", low)]
+    return LI_ALPHA.judge(threshold(f"acc(α={high}, {budget} steps)", a_high, ">=", 0.9),
+                          threshold(f"acc(α={high}) − acc(α={low})", a_high - a_low, ">=", 0.2))
+
+
+def check_li_ood(totals: tuple[float, ...], accuracy: np.ndarray, judged: tuple[float, ...] = (1.0, 1.5)) -> Verdict:
+    """[Li et al. Thm 3.6]: accuracy ≥ 0.95 at every coefficient sum in ``judged`` (from :func:`pattern_ood_accuracy`).
+
+    Its negative control is the paper's own contrast, a coefficient sum below 1 (``judged=(0.5,)``)."""
+    acc = [accuracy[list(totals).index(t)] for t in judged]
+    return LI_OOD.judge(threshold(f"min accuracy at coefficient sums {list(judged)}", min(acc), ">=", 0.95),
+                        accuracy=list(np.round(accuracy, 3)), totals=list(totals))
+
+
+def check_li_pruning(pruning: PruningResult, order: str = "smallest", rate: float = 0.2) -> Verdict:
+    """[Li et al. Thm 3.7]: pruning ``rate`` of the neurons, ``order`` first, costs ≤ 0.05 of test hinge loss.
+
+    An exploration (17/20 on seeds 0–19); the paper's contrast, pruning the largest neurons first
+    (``order="largest"``), fails it on every seed."""
+    i = pruning.rates.index(rate)
+    rise = pruning.loss[order][i] - pruning.loss[order][0]
+    return LI_PRUNING.judge(threshold(f"hinge-loss rise, {order} {rate:.0%} pruned", rise, "<=", 0.05),
+                            pruned=order, loss=list(np.round(pruning.loss[order], 3)))
