@@ -293,7 +293,7 @@ show(papers.check_li_ood(totals, ood))
 pruning = papers.prune_pattern_mlp(li, main)
 fig, ax = panels(2, width=4.4)
 ax[0].bar(np.arange(len(pruning.norms)), pruning.norms, color=PALETTE[0])
-ax[0].set(xlabel="neuron (sorted)", ylabel="‖row of W_O‖", title="MLP neuron magnitudes")
+ax[0].set(xlabel="neuron (sorted)", ylabel="neuron norm", title="MLP neuron magnitudes")
 for order, color in (("smallest", PALETTE[1]), ("largest", PALETTE[2])):
     ax[1].plot(pruning.rates, pruning.loss[order], "o-", color=color, label=f"{order} first")
 ax[1].set(xlabel="fraction of neurons pruned", ylabel="test hinge loss", title="pruning, unseen tasks")
