@@ -7,7 +7,10 @@ writes into ``explorers/<notebook>/``:
 
 * one PNG per grid point, drawn by the explorer's own ``draw`` function (nothing is drawn twice), and
 * ``grid.json``: the controls and their grid values, the defaults, and per point its values, its file and a
-  *fingerprint* of the computed result (:func:`fingerprint`: a few summary numbers of every array in it).
+  *fingerprint* of the computed result (:func:`fingerprint`: a few summary numbers of every array in it); and
+  ``applies``: for a control that changes nothing at some settings of the others (every one of its values gives
+  the same picture there, as the Fourier σ of ch05 for a model without Fourier features), the values of the other
+  control at which it does (:func:`when_controls_apply`) — the site disables it elsewhere, with a note.
 
 The site build (:mod:`companion.tools.site`) replaces the empty widget output of the explorer's cell by
 sliders and menus over the grid that swap the pictures in the browser (``book/_static/explorer.js``): no
@@ -23,6 +26,7 @@ An interrupted ``precompute`` resumes: finished points are kept (each is written
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import io
 import itertools
@@ -148,6 +152,42 @@ def _png(draw: Callable[[Any, Any], None], result: Any, figsize: tuple[float, fl
     return out.getvalue()
 
 
+def _picture_digests(grid: dict, folder: Path) -> dict[str, str]:
+    return {p["key"]: hashlib.sha256((folder / p["file"]).read_bytes()).hexdigest() for p in grid["points"]}
+
+
+def when_controls_apply(grid: dict, folder: Path) -> dict[str, dict[str, list[Any]]]:
+    """Where each control of a grid (``grid.json`` and its pictures in ``folder``) does something: for a control
+    that is *inert* at some settings of the others — all its values give byte-identical pictures there — the one
+    other control and its values at which it is not, ``{"sigma": {"kind": ["fourier"]}}``; controls that change
+    the picture everywhere are left out.  A control whose inert settings are not those of one other control's values
+    raises a ValueError naming them (the site could not say when it applies)."""
+    names = list(grid["controls"])
+    sizes = [len(grid["controls"][n]["values"]) for n in names]
+    digest = _picture_digests(grid, folder)
+    found: dict[str, dict[str, list[Any]]] = {}
+    for c, name in enumerate(names):
+        def inert(index: tuple[int, ...]) -> bool:
+            return len({digest[point_key(index[:c] + (v,) + index[c + 1:])] for v in range(sizes[c])}) == 1
+
+        dead = {index for index in itertools.product(*(range(n) for n in sizes)) if index[c] == 0 and inert(index)}
+        if not dead:
+            continue
+        for o, other in enumerate(names):
+            applies = sorted({index[o] for index in itertools.product(*(range(n) for n in sizes))
+                              if index[c] == 0 and index not in dead})
+            if o != c and applies and all((index[o] in applies) != (index in dead)
+                                          for index in itertools.product(*(range(n) for n in sizes)) if index[c] == 0):
+                found[name] = {other: [grid["controls"][other]["values"][i] for i in applies]}
+                break
+        else:
+            settings = [{n: grid["controls"][n]["values"][i] for n, i in zip(names, index) if n != name}
+                        for index in sorted(dead)]
+            raise ValueError(f"{grid['chapter']}: {name} changes no picture at {settings[:4]} (of {len(settings)}), "
+                             f"which no one other control's values single out: change the grid or the explorer")
+    return found
+
+
 def _jsonable(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
@@ -258,5 +298,6 @@ def precompute(name: str, out: Path | None = None, progress: bool = True, check:
             (folder / file).write_bytes(picture)
             data["points"].append(point)
             _write_json(index_path, {**data, "complete": False})
+        data["applies"] = when_controls_apply(data, folder)
         _write_json(index_path, {**data, "complete": True})
         return index_path

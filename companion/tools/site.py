@@ -299,22 +299,41 @@ def _value_text(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def applies_when(grid: dict, name: str, language: str = "en") -> tuple[dict[str, list[int]], str]:
+    """Where control ``name`` of a grid changes the picture (``grid["applies"]``, recorded by
+    :func:`companion.tools.precompute.when_controls_apply`): the other control's indices at which it does, and the
+    note saying so in ``language`` ("applies when model = fourier"); empty for a control that always does."""
+    condition = grid.get("applies", {}).get(name, {})
+    if not condition:
+        return {}, ""
+    (other, allowed), = condition.items()
+    values = grid["controls"][other]["values"]
+    shown = ", ".join(_value_text(v) for v in allowed)
+    words = f"{tr(grid['controls'][other]['label'], language)} " + (f"= {shown}" if len(allowed) == 1 else f"∈ {{{shown}}}")
+    return {other: [i for i, v in enumerate(values) if v in allowed]}, tr("applies when {condition}", language).format(
+        condition=words)
+
+
 def explorer_html(grid: dict, base: str, language: str = "en") -> str:
     """The kernel-free explorer of a precomputed grid (:mod:`companion.tools.precompute`): a menu (words) or a
-    slider (numbers) per gridded control, the picture of the chosen point, and what was precomputed."""
+    slider (numbers) per gridded control, disabled where it changes nothing (with a note
+    saying when it applies: :func:`applies_when`), the picture of the chosen point, and what was precomputed."""
     start = [int(i) for i in grid["start"].split(",")]
     rows = []
     for (raw_name, control), index in zip(grid["controls"].items(), start):
         name = html.escape(raw_name, quote=True)  # from the committed grid.json: escaped like every other value
         values, label = control["values"], html.escape(tr(control["label"], language))
+        condition, note = applies_when(grid, raw_name, language)
+        applies = f' data-applies="{html.escape(json.dumps(condition), quote=True)}"' if condition else ""
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             widget = (f'<input type="range" data-control="{name}" min="0" max="{len(values) - 1}" step="1" '
-                      f'value="{index}" aria-label="{label}"> <output data-for="{name}"></output>')
+                      f'value="{index}" aria-label="{label}"{applies}> <output data-for="{name}"></output>')
         else:
             options = "".join(f'<option value="{i}"{" selected" if i == index else ""}>{html.escape(str(v))}</option>'
                               for i, v in enumerate(values))
-            widget = f'<select data-control="{name}" aria-label="{label}">{options}</select>'
-        rows.append(f'<label style="display:inline-block;margin:0 1.5em 0.3em 0">{label} {widget}</label>')
+            widget = f'<select data-control="{name}" aria-label="{label}"{applies}>{options}</select>'
+        note = f' <small class="companion-explorer-applies">({html.escape(note)})</small>' if note else ""
+        rows.append(f'<label style="display:inline-block;margin:0 1.5em 0.3em 0">{label} {widget}{note}</label>')
     fixed = [f"{html.escape(n)} = {html.escape(_value_text(v))}" for n, v in grid["defaults"].items()
              if n not in grid["controls"]]
     listed = "; ".join(f"{html.escape(tr(c['label'], language))} ∈ "
