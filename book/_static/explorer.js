@@ -1,5 +1,6 @@
 // Kernel-free explorers (companion/tools/precompute.py): each control picks one of the precomputed
 // values, and the picture of that grid point replaces the shown one. No kernel, no network.
+// A slider's position p stands for the grid's value data-order[p] when the grid lists its values out of order.
 // A control with data-applies (another control's indices at which it changes the picture) is disabled elsewhere.
 "use strict";
 document.addEventListener("DOMContentLoaded", () => {
@@ -10,7 +11,10 @@ document.addEventListener("DOMContentLoaded", () => {
     const inputs = [...root.querySelectorAll("[data-control]")];
     const index = new Map();
     const show = () => {
-      for (const input of inputs) index.set(input.dataset.control, Number(input.value));
+      for (const input of inputs) {
+        const order = input.dataset.order ? JSON.parse(input.dataset.order) : null;
+        index.set(input.dataset.control, order ? order[Number(input.value)] : Number(input.value));
+      }
       for (const input of inputs) {
         if (!input.dataset.applies) continue;
         const applies = Object.entries(JSON.parse(input.dataset.applies))

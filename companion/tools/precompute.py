@@ -5,7 +5,8 @@ site without one, ``python -m companion precompute [ch04 …]`` builds the explo
 (quick profile, seed 0, one torch thread: :func:`pinned_settings`, whatever the environment says), sets it to every point of the grid in :data:`EXPLORERS`, and
 writes into ``explorers/<notebook>/``:
 
-* one PNG per grid point, drawn by the explorer's own ``draw`` function (nothing is drawn twice), and
+* one PNG per grid point, drawn by the explorer's own ``draw`` function (nothing is drawn twice) at :data:`DPI`,
+  twice the density it is shown at, and
 * ``grid.json``: the controls and their grid values, the defaults, and per point its values, its file and a
   *fingerprint* of the computed result (:func:`fingerprint`: a few summary numbers of every array in it); and
   ``applies``: for a control that changes nothing at some settings of the others (every one of its values gives
@@ -47,7 +48,12 @@ from companion.kit.cache import code_digest
 from companion.kit.grids import GRID_DIR, fingerprint, point_key, same_fingerprint
 from companion.tools import catalog
 
-DPI = 80
+#: The pictures are shown at this many CSS pixels per inch of the figure (a picture of a 11-inch-wide figure is 880 CSS
+#: pixels wide) ...
+DISPLAY_DPI = 80
+#: ... and drawn at twice as many pixels, sharp on a high-density screen, on a projector and when enlarged (``grid.json``
+#: records it: the site shows a picture at its width × DISPLAY_DPI / dpi).
+DPI = 2 * DISPLAY_DPI
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ EXPLORERS: dict[str, ExplorerSpec] = {
         {"gamma": [0.5, 1.0, 1.5, 2.0, 2.5], "gamma_prime": [-0.5, 0.0, 0.5, 1.0]}, {"seed": 0}),
     "ch08_condensation": ExplorerSpec(
         E + "ch08_condensation:make_explorer",
-        {"init_std": [1e-4, 1e-3, 1e-2, 1e-1, 1.0], "act": ["relu", "tanh", "xtanh"], "snapshot": [0, 10, 20, 40]},
+        {"init_std": [1e-4, 1e-3, 1e-2, 1e-1, 1.0], "act": ["relu", "tanh", "xtanh"], "t": [0.0, 150.0, 300.0, 600.0]},
         {"seed": 0, "steps": 12_000}),
     "ch09_embedding_principle": ExplorerSpec(
         E + "ch09_embedding:make_explorer",
@@ -272,10 +278,12 @@ def precompute(name: str, out: Path | None = None, progress: bool = True, check:
         old = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else {}
         points = {point_key(index): {n: _jsonable(v) for n, v in values.items()} for index, values in spec.points()}
         done = {p["key"]: p for p in old.get("points", []) if p["fingerprint"] and (folder / p["file"]).exists()
-                and p["values"] == points.get(p["key"])}  # a changed grid keeps only the points still on it
+                and p["values"] == points.get(p["key"])  # a changed grid keeps only the points still on it ...
+                and old.get("dpi", DISPLAY_DPI) == DPI}  # ... drawn at the current pixel density
         code = spec.code()
         defaults = {n: _jsonable(v) for n, v in explorer.values().items()}
         data = {"chapter": slug, "title": explorer.title, "seed": 0, "profile": "quick", "torch": torch.__version__,
+                "dpi": DPI,
                 "code": code if check or not done or old.get("code") == code else None,
                 "controls": controls, "defaults": defaults, "default_fingerprints": default_fingerprints(spec, explorer.result),
                 "start": point_key([nearest_index(spec.grid[n], defaults[n]) for n in spec.grid]),
