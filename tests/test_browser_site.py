@@ -293,7 +293,8 @@ def test_a_figure_and_an_explorers_picture_enlarge_on_a_click(language: str, sit
         assert enlarged.count() == 1, f"{selector}: a click enlarged nothing"
         assert enlarged.get_attribute("src") == picture.evaluate("img => img.currentSrc || img.src")
         width = enlarged.evaluate("img => img.getBoundingClientRect().width")
-        assert width >= 1.5 * shown, f"{selector}: enlarged to {width:.0f} px from {shown:.0f} px"
+        # 1.5× larger, or the window's width for a figure already shown over the right margin (book/_static/widen.js)
+        assert width >= min(1.5 * shown, 0.95 * 1280), f"{selector}: enlarged to {width:.0f} px from {shown:.0f} px"
         tab.keyboard.press("Escape") if selector.endswith("figure") else tab.locator(".companion-enlarged").click()
         assert tab.locator(".companion-enlarged").count() == 0, f"{selector}: the enlarged picture did not close"
     tab.close()

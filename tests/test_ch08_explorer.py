@@ -1,4 +1,4 @@
-"""The chapter-8 explorer retrains when its controls move, scrubs snapshots, and refuses bad values."""
+"""The chapter-8 explorer retrains when its controls move, scrubs through training time, and refuses bad values."""
 
 import numpy as np
 import pytest
@@ -11,15 +11,22 @@ def explorer():
     return ch08.make_explorer(seed=0, steps=1500)
 
 
-def test_snapshot_scrubber_moves_through_training(explorer):
-    first = explorer.set(snapshot=0, init_std=1e-3, width=50)
+def test_the_time_slider_moves_through_training_in_the_pictures_time_t(explorer):
+    """The slider read 0–40 (the snapshot's number) while the picture says t = 0…600: it reads the time t = η·step
+    of the chapter's run (75 for its 1500 steps at η = 0.05) and shows the snapshot nearest to it."""
+    assert explorer.controls["t"].max == pytest.approx(75.0) and explorer.controls["t"].step == pytest.approx(75 / 40)
+    first = explorer.set(t=0.0, init_std=1e-3, width=50)
+    assert first.index == 0
     out0 = first.outputs[first.index].copy()
-    last = explorer.set(snapshot=40)
-    assert last.index == 40 and not np.allclose(last.outputs[40], out0)
+    middle = explorer.set(t=37.5)
+    assert middle.lr * middle.snap_steps[middle.index] == pytest.approx(37.5, rel=0.05)
+    last = explorer.set(t=75.0)
+    assert last.index == 40 and last.lr * last.snap_steps[40] == pytest.approx(75.0)
+    assert not np.allclose(last.outputs[40], out0)
 
 
 def test_init_scale_controls_condensation(explorer):
-    small = explorer.set(init_std=1e-3, snapshot=40, width=50)
+    small = explorer.set(init_std=1e-3, t=75.0, width=50)
     big = explorer.set(init_std=1.0)
     assert small.clusters < big.clusters
 
@@ -49,7 +56,7 @@ def test_explorer_starts_from_a_given_run_without_training_it_again():
     proc = ch08.run_condensation(width=100, init_std=1e-3, steps=300, seed=0, progress=False)
     panel = ch08.make_explorer(seed=0, steps=300, initial=proc)
     assert panel.result.outputs is proc.outputs  # the default controls show the given run itself
-    assert panel.set(snapshot=3).index == 3
+    assert panel.set(t=3 * 15 / 40).index == 3  # t = η·step: snapshot 3 of 40 over 300 steps at η = 0.05
     with pytest.raises(ValueError, match="41 snapshots"):
         ch08.make_explorer(seed=0, steps=600, initial=proc)
 

@@ -72,6 +72,7 @@ def test_precompute_writes_every_point_and_resumes(tiny_spec, tmp_path, monkeypa
     assert all((folder / p["file"]).read_bytes()[:4] == b"\x89PNG" for p in grid["points"])
     assert len(CALLS) == 2 + 6  # the explorer's default (one thread, a notebook's threads), then each point once
     assert len(grid["default_fingerprints"]) == 1  # no batched computation here: both thread counts agree
+    assert grid["applies"] == {}  # both controls change the picture everywhere
     (folder / grid["points"][4]["file"]).unlink()  # as if interrupted while writing that point
     CALLS.clear()
     precompute.precompute("ch04", out=tmp_path, progress=False)
@@ -145,6 +146,36 @@ def test_precompute_refuses_unknown_names_and_controls(tiny_spec, monkeypatch, t
                         precompute.ExplorerSpec("test_precompute:make_tiny", {"a": [1.0, 99.0]}))
     with pytest.raises(ValueError, match="out of range"):
         precompute.precompute("ch04", out=tmp_path, progress=False)
+
+
+def _toy_grid(folder, picture) -> dict:
+    """A grid of controls model ∈ {plain, fourier}, sigma ∈ {1, 10}, steps ∈ {1, 2} whose pictures are
+    ``picture(model, sigma, steps)``, written into ``folder``."""
+    controls = {"model": ["plain", "fourier"], "sigma": [1, 10], "steps": [1, 2]}
+    points = []
+    for i, (index, values) in enumerate(precompute.ExplorerSpec("x:y", controls).points()):
+        (folder / f"{i:03d}.png").write_bytes(picture(**values).encode())
+        points.append({"key": grids.point_key(index), "values": values, "file": f"{i:03d}.png"})
+    return {"chapter": "toy", "controls": {n: {"label": n, "values": v} for n, v in controls.items()}, "points": points}
+
+
+def test_when_controls_apply_names_the_other_control_that_makes_a_control_change_the_picture(tmp_path):
+    grid = _toy_grid(tmp_path, lambda model, sigma, steps: f"{model} {sigma if model == 'fourier' else ''} {steps}")
+    assert precompute.when_controls_apply(grid, tmp_path) == {"sigma": {"model": ["fourier"]}}
+    grid = _toy_grid(tmp_path, lambda model, sigma, steps: f"{model} {sigma} {steps}")
+    assert precompute.when_controls_apply(grid, tmp_path) == {}
+    # inert only where two other controls take one value each: no one control says when it applies
+    grid = _toy_grid(tmp_path, lambda model, sigma, steps: f"{model} {sigma if (model, steps) != ('plain', 1) else ''}")
+    with pytest.raises(ValueError, match="sigma changes no picture"):
+        precompute.when_controls_apply(grid, tmp_path)
+
+
+@pytest.mark.parametrize("slug", sorted(precompute.EXPLORERS))
+def test_every_committed_grid_records_where_its_controls_change_the_picture(slug):
+    """ch05's Fourier σ draws the same picture unless model = fourier, ch15's width for method = jacobi: every grid
+    records where each of its controls applies, as its pictures show, and the site disables it elsewhere."""
+    grid = grids.read_grid(slug)
+    assert grid["applies"] == precompute.when_controls_apply(grid, grids.GRID_DIR / slug)
 
 
 @pytest.mark.parametrize("slug", sorted(precompute.EXPLORERS))

@@ -1103,8 +1103,10 @@ def run_explorer_condensation(*, width: int, init_std: float, act: str, keep: fl
 
 
 def make_explorer(seed: int | None = None, steps: int = 8_000, initial: CondensationProcess | None = None):
-    """Init std, activation, keep probability p, width, snapshot scrubber → polar scatter, output, loss over the
-    training time t = η·step; the nets start from ``seed`` (default: the active seed).
+    """Init std, activation, keep probability p, width, training time t → polar scatter, output, loss over the
+    training time t = η·step; the nets start from ``seed`` (default: the active seed).  The time slider reads t
+    as the pictures do, from 0 to the chapter's t = η·``steps`` (600) in 40 even steps, and shows the snapshot
+    nearest to it; a run that covers a shorter time (below) shows its last snapshot for every later t.
 
     The starting controls (:data:`EXPLORER_DEFAULTS`) show the chapter's run of 图8.1–8.4: ``initial`` if given
     (:func:`run_condensation` with ``steps`` steps, 41 snapshots and this seed, e.g. the notebook's run), shown
@@ -1137,9 +1139,9 @@ def make_explorer(seed: int | None = None, steps: int = 8_000, initial: Condensa
         return run_explorer_condensation(width=width, init_std=init_std, act=act, keep=keep, steps=steps,
                                          seed=seed)
 
-    def compute(init_std: float, act: str, keep: float, width: int, snapshot: int) -> ExplorerFrame:
+    def compute(init_std: float, act: str, keep: float, width: int, t: float) -> ExplorerFrame:
         proc, lr = train(init_std, act, keep, width)
-        i = min(snapshot, len(proc.snap_steps) - 1)
+        i = int(np.argmin(np.abs(lr * np.asarray(proc.snap_steps) - t)))  # the snapshot nearest to time t
         clusters = count_angle_clusters(orientation(proc.w[i]), amplitude(proc.a[i], proc.w[i]))
         return ExplorerFrame(**{f.name: getattr(proc, f.name) for f in fields(proc)}, index=i, clusters=clusters,
                              lr=lr)
@@ -1167,7 +1169,8 @@ def make_explorer(seed: int | None = None, steps: int = 8_000, initial: Condensa
                                         "activation"),
                 "keep": widgets.float_slider(start["keep"], 0.5, 1.0, 0.05, "keep prob p"),
                 "width": widgets.int_slider(start["width"], 10, 500, "width m", step=10),
-                "snapshot": widgets.int_slider(40, 0, 40, "snapshot")}
+                "t": widgets.float_slider(CHAPTER_LR * steps, 0.0, CHAPTER_LR * steps, CHAPTER_LR * steps / 40,
+                                          "time t")}
     return widgets.Explorer("Condensation (ch. 8)", controls, compute, draw)
 
 

@@ -5,9 +5,13 @@ site without one, ``python -m companion precompute [ch04 …]`` builds the explo
 (quick profile, seed 0, one torch thread: :func:`pinned_settings`, whatever the environment says), sets it to every point of the grid in :data:`EXPLORERS`, and
 writes into ``explorers/<notebook>/``:
 
-* one PNG per grid point, drawn by the explorer's own ``draw`` function (nothing is drawn twice), and
+* one PNG per grid point, drawn by the explorer's own ``draw`` function (nothing is drawn twice) at :data:`DPI`,
+  twice the density it is shown at, and
 * ``grid.json``: the controls and their grid values, the defaults, and per point its values, its file and a
-  *fingerprint* of the computed result (:func:`fingerprint`: a few summary numbers of every array in it).
+  *fingerprint* of the computed result (:func:`fingerprint`: a few summary numbers of every array in it); and
+  ``applies``: for a control that changes nothing at some settings of the others (every one of its values gives
+  the same picture there, as the Fourier σ of ch05 for a model without Fourier features), the values of the other
+  control at which it does (:func:`when_controls_apply`) — the site disables it elsewhere, with a note.
 
 The site build (:mod:`companion.tools.site`) replaces the empty widget output of the explorer's cell by
 sliders and menus over the grid that swap the pictures in the browser (``book/_static/explorer.js``): no
@@ -23,6 +27,7 @@ An interrupted ``precompute`` resumes: finished points are kept (each is written
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import io
 import itertools
@@ -43,7 +48,12 @@ from companion.kit.cache import code_digest
 from companion.kit.grids import GRID_DIR, fingerprint, point_key, same_fingerprint
 from companion.tools import catalog
 
-DPI = 80
+#: The pictures are shown at this many CSS pixels per inch of the figure (a picture of a 11-inch-wide figure is 880 CSS
+#: pixels wide) ...
+DISPLAY_DPI = 80
+#: ... and drawn at twice as many pixels, sharp on a high-density screen, on a projector and when enlarged (``grid.json``
+#: records it: the site shows a picture at its width × DISPLAY_DPI / dpi).
+DPI = 2 * DISPLAY_DPI
 
 
 @dataclass(frozen=True)
@@ -91,7 +101,7 @@ EXPLORERS: dict[str, ExplorerSpec] = {
         {"gamma": [0.5, 1.0, 1.5, 2.0, 2.5], "gamma_prime": [-0.5, 0.0, 0.5, 1.0]}, {"seed": 0}),
     "ch08_condensation": ExplorerSpec(
         E + "ch08_condensation:make_explorer",
-        {"init_std": [1e-4, 1e-3, 1e-2, 1e-1, 1.0], "act": ["relu", "tanh", "xtanh"], "snapshot": [0, 10, 20, 40]},
+        {"init_std": [1e-4, 1e-3, 1e-2, 1e-1, 1.0], "act": ["relu", "tanh", "xtanh"], "t": [0.0, 150.0, 300.0, 600.0]},
         {"seed": 0, "steps": 12_000}),
     "ch09_embedding_principle": ExplorerSpec(
         E + "ch09_embedding:make_explorer",
@@ -146,6 +156,42 @@ def _png(draw: Callable[[Any, Any], None], result: Any, figsize: tuple[float, fl
     out = io.BytesIO()
     image.save(out, format="png", optimize=True)
     return out.getvalue()
+
+
+def _picture_digests(grid: dict, folder: Path) -> dict[str, str]:
+    return {p["key"]: hashlib.sha256((folder / p["file"]).read_bytes()).hexdigest() for p in grid["points"]}
+
+
+def when_controls_apply(grid: dict, folder: Path) -> dict[str, dict[str, list[Any]]]:
+    """Where each control of a grid (``grid.json`` and its pictures in ``folder``) does something: for a control
+    that is *inert* at some settings of the others — all its values give byte-identical pictures there — the one
+    other control and its values at which it is not, ``{"sigma": {"kind": ["fourier"]}}``; controls that change
+    the picture everywhere are left out.  A control whose inert settings are not those of one other control's values
+    raises a ValueError naming them (the site could not say when it applies)."""
+    names = list(grid["controls"])
+    sizes = [len(grid["controls"][n]["values"]) for n in names]
+    digest = _picture_digests(grid, folder)
+    found: dict[str, dict[str, list[Any]]] = {}
+    for c, name in enumerate(names):
+        def inert(index: tuple[int, ...]) -> bool:
+            return len({digest[point_key(index[:c] + (v,) + index[c + 1:])] for v in range(sizes[c])}) == 1
+
+        dead = {index for index in itertools.product(*(range(n) for n in sizes)) if index[c] == 0 and inert(index)}
+        if not dead:
+            continue
+        for o, other in enumerate(names):
+            applies = sorted({index[o] for index in itertools.product(*(range(n) for n in sizes))
+                              if index[c] == 0 and index not in dead})
+            if o != c and applies and all((index[o] in applies) != (index in dead)
+                                          for index in itertools.product(*(range(n) for n in sizes)) if index[c] == 0):
+                found[name] = {other: [grid["controls"][other]["values"][i] for i in applies]}
+                break
+        else:
+            settings = [{n: grid["controls"][n]["values"][i] for n, i in zip(names, index) if n != name}
+                        for index in sorted(dead)]
+            raise ValueError(f"{grid['chapter']}: {name} changes no picture at {settings[:4]} (of {len(settings)}), "
+                             f"which no one other control's values single out: change the grid or the explorer")
+    return found
 
 
 def _jsonable(value: Any) -> Any:
@@ -232,10 +278,12 @@ def precompute(name: str, out: Path | None = None, progress: bool = True, check:
         old = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else {}
         points = {point_key(index): {n: _jsonable(v) for n, v in values.items()} for index, values in spec.points()}
         done = {p["key"]: p for p in old.get("points", []) if p["fingerprint"] and (folder / p["file"]).exists()
-                and p["values"] == points.get(p["key"])}  # a changed grid keeps only the points still on it
+                and p["values"] == points.get(p["key"])  # a changed grid keeps only the points still on it ...
+                and old.get("dpi", DISPLAY_DPI) == DPI}  # ... drawn at the current pixel density
         code = spec.code()
         defaults = {n: _jsonable(v) for n, v in explorer.values().items()}
         data = {"chapter": slug, "title": explorer.title, "seed": 0, "profile": "quick", "torch": torch.__version__,
+                "dpi": DPI,
                 "code": code if check or not done or old.get("code") == code else None,
                 "controls": controls, "defaults": defaults, "default_fingerprints": default_fingerprints(spec, explorer.result),
                 "start": point_key([nearest_index(spec.grid[n], defaults[n]) for n in spec.grid]),
@@ -258,5 +306,6 @@ def precompute(name: str, out: Path | None = None, progress: bool = True, check:
             (folder / file).write_bytes(picture)
             data["points"].append(point)
             _write_json(index_path, {**data, "complete": False})
+        data["applies"] = when_controls_apply(data, folder)
         _write_json(index_path, {**data, "complete": True})
         return index_path

@@ -46,7 +46,7 @@ from companion.kit.claims import (EXPLORATION, EXPLORATION_MARK, IDENTITY, IDENT
                                    PASS_MARK, VERDICT_LINE, localize_verdict_line)
 from companion.kit.exercises import localize_feedback_line
 from companion.kit.i18n import tr
-from companion.tools import catalog, fidelity, launch
+from companion.tools import catalog, fidelity, launch, precompute
 
 BOOK_DIR = catalog.ROOT / "book"
 #: The editions: English at the site's root, Chinese under ``zh/`` (hand-written pages in ``book/zh/``).
@@ -299,22 +299,47 @@ def _value_text(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def explorer_html(grid: dict, base: str, language: str = "en") -> str:
+def applies_when(grid: dict, name: str, language: str = "en") -> tuple[dict[str, list[int]], str]:
+    """Where control ``name`` of a grid changes the picture (``grid["applies"]``, recorded by
+    :func:`companion.tools.precompute.when_controls_apply`): the other control's indices at which it does, and the
+    note saying so in ``language`` ("applies when model = fourier"); empty for a control that always does."""
+    condition = grid.get("applies", {}).get(name, {})
+    if not condition:
+        return {}, ""
+    (other, allowed), = condition.items()
+    values = grid["controls"][other]["values"]
+    shown = ", ".join(_value_text(v) for v in allowed)
+    words = f"{tr(grid['controls'][other]['label'], language)} " + (f"= {shown}" if len(allowed) == 1 else f"∈ {{{shown}}}")
+    return {other: [i for i, v in enumerate(values) if v in allowed]}, tr("applies when {condition}", language).format(
+        condition=words)
+
+
+def explorer_html(grid: dict, base: str, language: str = "en", width: int | None = None) -> str:
     """The kernel-free explorer of a precomputed grid (:mod:`companion.tools.precompute`): a menu (words) or a
-    slider (numbers) per gridded control, the picture of the chosen point, and what was precomputed."""
+    slider (numbers, ascending left to right) per gridded control, disabled where it changes nothing (with a note
+    saying when it applies: :func:`applies_when`), the picture of the chosen point (``width`` pixels wide, shown at
+    the density of :data:`companion.tools.precompute.DISPLAY_DPI`), and what was precomputed."""
     start = [int(i) for i in grid["start"].split(",")]
     rows = []
     for (raw_name, control), index in zip(grid["controls"].items(), start):
         name = html.escape(raw_name, quote=True)  # from the committed grid.json: escaped like every other value
         values, label = control["values"], html.escape(tr(control["label"], language))
+        condition, note = applies_when(grid, raw_name, language)
+        applies = f' data-applies="{html.escape(json.dumps(condition), quote=True)}"' if condition else ""
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            # the slider runs through the values in ascending order, whatever their order in the grid (ch11's keep
+            # probability is gridded 1, 0.7): its position p stands for the grid's value data-order[p]
+            order = sorted(range(len(values)), key=lambda i: values[i])
+            ordered = f' data-order="{json.dumps(order)}"' if order != list(range(len(values))) else ""
             widget = (f'<input type="range" data-control="{name}" min="0" max="{len(values) - 1}" step="1" '
-                      f'value="{index}" aria-label="{label}"> <output data-for="{name}"></output>')
+                      f'value="{order.index(index)}" aria-label="{label}"{ordered}{applies}> '
+                      f'<output data-for="{name}"></output>')
         else:
             options = "".join(f'<option value="{i}"{" selected" if i == index else ""}>{html.escape(str(v))}</option>'
                               for i, v in enumerate(values))
-            widget = f'<select data-control="{name}" aria-label="{label}">{options}</select>'
-        rows.append(f'<label style="display:inline-block;margin:0 1.5em 0.3em 0">{label} {widget}</label>')
+            widget = f'<select data-control="{name}" aria-label="{label}"{applies}>{options}</select>'
+        note = f' <small class="companion-explorer-applies">({html.escape(note)})</small>' if note else ""
+        rows.append(f'<label style="display:inline-block;margin:0 1.5em 0.3em 0">{label} {widget}{note}</label>')
     fixed = [f"{html.escape(n)} = {html.escape(_value_text(v))}" for n, v in grid["defaults"].items()
              if n not in grid["controls"]]
     listed = "; ".join(f"{html.escape(tr(c['label'], language))} ∈ "
@@ -330,9 +355,11 @@ def explorer_html(grid: dict, base: str, language: str = "en") -> str:
     data = json.dumps({"title": tr(grid["title"], language), "controls": controls,
                        "points": [{"key": p["key"], "file": p["file"]} for p in grid["points"]]},
                       ensure_ascii=False).replace("</", "<\\/")  # no "</script>" inside the script
+    density = precompute.DISPLAY_DPI / grid.get("dpi", precompute.DISPLAY_DPI)  # an older grid: drawn at 80 dpi
+    shown_width = f' width="{round(width * density)}"' if width else ""
     return (f'<div class="companion-explorer" data-base="{html.escape(base)}"><p><b>'
             f'{html.escape(tr(grid["title"], language))}</b></p><div class="companion-explorer-controls">{"".join(rows)}</div>'
-            f'<img class="companion-explorer-figure" src="" alt="" style="max-width:100%">{note}'
+            f'<img class="companion-explorer-figure" src="" alt=""{shown_width} style="max-width:100%;height:auto">{note}'
             f'<script type="application/json">{data}</script></div>')
 
 
@@ -362,7 +389,11 @@ def add_static_explorers(nb: nbformat.NotebookNode, slug: str, source: Path, gri
             target.mkdir(parents=True, exist_ok=True)
             for point in grid["points"]:
                 shutil.copy2((grids.GRID_DIR if grid_root is None else grid_root) / slug / point["file"], target)
-            content = explorer_html(grid, f"_static/explorers/{slug}", language)
+            from PIL import Image
+
+            with Image.open(target / grid["points"][0]["file"]) as picture:  # every point's is as wide
+                width = picture.width
+            content = explorer_html(grid, f"_static/explorers/{slug}", language, width)
             placed += 1
         else:
             content = live_only_note(language)
