@@ -37,6 +37,31 @@ def test_width_plateau_positive_twin(three_tanh):
     assert v.passed, v.measured_line()
 
 
+@pytest.fixture(scope="module")
+def staircase():
+    _, xa, y = E.staircase_target()
+    return xa, y, E.best_fits(xa, y, 2, restarts=8, seed=0)[0].loss
+
+
+def _line_runs(staircase, init_std, seed=7):
+    """图9.5's staircase runs (Adam, lr 10⁻³, 4000 steps) of the two judged widths, 4 seeds each."""
+    xa, y, _ = staircase
+    return E.run_widths(xa, y, E.LINE_WIDTHS, 4, init_std=init_std, lr=1e-3, steps=4000, record_every=10,
+                        seed=seed, optimizer="adam", progress=False)
+
+
+@pytest.mark.contrast("large initialisation, std 0.5: the linear regime (图9.5 starts condensed)")
+def test_control_ch09_loss_lines(staircase):
+    """Large init (std 0.5): the loss falls without stalling, no bin holds a line."""
+    v = E.check_loss_lines(_line_runs(staircase, 0.5), staircase[2])
+    assert not v.passed, v.measured_line()
+
+
+def test_loss_lines_positive_twin(staircase):
+    v = E.check_loss_lines(_line_runs(staircase, 1e-4), staircase[2])
+    assert v.passed, v.measured_line()
+
+
 def test_control_ch09_split_identities(three_tanh):
     """A near-split whose copy's input weights moved by 1e-6 is not an embedding: the identities fail."""
     xa, y, _, _ = three_tanh

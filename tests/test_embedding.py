@@ -8,6 +8,7 @@ from companion.experiments import ch09_embedding as E
 from companion.core import landscape as L
 from companion.core.data import digits
 from companion.core.nets import MLP
+from companion.core.train import History
 
 
 @pytest.fixture
@@ -119,6 +120,36 @@ def test_train_batch_is_gradient_descent_on_the_half_mse():
     assert np.allclose(run.a[1], (a - 0.1 * ga).numpy(), atol=1e-14)
     assert np.allclose(run.w[1], (w - 0.1 * gw).numpy(), atol=1e-14)
     assert np.allclose(run.losses[0], 0.5 * (r * r).sum((1, 2)).numpy() / 16)
+
+
+def test_train_batch_adam_is_torch_adam_per_member():
+    """optimizer="adam": each member follows torch's Adam on its own loss (autograd, one net at a time), and the
+    padded neurons of the narrower members stay zero."""
+    _, xa, y = E.three_tanh_target(16)
+    a, w, per = E.init_batch([2, 3], 2, 2, 1, 0.3, torch.Generator().manual_seed(4))
+    run = E.train_batch(xa, y, a, w, per, lr=0.01, steps=5, record_every=5, progress=False, optimizer="adam")
+    for k, m in enumerate(per):
+        ak, wk = a[k, :m].clone().requires_grad_(), w[k, :m].clone().requires_grad_()
+        opt = torch.optim.Adam([ak, wk], lr=0.01)
+        for _ in range(5):
+            opt.zero_grad()
+            E.half_mse_per_member(ak[None], wk[None], xa, y).sum().backward()
+            opt.step()
+        assert np.allclose(run.a[-1, k, :m], ak.detach().numpy(), atol=1e-12)
+        assert np.allclose(run.w[-1, k, :m], wk.detach().numpy(), atol=1e-12)
+        assert np.all(run.a[-1, k, m:] == 0) and np.all(run.w[-1, k, m:] == 0)
+    with pytest.raises(ValueError, match="optimizer"):
+        E.train_batch(xa, y, a, w, per, lr=0.01, steps=1, optimizer="sgd")
+
+
+def test_brightest_line_is_the_fullest_bin():
+    """Losses that sit at 0.05 for 60 of 100 recorded steps: the brightest bin holds 60 % and its median is 0.05."""
+    losses = np.concatenate([np.full(60, 0.05), np.logspace(-1, -4, 40)])[:, None].repeat(2, axis=1)
+    batch = E.BatchRun(np.array([4, 4]), History(np.arange(100), series={"loss": losses}))
+    line = E.brightest_line(batch)
+    assert line.width == 4 and abs(line.fraction - 0.6) < 0.02 and line.loss == 0.05
+    with pytest.raises(ValueError, match="one width"):
+        E.brightest_line(E.BatchRun(np.array([4, 5]), History(np.arange(100), series={"loss": losses})))
 
 
 def test_group_and_merge_inverts_splitting():

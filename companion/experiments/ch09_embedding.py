@@ -13,13 +13,14 @@ input weights ``w`` of shape (m, d+1) — the convention of :mod:`companion.core
   W^{[l]}, b^{[l]}, split column s of W^{[l+1]}).
 * :func:`train_batch` — full-batch GD on many two-layer nets at once (a leading member dimension, widths
   padded to the widest with zero neurons) through the engine :func:`companion.core.train.run`, for
-  图9.1/9.2/9.5, and :func:`loss_spectrum` (图9.5).
+  图9.1/9.2/9.5 (``optimizer="adam"`` for 图9.5's staircase runs), :func:`loss_spectrum` and
+  :func:`brightest_line` (图9.5).
 * :func:`best_fits` — many-restart L-BFGS (+ Newton polish) for critical points of narrow nets.
 * :func:`group_neurons` / :func:`merge_groups` — compress a condensed wide net into a narrow
   one (图9.8), the inverse of splitting; :func:`compress` runs the chapter's experiment and
   measures what merging contributes beyond pruning, for a condensed run and a control run.
 * The chapter's claims (:class:`companion.kit.claims.ClaimSpec`) and their checks: :func:`check_width_plateau`,
-  :func:`check_split_identities`, :func:`check_split_hessian`, :func:`check_embedded_saddle` (图9.7(a) on
+  :func:`check_loss_lines`, :func:`check_split_identities`, :func:`check_split_hessian`, :func:`check_embedded_saddle` (图9.7(a) on
   :func:`sine_task`, 图9.7(b) on :func:`iris_task`; :func:`stability_matrix` says why a split opens a descent
   direction) and :func:`check_merge`.
 """
@@ -216,8 +217,9 @@ def half_mse_per_member(a: Tensor, w: Tensor, x_aug: Tensor, y: Tensor, act: str
 
 
 def train_batch(x_aug: Tensor, y: Tensor, a: Tensor, w: Tensor, widths: np.ndarray, *, lr: float, steps: int,
-                act: str = "tanh", record_every: int = 100, progress: bool = True) -> BatchRun:
-    """Full-batch gradient descent with step ``lr`` on R_k = (1/2N) Σ‖f_k − y‖² for every member at once.
+                act: str = "tanh", record_every: int = 100, progress: bool = True, optimizer: str = "gd") -> BatchRun:
+    """Full-batch gradient descent with step ``lr`` on R_k = (1/2N) Σ‖f_k − y‖² for every member at once
+    (``optimizer="adam"``: full-batch Adam with step ``lr`` on the same closed-form gradient, for 图9.5).
 
     x̃ (N, d+1), y (N, c), a (K, M, c), w (K, M, d+1) (left unchanged).  The members' risks are summed, so
     each gets its own gradient; a padded neuron (a_j = 0, w_j = 0) has zero gradient (σ(0) = 0 for tanh and
@@ -227,20 +229,30 @@ def train_batch(x_aug: Tensor, y: Tensor, a: Tensor, w: Tensor, widths: np.ndarr
     _check_act(act)
     if not lr > 0 or steps < 1 or record_every < 1:
         raise ValueError(f"need lr > 0, steps ≥ 1, record_every ≥ 1; got {lr}, {steps}, {record_every}")
+    if optimizer not in ("gd", "adam"):
+        raise ValueError(f"unknown optimizer {optimizer!r}; choose 'gd' or 'adam'")
     device = settings().device
     a, w, n = a.to(device).clone(), w.to(device).clone(), x_aug.shape[0]
     x_aug, y = x_aug.to(device), y.to(device)
+    adam = torch.optim.Adam([a, w], lr=lr) if optimizer == "adam" else None
 
     def gradient_step(step: int) -> None:
-        """One GD step with R_k's closed-form gradient, ∇_a = (1/N) σ(w x̃ᵀ) r and ∇_w = (1/N) (a rᵀ ⊙ σ′) x̃
-        (r = f − y): on these small padded batches it is about 3× faster than autograd."""
+        """One step with R_k's closed-form gradient, ∇_a = (1/N) σ(w x̃ᵀ) r and ∇_w = (1/N) (a rᵀ ⊙ σ′) x̃
+        (r = f − y): on these small padded batches it is about 3× faster than autograd.  Adam reads it as the
+        parameters' ``.grad``; its update is elementwise, so the members stay independent, and a padded neuron
+        (zero gradient, zero moments) stays zero."""
         z = w @ x_aug.T  # (K, M, N)
         h = _sigma(z, act)
         dh = 1 - h * h if act == "tanh" else (z > 0).to(z.dtype)
         r = h.transpose(1, 2) @ a - y  # (K, N, c)
         grad_w = ((a @ r.transpose(1, 2)) * dh / n) @ x_aug  # (K, M, d+1)
-        a.sub_(lr * (h @ r / n))  # (K, M, c)
-        w.sub_(lr * grad_w)
+        grad_a = h @ r / n  # (K, M, c)
+        if adam is None:
+            a.sub_(lr * grad_a)
+            w.sub_(lr * grad_w)
+        else:
+            a.grad, w.grad = grad_a, grad_w
+            adam.step()
 
     def record(step: int) -> dict[str, Tensor]:
         return {"loss": half_mse_per_member(a, w, x_aug, y, act), "a": a, "w": w}
@@ -447,16 +459,16 @@ def three_tanh_target(n: int = 64, lo: float = -4.0, hi: float = 4.0) -> tuple[T
 
 @cached
 def run_widths(x_aug: Tensor, y: Tensor, widths: Sequence[int], n_seeds: int, *, init_std: float, lr: float,
-               steps: int, record_every: int, seed: int, act: str = "tanh",
+               steps: int, record_every: int, seed: int, act: str = "tanh", optimizer: str = "gd",
                progress: bool = True) -> dict[int, BatchRun]:
-    """Train ``n_seeds`` nets of each width by full-batch GD (:func:`train_batch`), one batched run per width;
-    the initialisations of all widths are drawn in turn from one generator of ``seed``."""
+    """Train ``n_seeds`` nets of each width by full-batch GD or Adam (:func:`train_batch`), one batched run per
+    width; the initialisations of all widths are drawn in turn from one generator of ``seed``."""
     gen = generator(seed)
     runs = {}
     for m in widths:
         a, w, per = init_batch([m], n_seeds, x_aug.shape[1], y.shape[1], init_std, gen, x_aug.dtype)
         runs[int(m)] = train_batch(x_aug, y, a, w, per, lr=lr, steps=steps, act=act, record_every=record_every,
-                                   progress=progress)
+                                   progress=progress, optimizer=optimizer)
     return runs
 
 
@@ -816,6 +828,33 @@ MERGE = ClaimSpec(
     "400 → 58 neurons, 6.9×, with 98.5 % of predictions kept)")
 
 
+LOSS_LINES = ClaimSpec(
+    "ch09.loss-lines", "图9.5",
+    "on the staircase target (Adam, init std 10⁻⁴, 8 seeds a width) the loss spectra of widths 10 and 50 are "
+    "discrete lines: each width's brightest bin (of 200 on log₁₀ loss ∈ [−5, 0]) holds ≥ 20 % (width 10) and ≥ 30 % "
+    "(width 50) of all (step, seed) pairs; the width-50 line lies within 3 % of a width-2 critical loss L2* and "
+    "below the width-10 line (the wider net stalls lower)")
+
+#: 图9.5's widths whose lines the claim judges (a narrower and a wider one) and their least brightest-bin fractions.
+LINE_WIDTHS = (10, 50)
+LINE_FRACTIONS = (0.2, 0.3)
+
+
+def check_loss_lines(runs: dict[int, BatchRun], loss_two: float, widths: tuple[int, int] = LINE_WIDTHS,
+                     fractions: tuple[float, float] = LINE_FRACTIONS, rel: float = 0.03) -> Verdict:
+    """图9.5 on :func:`run_widths` runs: the brightest line (:func:`brightest_line`) of the narrower and the wider
+    width in ``widths`` holds at least ``fractions`` of its (step, seed) pairs — training stalls there, across seeds
+    (the book's (i)); the wider net's line lies within ``rel`` of ``loss_two``, the loss of a width-2 critical point
+    (a narrower net's critical loss, embedded: (ii)), and below the narrower net's line ((iii))."""
+    narrow, wide = (brightest_line(runs[m]) for m in widths)
+    return LOSS_LINES.judge(
+        threshold(f"brightest-bin fraction, m={narrow.width}", narrow.fraction, ">=", fractions[0]),
+        threshold(f"brightest-bin fraction, m={wide.width}", wide.fraction, ">=", fractions[1]),
+        threshold(f"|line/L2* − 1|, m={wide.width}", abs(wide.loss / loss_two - 1), "<", rel),
+        compare(f"line m={wide.width}", wide.loss, "<", f"line m={narrow.width}", narrow.loss),
+        loss_two=loss_two, lines={line.width: round(line.loss, 5) for line in (narrow, wide)})
+
+
 SADDLE_1D = ClaimSpec(
     "ch09.saddle-1d", "图9.7(a)",
     "the trained width-2 minimum (‖∇R‖ ≤ 10⁻¹⁰, no negative eigenvalue) becomes a strict saddle when one neuron is "
@@ -871,6 +910,27 @@ def check_width_plateau(matches: dict[int, PlateauMatch], min_width: int = 3) ->
         threshold("max ‖f − f1*‖∞", sup, "<", 0.02),
         threshold("max 1 − |cos|", 1 - cos_min, "<", 0.01),
         widths=[m for m in sorted(matches) if m >= min_width], members=sum(len(p.gap) for p in sel))
+
+
+@dataclass
+class SpectrumLine:
+    """The brightest line of one width's loss spectrum (图9.5): the fraction of (recorded step, seed) pairs in the
+    brightest of :func:`loss_spectrum`'s bins and the median loss of those pairs (finer than the bin's centre)."""
+
+    width: int
+    fraction: float
+    loss: float
+
+
+def brightest_line(batch: BatchRun, bins: int = 200, lo: float = -5.0, hi: float = 0.0) -> SpectrumLine:
+    """The brightest bin of one width's :func:`loss_spectrum` (all its members and recorded steps)."""
+    uniq, edges, frac = loss_spectrum(batch.losses, batch.widths, bins, lo, hi)
+    if len(uniq) != 1:
+        raise ValueError(f"need a run of one width, got widths {uniq.tolist()}")
+    i = int(np.argmax(frac[0]))
+    logs = np.log10(np.maximum(batch.losses.ravel(), 1e-300))
+    inside = (logs >= edges[i]) & (logs < edges[i + 1])
+    return SpectrumLine(int(uniq[0]), float(frac[0, i]), float(np.median(batch.losses.ravel()[inside])))
 
 
 def spectrum_of(runs: dict[int, BatchRun]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
