@@ -187,7 +187,10 @@ plt.show()
 # 40 % on a line slightly below L1* (≈ 0.92 L1*, a critical point we have not identified). The claim
 # (`emb.check_loss_lines`) requires each brightest bin to hold ≥ 20 % (width 10) and ≥ 30 % (width 50), the width-50
 # line within 3 % of L2*, and below the width-10 line. Its negative control starts from a large init (std 0.5, the
-# linear regime), where the loss falls without stalling: no bin holds more than about 13 %.
+# linear regime), where the loss falls without stalling: no bin holds more than about 13 %. **It is an exploration:**
+# it held on all 20 of seeds 0–19, but its median margin (+0.043, set by "below the width-10 line": 0.0494 against
+# 0.0516) is under the standard's thin line of 0.05, so it is not counted as a reproduction; the lines themselves
+# (the brightest-bin fractions and the distance to L2*) hold with wide margins.
 #
 # **Not reproduced: "wider is lower" across all widths.** The narrow widths 3 and 5 — width 3 can represent the
 # target exactly — do not stall at all on this task and end *lower* after 4000 steps than widths 10 and 50 (median

@@ -833,7 +833,9 @@ LOSS_LINES = ClaimSpec(
     "on the staircase target (Adam, init std 10⁻⁴, 8 seeds a width) the loss spectra of widths 10 and 50 are "
     "discrete lines: each width's brightest bin (of 200 on log₁₀ loss ∈ [−5, 0]) holds ≥ 20 % (width 10) and ≥ 30 % "
     "(width 50) of all (step, seed) pairs; the width-50 line lies within 3 % of a width-2 critical loss L2* and "
-    "below the width-10 line (the wider net stalls lower)")
+    "below the width-10 line (the wider net stalls lower) — held on 20 of seeds 0–19, but with a median margin of "
+    "+0.043, under the 0.05 thin line (the width-50 line sits only about 4 % below the width-10 one): an exploration",
+    kind="exploration")
 
 #: 图9.5's widths whose lines the claim judges (a narrower and a wider one) and their least brightest-bin fractions.
 LINE_WIDTHS = (10, 50)
