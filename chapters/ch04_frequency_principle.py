@@ -412,6 +412,8 @@ print("PSNR train / unseen columns (dB):", img.psnr_train[-1], img.psnr_test[-1]
 # 3 dB below the training columns. Large init: more than 10 dB below the training columns. *What is not checked.*
 # 图4.4's own point, the coarse-to-fine progression over training (the rough position first, then the contours, the
 # fur last), is drawn in the snapshots above but not measured: the claim tests only the final interpolation.
+# **`ch04.image-small-init` is an exploration:** on seeds 0–19 it held on 18 (seed 8 missed the 3 dB gap by 0.42 dB,
+# seed 15 by 0.006 dB), one short of the 19/20 standard; `ch04.image-large-init` held on 20.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -461,6 +463,9 @@ print("test-minimum steps:", es.steps[best], " final / minimal test loss:", rati
 # An earlier version asked this of the *worst* of 2 members; over seeds 0–19 it held on 18 (one member's
 # final/min ratio was 1.42 on seed 9 and 1.21 on seed 19), short of the 19/20 standard. Averaging 4 members —
 # same data, same thresholds — measures the U-shape of the figure rather than one unlucky initialisation.
+# Because that change came after seeds 0–19 were seen, it was validated once more on seeds 500–519: it held on 18
+# (seed 500's test minimum came in the second half, seed 509's final/minimum ratio was 1.43), so
+# **`ch04.early-stopping` is an exploration**, not a reproduction.
 
 # %%
 # NBVAL_CHECK_OUTPUT
