@@ -204,3 +204,43 @@ def test_pattern_transformer_has_no_residual_and_prunes_neurons():
     with torch.no_grad():
         net.w_o.zero_()
     assert torch.equal(net(p)[0], torch.zeros(1, 5))
+
+
+# ----------------------------------------------------------------------------------------------- Akyürek et al.
+def test_akyurek_gd_layer_holds_on_random_prompts():
+    """The constructed linear-attention layers equal 1 and 4 gradient steps to rounding (positive twin)."""
+    v = papers.check_gd_layer(papers.check_construction(SEED))
+    assert v.passed, v.measured_line()
+
+
+def test_control_chicl_akyurek_gd_layer():
+    """An identity's control is a perturbed input: weights built for a step 10% off the one gradient descent takes."""
+    check = papers.check_construction(SEED, eta=0.5, eta_weights=0.55)
+    assert check.error[1] > 0.05
+    v = papers.check_gd_layer(check)
+    assert not v.passed, v.measured_line()
+
+
+def test_akyurek_one_layer_is_chapter14_gd_step():
+    """One constructed layer predicts ⟨(η/k) Xᵀy, x_q⟩, chapter 14's one-step baseline at rate η/k."""
+    import torch
+
+    from companion.experiments import ch14_phenomena as regression
+    from companion.kit.seeds import generator
+
+    t = regression.sample_tasks(32, 6, 3, generator=generator(SEED), dtype=torch.float64)
+    layer = papers.gd_construction(3, 0.7)(t.tokens())[0]
+    expected = (regression.gd_weights(t.xs, t.ys, 0.7 / 6) * t.xq).sum(-1)
+    assert torch.allclose(layer, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.contrast("depth 1 throughout instead of depths 1, 2, 4 (Akyürek Fig. 3)")
+def test_control_chicl_akyurek_depth():
+    """Three depth-1 learners (a real run): they stay on one GD step and do not approach least squares."""
+    v = papers.check_akyurek_depth(papers.train_depths(papers.DepthConfig(seed=SEED, depths=(1, 1, 1))))
+    assert not v.passed, v.measured_line()
+
+
+def test_akyurek_depth_positive_twin():
+    v = papers.check_akyurek_depth(papers.train_depths(papers.DepthConfig(seed=SEED)))
+    assert v.passed, v.measured_line()
