@@ -244,3 +244,16 @@ def test_control_chicl_akyurek_depth():
 def test_akyurek_depth_positive_twin():
     v = papers.check_akyurek_depth(papers.train_depths(papers.DepthConfig(seed=SEED)))
     assert v.passed, v.measured_line()
+
+
+# ----------------------------------------------------------------------------------------------- Dherin et al. §4.3
+@pytest.mark.contrast("a network pre-trained on one task: retrieval, nothing to learn in context (Dherin et al. §4.3)")
+def test_control_chicl_dherin_finetune_similar():
+    """Chapter 14's one-task network (its control of ch14.finetune): fine-tuning still learns the new task, its
+    ΔW(C_i) does not — the curves are not similar and ΔW does not halve the loss."""
+    R = papers.regression
+    config = R.ICLConfig(steps=300, seed=1, n_pretrain_tasks=1)
+    run = R.finetune_vs_delta_w(R.train_icl(config).model, config, n_tasks=64, n_test=32, seed=SEED + 2)
+    v = papers.check_dherin_similar(run)
+    assert not v.passed, v.measured_line()
+    assert v.conditions[0].passed and not v.conditions[1].passed, v.measured_line()

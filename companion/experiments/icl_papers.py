@@ -1,6 +1,8 @@
 """The in-context-learning papers behind §14.3 (上下文学习): Boix-Adserà et al., "When can transformers reason with
 abstract symbols?" (ICLR 2024, arXiv 2310.09753), and Li et al., "How do nonlinear transformers learn and generalize in
-in-context learning?" (ICML 2024, arXiv 2402.15607; its section below, from :class:`PatternICLConfig` on).
+in-context learning?" (ICML 2024, arXiv 2402.15607; its section below, from :class:`PatternICLConfig` on), Akyürek et
+al., "What learning algorithm is in-context learning?" (ICLR 2023; from :class:`LinearAttentionICL` on) and Dherin et
+al.'s §4.3 fine-tuning comparison (:func:`check_dherin_similar`, on chapter 14's run).
 
 **Template tasks** (their §1, 图2).  A template is a string of wildcards with a label: the *variable-assignment* task
 ``α=1;β=-1;print(α) → +1`` / ``print(β) → −1`` of their 图2 reduces, once the fixed tokens are dropped, to the two
