@@ -257,3 +257,24 @@ def test_control_chicl_dherin_finetune_similar():
     v = papers.check_dherin_similar(run)
     assert not v.passed, v.measured_line()
     assert v.conditions[0].passed and not v.conditions[1].passed, v.measured_line()
+
+
+def test_akyurek_sherman_morrison_holds_on_random_prompts():
+    v = papers.check_sherman_morrison_ridge(papers.check_sherman_morrison(SEED))
+    assert v.passed, v.measured_line()
+
+
+def test_control_chicl_akyurek_sherman_morrison():
+    """An identity's control is a perturbed input: the recursion started from A_0 = 1.1·λ·I."""
+    error = papers.check_sherman_morrison(SEED, lam=0.1, lam_start=0.11)
+    assert error > 1e-3
+    assert not papers.check_sherman_morrison_ridge(error).passed
+
+
+def test_finetune_gap_is_the_largest_factor_between_the_curves():
+    from companion.core.train import History
+
+    h = History(np.arange(4), series={"finetune": np.array([4.0, 3.0, 2.0, 1.0]),
+                                      "delta_w": np.array([4.0, 1.0, 1.0, 0.5])})
+    gap = papers.finetune_gap(papers.regression.FineTuning(h, zero=4.0))
+    assert np.isclose(np.exp(gap), 3.0)
