@@ -204,3 +204,77 @@ def test_pattern_transformer_has_no_residual_and_prunes_neurons():
     with torch.no_grad():
         net.w_o.zero_()
     assert torch.equal(net(p)[0], torch.zeros(1, 5))
+
+
+# ----------------------------------------------------------------------------------------------- Akyürek et al.
+def test_akyurek_gd_layer_holds_on_random_prompts():
+    """The constructed linear-attention layers equal 1 and 4 gradient steps to rounding (positive twin)."""
+    v = papers.check_gd_layer(papers.check_construction(SEED))
+    assert v.passed, v.measured_line()
+
+
+def test_control_chicl_akyurek_gd_layer():
+    """An identity's control is a perturbed input: weights built for a step 10% off the one gradient descent takes."""
+    check = papers.check_construction(SEED, eta=0.5, eta_weights=0.55)
+    assert check.error[1] > 0.05
+    v = papers.check_gd_layer(check)
+    assert not v.passed, v.measured_line()
+
+
+def test_akyurek_one_layer_is_chapter14_gd_step():
+    """One constructed layer predicts ⟨(η/k) Xᵀy, x_q⟩, chapter 14's one-step baseline at rate η/k."""
+    import torch
+
+    from companion.experiments import ch14_phenomena as regression
+    from companion.kit.seeds import generator
+
+    t = regression.sample_tasks(32, 6, 3, generator=generator(SEED), dtype=torch.float64)
+    layer = papers.gd_construction(3, 0.7)(t.tokens())[0]
+    expected = (regression.gd_weights(t.xs, t.ys, 0.7 / 6) * t.xq).sum(-1)
+    assert torch.allclose(layer, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.contrast("depth 1 throughout instead of depths 1, 2, 4 (Akyürek Fig. 3)")
+def test_control_chicl_akyurek_depth():
+    """Three depth-1 learners (a real run): they stay on one GD step and do not approach least squares."""
+    v = papers.check_akyurek_depth(papers.train_depths(papers.DepthConfig(seed=SEED, depths=(1, 1, 1))))
+    assert not v.passed, v.measured_line()
+
+
+def test_akyurek_depth_positive_twin():
+    v = papers.check_akyurek_depth(papers.train_depths(papers.DepthConfig(seed=SEED)))
+    assert v.passed, v.measured_line()
+
+
+# ----------------------------------------------------------------------------------------------- Dherin et al. §4.3
+@pytest.mark.contrast("a network pre-trained on one task: retrieval, nothing to learn in context (Dherin et al. §4.3)")
+def test_control_chicl_dherin_finetune_similar():
+    """Chapter 14's one-task network (its control of ch14.finetune): fine-tuning still learns the new task, its
+    ΔW(C_i) does not — the curves are not similar and ΔW does not halve the loss."""
+    R = papers.regression
+    config = R.ICLConfig(steps=300, seed=1, n_pretrain_tasks=1)
+    run = R.finetune_vs_delta_w(R.train_icl(config).model, config, n_tasks=64, n_test=32, seed=SEED + 2)
+    v = papers.check_dherin_similar(run)
+    assert not v.passed, v.measured_line()
+    assert v.conditions[0].passed and not v.conditions[1].passed, v.measured_line()
+
+
+def test_akyurek_sherman_morrison_holds_on_random_prompts():
+    v = papers.check_sherman_morrison_ridge(papers.check_sherman_morrison(SEED))
+    assert v.passed, v.measured_line()
+
+
+def test_control_chicl_akyurek_sherman_morrison():
+    """An identity's control is a perturbed input: the recursion started from A_0 = 1.1·λ·I."""
+    error = papers.check_sherman_morrison(SEED, lam=0.1, lam_start=0.11)
+    assert error > 1e-3
+    assert not papers.check_sherman_morrison_ridge(error).passed
+
+
+def test_finetune_gap_is_the_largest_factor_between_the_curves():
+    from companion.core.train import History
+
+    h = History(np.arange(4), series={"finetune": np.array([4.0, 3.0, 2.0, 1.0]),
+                                      "delta_w": np.array([4.0, 1.0, 1.0, 0.5])})
+    gap = papers.finetune_gap(papers.regression.FineTuning(h, zero=4.0))
+    assert np.isclose(np.exp(gap), 3.0)
