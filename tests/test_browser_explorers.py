@@ -146,14 +146,7 @@ def test_the_condensation_explorers_time_slider_reads_t_as_its_picture_does(site
     tab.close()
 
 
-#: The explorers whose committed pictures are still drawn at 80 dpi: redrawing one means recomputing its grid
-#: (``python -m companion precompute --check chNN``); remove a chapter from here once it is done.
-DRAWN_AT_1X = {slug for slug in precompute.EXPLORERS if (grids.read_grid(slug) or {}).get("dpi", 80) < precompute.DPI}
-
-
-@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.xfail(
-    page in DRAWN_AT_1X, strict=True, reason="drawn at 80 dpi: python -m companion precompute --check")) for page in
-    sorted(precompute.EXPLORERS)])
+@pytest.mark.parametrize("page", sorted(precompute.EXPLORERS))
 def test_an_explorers_picture_has_twice_the_pixels_it_is_shown_with(page: str, site_url: str, browser: Any) -> None:
     """The explorer pictures were drawn at 80 dpi, shown at their pixel size (axis text about 8–9 px): each has at least
     twice as many pixels across as the CSS pixels it is shown in, at a laptop's and at a phone's width."""
