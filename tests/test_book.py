@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from PIL import Image
 import yaml
 from browser_support import built_site, require_jupyter_book
 
@@ -177,7 +178,7 @@ def test_widget_outputs_become_the_kernel_free_explorer_or_a_note(tmp_path: Path
     (grids / "ch96_demo").mkdir(parents=True)
     points = [{"key": f"{i},{j}", "file": f"{2 * i + j:03d}.png", "values": {}} for i in range(3) for j in range(2)]
     for p in points:
-        (grids / "ch96_demo" / p["file"]).write_bytes(b"\x89PNG")
+        Image.new("RGB", (16, 8), "white").save(grids / "ch96_demo" / p["file"])  # a real PNG: its width is read
     grid = {"title": "Demo </script> explorer", "start": "1,0", "defaults": {"a": 2.0, "kind": "sin", "n": 5},
             "controls": {"a": {"label": "rate a", "values": [1.0, 2.0, 4.0]},
                          "kind": {"label": "kind", "values": ["sin", "cos"]}}, "points": points}
