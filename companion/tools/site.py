@@ -299,6 +299,12 @@ def _value_text(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def _ascending(values: list) -> list:
+    """A control's values as its slider runs through them: numbers ascending, words in the grid's order."""
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    return sorted(values) if numeric else list(values)
+
+
 def applies_when(grid: dict, name: str, language: str = "en") -> tuple[dict[str, list[int]], str]:
     """Where control ``name`` of a grid changes the picture (``grid["applies"]``, recorded by
     :func:`companion.tools.precompute.when_controls_apply`): the other control's indices at which it does, and the
@@ -324,7 +330,7 @@ def explorer_html(grid: dict, base: str, language: str = "en", width: int | None
     for (raw_name, control), index in zip(grid["controls"].items(), start):
         name = html.escape(raw_name, quote=True)  # from the committed grid.json: escaped like every other value
         values, label = control["values"], html.escape(tr(control["label"], language))
-        condition, note = applies_when(grid, raw_name, language)
+        condition, applies_note = applies_when(grid, raw_name, language)
         applies = f' data-applies="{html.escape(json.dumps(condition), quote=True)}"' if condition else ""
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             # the slider runs through the values in ascending order, whatever their order in the grid (ch11's keep
@@ -338,12 +344,13 @@ def explorer_html(grid: dict, base: str, language: str = "en", width: int | None
             options = "".join(f'<option value="{i}"{" selected" if i == index else ""}>{html.escape(str(v))}</option>'
                               for i, v in enumerate(values))
             widget = f'<select data-control="{name}" aria-label="{label}"{applies}>{options}</select>'
-        note = f' <small class="companion-explorer-applies">({html.escape(note)})</small>' if note else ""
-        rows.append(f'<label style="display:inline-block;margin:0 1.5em 0.3em 0">{label} {widget}{note}</label>')
+        aside = f' <small class="companion-explorer-applies">({html.escape(applies_note)})</small>' if applies_note else ""
+        rows.append(f'<label style="display:inline-block;margin:0 1.5em 0.3em 0">{label} {widget}{aside}</label>')
     fixed = [f"{html.escape(n)} = {html.escape(_value_text(v))}" for n, v in grid["defaults"].items()
              if n not in grid["controls"]]
     listed = "; ".join(f"{html.escape(tr(c['label'], language))} ∈ "
-                       f"{{{', '.join(html.escape(_value_text(v)) for v in c['values'])}}}" for c in grid["controls"].values())
+                       f"{{{', '.join(html.escape(_value_text(v)) for v in _ascending(c['values']))}}}"
+                       for c in grid["controls"].values())
     others = tr("; the other controls at {values}", language).format(values=", ".join(fixed)) if fixed else ""
     note = ("<p class='companion-explorer-note'>" + tr(
         "Precomputed without a kernel ({runs} runs, seed 0, quick profile): {listed}{others}. For any other value, "
