@@ -13,8 +13,13 @@ chapters do the same work as one at a time, so more CPU seconds there is time lo
 each other down (shared memory bandwidth and cache).  The last line divides the parallel run's CPU seconds by the
 cores: the wall time of that work packed with no idle core, a floor no ordering of the chapters can go below.
 
+The cold pass runs the chapters one by one and records each one's wall and CPU seconds in
+``benchmarks/reproduce_timing.json`` (:mod:`companion.tools.timing`) when it measured every chapter and none
+raised: the README's chapter map and the site's landing page state the notebooks' times from that file, nothing else.
+
 It takes about three times a ``reproduce`` (15–20 minutes on 2 cores); nothing else should run meanwhile.
-Run: ``python benchmarks/reproduce_timing.py [ch04 ch07 …]`` (default: every chapter).
+Run: ``python benchmarks/reproduce_timing.py [--cold-only] [ch04 ch07 …]`` (default: every chapter, all three passes;
+``--cold-only`` stops after the first, about 13 minutes).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import time
 from pathlib import Path
 from unittest.mock import patch
 
-from companion.tools import catalog
+from companion.tools import catalog, timing
 from companion.tools.runner import run_chapters
 
 
@@ -46,12 +51,24 @@ def timed(chapters: list, cache: Path, jobs: int) -> tuple[float, float, bool]:
         return time.perf_counter() - start, cpu_seconds() - cpu, all(r.error is None for r in runs)
 
 
-def main(names: list[str]) -> None:
+def main(names: list[str], cold_only: bool = False) -> None:
     chapters = [catalog.find(n) for n in names] if names else catalog.available()
     print(f"{len(chapters)} chapters, quick profile, seed 0, {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
-        cold, cold_cpu, ok1 = timed(chapters, Path(first), jobs=1)
+        per_chapter: dict[str, tuple[float, float]] = {}
+        ok1 = True
+        for chapter in chapters:  # one at a time: each chapter's own time (its kernel's start included)
+            wall, cpu, ok = timed([chapter], Path(first), jobs=1)
+            per_chapter[chapter.slug], ok1 = (wall, cpu), ok1 and ok
+            print(f"  {chapter.slug:28s} {wall:6.1f} s  ({cpu:.0f} CPU s){'' if ok else '  RAISED'}", flush=True)
+        cold, cold_cpu = sum(w for w, _ in per_chapter.values()), sum(c for _, c in per_chapter.values())
         print(f"cold, one at a time : {cold:7.1f} s  ({cold_cpu:.0f} CPU s)", flush=True)
+        if ok1 and not names:
+            print(f"wrote {timing.write_quiet_times(per_chapter)}", flush=True)
+        elif not ok1:
+            print("not recorded: a notebook raised", flush=True)
+        if cold_only:
+            return
         warm, warm_cpu, ok2 = timed(chapters, Path(first), jobs=1)
         print(f"warm, one at a time : {warm:7.1f} s  ({warm_cpu:.0f} CPU s) = {warm / cold:.0%} of cold "
               "(target ≤ 20 %)", flush=True)
@@ -66,4 +83,5 @@ def main(names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    arguments = sys.argv[1:]
+    main([a for a in arguments if a != "--cold-only"], cold_only="--cold-only" in arguments)

@@ -78,6 +78,11 @@ class Chapter:
     prefix: str = ""
 
     @property
+    def budget(self) -> int:
+        """The most seconds its quick profile may take on 2 CPU cores: 60, or 120 for chapters 12–14 and the papers."""
+        return 120 if not self.is_book or self.book in ("12", "13", "14") else 60
+
+    @property
     def is_book(self) -> bool:
         """Whether the notebook follows a chapter of the book (its figures are the catalog's); False for papers."""
         return self.book != PAPERS

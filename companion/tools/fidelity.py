@@ -36,7 +36,7 @@ from typing import Any
 
 from companion.kit.claims import PHENOMENON, declared_claims
 from companion.kit.i18n import tr
-from companion.tools import catalog
+from companion.tools import catalog, timing
 
 FIDELITIES = ("faithful", "faithful-full", "partial", "drawn", "missing", "gpu", "illustrative")
 #: The book prints Liu et al.'s MscaleDNN figure twice (图5.3 in §5, 图15.2 in §15.5.1): one figure, counted once.
@@ -238,17 +238,20 @@ def chapter_map_markdown(language: str = "en", coverage_link: str = "") -> str:
     page" link to ``coverage_link`` if given."""
     items = fidelities()
     by_figure = {i.figure: i for i in items}
+    times = timing.read_quiet_times()
     rows = [f"| {tr('notebook', language)} | {tr('book chapter', language)} | {tr('faithful', language)} "
-            f"| {tr('partial', language)} | {tr('drawn', language)} |", "|---|---|---|---|---|"]
+            f"| {tr('partial', language)} | {tr('drawn', language)} | {tr('quick run', language)} |",
+            "|---|---|---|---|---|---|"]
     for ch in catalog.CHAPTERS:
         def listed(*fidelities: str) -> str:
             return ", ".join(f.id for f in ch.figures if by_figure[f.id].fidelity in fidelities) or "—"
         title = f"{ch.title_zh} ({catalog.table_cell(ch.title)})" if language == "en" else ch.title_zh
         if not ch.is_book:  # the papers' notebook: its results are in the coverage page's papers table, not figures
-            rows.append(f"| `{ch.slug}` | {tr('papers, not the book', language)}: {title} | — | — | — |")
+            rows.append(f"| `{ch.slug}` | {tr('papers, not the book', language)}: {title} | — | — | — "
+                        f"| {timing.time_cell(ch.slug, times, language)} |")
             continue
         rows.append(f"| `{ch.slug}` | {ch.book} {title} | {listed('faithful', 'faithful-full')} | {listed('partial')} "
-                    f"| {listed('drawn')} |")
+                    f"| {listed('drawn')} | {timing.time_cell(ch.slug, times, language)} |")
     total = counts(items)
     n = total.by_fidelity
     rows += ["", tr("**{faithful} of the {cpu} computational figures and tables that fit a CPU ({percent:.0f} %) are reproduced "
@@ -260,7 +263,7 @@ def chapter_map_markdown(language: str = "en", coverage_link: str = "") -> str:
         faithful=total.faithful, cpu=total.cpu_feasible, percent=total.percent, full=n["faithful-full"],
         partial=n["partial"], drawn=n["drawn"], missing=n["missing"],
         coverage_page=f"[{tr('coverage page', language)}]({coverage_link})" if coverage_link else
-        tr("coverage page", language))]
+        tr("coverage page", language)), "", timing.times_sentence(times, language)]
     return "\n".join(rows)
 
 

@@ -150,7 +150,8 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
     return [done[key] for key in keys if key in done]  # all of them, unless ``cached_only`` left some out
 
 
-def _git_commit() -> str:
+def git_commit() -> str:
+    """The checked-out commit (12 hex digits), with "+uncommitted" when companion/ or chapters/ differ from it."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=catalog.ROOT, capture_output=True,
                               text=True, check=True).stdout.strip()
@@ -192,7 +193,7 @@ def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_sec
     made_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     chapters: dict[str, dict[str, Any]] = {}
     claims: dict[str, dict[str, Any]] = {}
-    commit = _git_commit()
+    commit = git_commit()
     for item in items:
         ch = chapters.setdefault(item["chapter"], {"digest": item["digest"], "commit": commit,
                                                    "made_at": made_at, "seeds": {}})
@@ -503,7 +504,7 @@ def restamp(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, out: P
         if not found:
             chapter = report["chapters"][slug]
             chapter["digest"] = items[[i["chapter"] for i in items].index(slug)]["digest"]
-            chapter["restamped"] = {"at": made_at, "seeds": list(seeds), "commit": _git_commit(),
+            chapter["restamped"] = {"at": made_at, "seeds": list(seeds), "commit": git_commit(),
                                     **({"removed": removed[slug]} if removed[slug] else {})}
             for cid in removed[slug]:
                 del report["claims"][cid]
@@ -550,7 +551,7 @@ def merge_reports(paths: Sequence[Path], out: Path = REPORT_DIR) -> dict[str, An
             raise ConfigError(f"cannot merge {str(file)!r} into the others: {exc}") from None
     if report is None:
         raise ConfigError("nothing to merge: name one or more report folders")
-    commit = _git_commit()
+    commit = git_commit()
     stale = set(stale_chapters(report))
     for slug, ch in report["chapters"].items():
         if slug not in stale and not commit.endswith("+uncommitted"):

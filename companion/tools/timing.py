@@ -1,0 +1,82 @@
+"""The notebooks' quick-profile times, measured quietly: what the README and the landing page say of them.
+
+``benchmarks/reproduce_timing.py`` runs every chapter's quick profile (seed 0, empty results cache) one at a time on a
+machine doing nothing else, and records each one's wall and CPU seconds in ``benchmarks/reproduce_timing.json`` with
+the machine, the date and the commit (:func:`write_quiet_times`).  The chapter map (README and landing page,
+:func:`companion.tools.fidelity.chapter_map_markdown`) shows those times beside each notebook and each notebook's
+budget (:attr:`companion.tools.catalog.Chapter.budget`: 60 s; chapters 12–14 and the papers 120 s); no prose states
+a time of its own.  The robustness sweep's times are not used: its chapters run two at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from companion.kit.i18n import tr
+from companion.tools import catalog
+
+#: Where the benchmark writes the times and the chapter map reads them.
+QUIET_TIMES = catalog.ROOT / "benchmarks" / "reproduce_timing.json"
+
+
+@dataclass(frozen=True)
+class QuietTimes:
+    """One quiet measurement: per notebook slug its wall seconds (kernel start included) and CPU seconds."""
+
+    wall: dict[str, float]
+    cpu: dict[str, float]
+    measured_at: str
+    commit: str
+    machine: str
+    torch: str
+
+
+def write_quiet_times(per_chapter: dict[str, tuple[float, float]], path: Path = QUIET_TIMES) -> Path:
+    """Record ``per_chapter`` (slug → (wall s, CPU s)) with the machine, the date, the commit and torch's version."""
+    import torch
+
+    from companion.tools.robustness import git_commit, machine_words
+
+    data = {"measured_at": time.strftime("%Y-%m-%d"), "commit": git_commit(), "machine": machine_words(),
+            "torch": torch.__version__, "profile": "quick", "seed": 0,
+            "chapters": {slug: {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1)}
+                         for slug, (wall, cpu) in per_chapter.items()}}
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def read_quiet_times(path: Path = QUIET_TIMES) -> QuietTimes | None:
+    """The recorded measurement, or None when there is none yet."""
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    chapters = data["chapters"]
+    return QuietTimes({s: float(c["wall_s"]) for s, c in chapters.items()},
+                      {s: float(c["cpu_s"]) for s, c in chapters.items()},
+                      data["measured_at"], data["commit"], data["machine"], data["torch"])
+
+
+def time_cell(slug: str, times: QuietTimes | None, language: str = "en") -> str:
+    """The chapter map's cell for one notebook: its quiet time, flagged when over its budget; "—" if unmeasured."""
+    if times is None or slug not in times.wall:
+        return "—"
+    seconds, budget = times.wall[slug], catalog.find(slug).budget
+    cell = f"{seconds:.0f} s"
+    return cell if seconds < budget else cell + " " + tr("(over its {budget} s budget)", language).format(budget=budget)
+
+
+def times_sentence(times: QuietTimes | None, language: str = "en") -> str:
+    """The sentence under the chapter map saying how the times were measured and how many fit their budget."""
+    if times is None:
+        return tr("The notebooks' times have not been measured yet (`python benchmarks/reproduce_timing.py`).", language)
+    slugs = [c.slug for c in catalog.available() if c.slug in times.wall]
+    within = sum(times.wall[s] < catalog.find(s).budget for s in slugs)
+    return tr("**Times**: each notebook's quick profile run alone (seed 0, empty cache, its kernel's start included) on a "
+              "machine doing nothing else — {machine}, torch {torch}, {date}, commit `{commit}` — measured by "
+              "`python benchmarks/reproduce_timing.py`; {within} of {total} notebooks run within their budget (60 s; "
+              "chapters 12–14 and the papers 120 s).", language).format(
+        machine=times.machine, torch=times.torch, date=times.measured_at, commit=times.commit, within=within,
+        total=len(slugs))

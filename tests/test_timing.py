@@ -1,0 +1,50 @@
+"""The notebooks' times that the README and the landing page state come from the quiet measurement
+(``benchmarks/reproduce_timing.py`` → ``benchmarks/reproduce_timing.json``, :mod:`companion.tools.timing`), never prose."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from companion.tools import catalog, fidelity, timing
+
+#: Hand-written time statements that the measured chapter map replaced (issue #43, item 9).
+PROSE_TIMES = re.compile(r"(?:under|about|in) (?:a|one|two) minutes?|in under two|不到[一两]分钟|约一分钟|一分钟内")
+
+
+def test_the_measurement_round_trips(tmp_path) -> None:
+    path = timing.write_quiet_times({"ch04_frequency_principle": (41.26, 40.04)}, tmp_path / "t.json")
+    times = timing.read_quiet_times(path)
+    assert times.wall == {"ch04_frequency_principle": 41.3} and times.cpu == {"ch04_frequency_principle": 40.0}
+    assert times.machine and times.torch and re.fullmatch(r"\d{4}-\d\d-\d\d", times.measured_at)
+
+
+def test_a_notebook_over_its_budget_is_flagged() -> None:
+    times = timing.QuietTimes({"ch04_frequency_principle": 61.0, "ch05_multiscale_networks": 59.4,
+                               "ch13_complexity_control": 119.0, "icl_papers": 121.0}, {}, "2026-11-29", "abc",
+                              "x86_64", "2")
+    assert timing.time_cell("ch04_frequency_principle", times) == "61 s (over its 60 s budget)"
+    assert timing.time_cell("ch05_multiscale_networks", times) == "59 s"
+    assert timing.time_cell("ch13_complexity_control", times) == "119 s"
+    assert timing.time_cell("icl_papers", times) == "121 s (over its 120 s budget)"
+    assert timing.time_cell("ch06_frequency_mechanism", times) == "—"
+    assert "（超出 60 s 预算）" in timing.time_cell("ch04_frequency_principle", times, "zh")
+
+
+def test_the_chapter_map_states_every_notebooks_measured_time() -> None:
+    times = timing.read_quiet_times()
+    assert times is not None, "no quiet measurement: run python benchmarks/reproduce_timing.py --cold-only"
+    unmeasured = [c.slug for c in catalog.available() if c.slug not in times.wall]
+    assert not unmeasured, f"not measured quietly: {unmeasured} (python benchmarks/reproduce_timing.py --cold-only)"
+    table = fidelity.chapter_map_markdown()
+    for chapter in catalog.available():
+        row = next(r for r in table.splitlines() if r.startswith(f"| `{chapter.slug}` |"))
+        assert row.rstrip(" |").split("| ")[-1].startswith(f"{times.wall[chapter.slug]:.0f} s"), row
+    assert f"commit `{times.commit}`" in table and times.machine in table
+
+
+@pytest.mark.parametrize("page", ["README.md", "book/intro.md", "book/zh/intro.md"])
+def test_no_page_states_a_notebooks_time_of_its_own(page) -> None:
+    found = PROSE_TIMES.findall((catalog.ROOT / page).read_text(encoding="utf-8"))
+    assert not found, f"{page} states times in prose ({found}): the chapter map gives the measured ones"
