@@ -83,3 +83,10 @@ def test_a_wrong_type_for_a_control_is_a_value_error():
     with pytest.raises(ValueError, match="n=True must be an integer"):
         ex.set(n=True)
     assert ex.values() == {"n": 2, "name": "a"}
+
+
+def test_a_numeric_menu_lists_its_options_ascending_and_words_as_given() -> None:
+    from companion.kit.widgets import dropdown
+
+    assert list(dropdown(1.0, [1.0, 0.7, 0.85], "keep").options) == [0.7, 0.85, 1.0]
+    assert list(dropdown("tanh", ("tanh", "relu"), "act").options) == ["tanh", "relu"]

@@ -65,3 +65,13 @@ def test_explore_rejects_bad_numbers(args, message):
 def test_explore_rejects_a_bad_seed():
     with pytest.raises(ValueError, match="seed=-1 is out of range"):
         ch05.explore("plain", 1, 10.0, 16, 100, seed=-1)
+
+
+def test_in_jupyterlab_the_fourier_sigma_is_disabled_unless_the_model_has_fourier_features(explorer):
+    """Issue #43: a control that changes nothing is disabled, with the note the site shows (from the grid's applies)."""
+    explorer.set(kind="mscale")
+    assert explorer.controls["sigma"].disabled and "applies when model = fourier" in explorer.notes.value
+    explorer.set(kind="fourier", steps=200)
+    assert not explorer.controls["sigma"].disabled and explorer.notes.value == ""
+    explorer.set(kind="plain")
+    assert explorer.controls["sigma"].disabled

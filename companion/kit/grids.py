@@ -75,6 +75,37 @@ def read_grid(slug: str, folder: Path | None = None) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
+def grid_titled(title: str, root: Path | None = None) -> dict | None:
+    """The committed, complete grid of the explorer called ``title`` (whatever seed or code made it), or None."""
+    root = GRID_DIR if root is None else root
+    for path in sorted(root.glob("*/grid.json")) if root.exists() else ():
+        grid = json.loads(path.read_text(encoding="utf-8"))
+        if grid.get("title") == title and grid.get("complete"):
+            return grid
+    return None
+
+
+def value_text(value: Any) -> str:
+    """A control value as the explorers print it: floats in ``%g`` (0.001, 1e-05), anything else as is."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def applies_when(grid: Mapping[str, Any], name: str, language: str | None = None) -> tuple[dict[str, list[Any]], str]:
+    """Where control ``name`` of an explorer changes its picture, as the grid records it (``grid["applies"]``: found
+    from the committed pictures by :func:`companion.tools.precompute.when_controls_apply`): the other control and its
+    values at which it does, ``{"kind": ["fourier"]}``, and the note saying so in ``language`` ("applies when
+    model = fourier"); ``({}, "")`` for a control that always does."""
+    from companion.kit.i18n import tr
+
+    condition = grid.get("applies", {}).get(name, {})
+    if not condition:
+        return {}, ""
+    (other, allowed), = condition.items()
+    shown = ", ".join(value_text(v) for v in allowed)
+    words = f"{tr(grid['controls'][other]['label'], language)} " + (f"= {shown}" if len(allowed) == 1 else f"∈ {{{shown}}}")
+    return {other: list(allowed)}, tr("applies when {condition}", language).format(condition=words)
+
+
 def same_value(a: Any, b: Any) -> bool:
     """Control values compared as a slider holds them: numbers to 1e-6 (a log slider's 10^-3 is 0.001)."""
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) | isinstance(b, bool):

@@ -29,7 +29,7 @@ from traitlets import TraitError
 
 from companion.kit.bounds import check_number
 from companion.kit import plots  # noqa: F401  (the house style: every explorer draws with it, whoever imports it)
-from companion.kit.grids import GridPictures
+from companion.kit.grids import GridPictures, applies_when, grid_titled, same_value
 from companion.kit.i18n import tr
 
 
@@ -51,7 +51,9 @@ def int_slider(value: int, lo: int, hi: int, description: str, step: int = 1) ->
 
 
 def dropdown(value: Any, options: Sequence[Any], description: str) -> W.Dropdown:
-    return W.Dropdown(value=value, options=list(options), description=tr(description),
+    """A menu; numeric options are listed ascending, as a slider would run through them."""
+    numeric = all(isinstance(o, (int, float)) and not isinstance(o, bool) for o in options)
+    return W.Dropdown(value=value, options=sorted(options) if numeric else list(options), description=tr(description),
                       style={"description_width": "initial"})
 
 
@@ -95,7 +97,9 @@ class Explorer:
     """Controls → ``compute(**values)`` → ``draw(result, figure)``, shown live in a notebook.
 
     ``result`` is the last computed result; it is None while a precomputed picture is shown (``pictures``: the
-    grid this explorer may serve, or None).
+    grid this explorer may serve, or None).  A control that changes nothing at some settings of another (ch05's
+    Fourier σ unless the model has Fourier features), as the committed grid of this explorer records it
+    (:func:`companion.kit.grids.applies_when`), is disabled there, with a note saying when it applies, as on the site.
     """
 
     def __init__(self, title: str, controls: Mapping[str, W.Widget], compute: Callable[..., Any],
@@ -109,6 +113,10 @@ class Explorer:
         self.output = W.Output()
         self._holding = False
         self.pictures: GridPictures | None = None
+        self.notes = W.HTML()
+        grid = grid_titled(title)
+        self.conditions = {name: applies_when(grid, name) for name in self.controls
+                           if grid and name in grid.get("applies", {})}
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.update()
@@ -170,9 +178,23 @@ class Explorer:
             self._holding = False
         self.error = error
 
+    def _mark_inert(self) -> None:
+        """Disable each control that changes nothing at the other controls' current values, and say when it applies."""
+        notes = []
+        for name, (condition, note) in self.conditions.items():
+            (other, allowed), = condition.items()
+            if other not in self.controls:
+                continue
+            applies = any(same_value(self.controls[other].value, v) for v in allowed)
+            self.controls[name].disabled = not applies
+            if not applies:
+                notes.append(f"{self.controls[name].description}: {note}")
+        self.notes.value = f"<span style='color:#b00'>{'; '.join(notes)}</span>" if notes else ""
+
     def update(self, precomputed: bool = False) -> None:
         """Recompute with the current control values and redraw; errors are shown, not raised.  With
         ``precomputed``, values on the explorer's grid show the committed picture instead."""
+        self._mark_inert()
         start = time.perf_counter()
         picture = self.pictures.picture(self.values()) if precomputed and self.pictures else None
         if picture is not None:
@@ -208,7 +230,7 @@ class Explorer:
     def widget(self) -> W.Widget:
         rows = list(self.controls.values())
         grid = W.GridBox(rows, layout=W.Layout(grid_template_columns="repeat(3, 1fr)"))
-        return W.VBox([W.HTML(f"<b>{tr(self.title)}</b>"), grid, self.status, self.output])
+        return W.VBox([W.HTML(f"<b>{tr(self.title)}</b>"), grid, self.notes, self.status, self.output])
 
     def _ipython_display_(self) -> None:
         display(self.widget)

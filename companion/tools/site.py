@@ -41,7 +41,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from companion.kit import i18n
+from companion.kit import grids, i18n
 from companion.kit.claims import (EXPLORATION, EXPLORATION_MARK, IDENTITY, IDENTITY_FAIL_MARK, IDENTITY_PASS_MARK,
                                    PASS_MARK, VERDICT_LINE, localize_verdict_line)
 from companion.kit.exercises import localize_feedback_line
@@ -295,10 +295,6 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 RUN_IT_YOURSELF = "intro.html#run-it-yourself"
 
 
-def _value_text(value: object) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 def _ascending(values: list) -> list:
     """A control's values as its slider runs through them: numbers ascending, words in the grid's order."""
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
@@ -306,18 +302,12 @@ def _ascending(values: list) -> list:
 
 
 def applies_when(grid: dict, name: str, language: str = "en") -> tuple[dict[str, list[int]], str]:
-    """Where control ``name`` of a grid changes the picture (``grid["applies"]``, recorded by
-    :func:`companion.tools.precompute.when_controls_apply`): the other control's indices at which it does, and the
-    note saying so in ``language`` ("applies when model = fourier"); empty for a control that always does."""
-    condition = grid.get("applies", {}).get(name, {})
-    if not condition:
-        return {}, ""
-    (other, allowed), = condition.items()
-    values = grid["controls"][other]["values"]
-    shown = ", ".join(_value_text(v) for v in allowed)
-    words = f"{tr(grid['controls'][other]['label'], language)} " + (f"= {shown}" if len(allowed) == 1 else f"∈ {{{shown}}}")
-    return {other: [i for i, v in enumerate(values) if v in allowed]}, tr("applies when {condition}", language).format(
-        condition=words)
+    """Where control ``name`` of a grid changes the picture (:func:`companion.kit.grids.applies_when`): the other
+    control's value indices at which it does, and the note saying so in ``language``; empty for a control that
+    always does."""
+    condition, note = grids.applies_when(grid, name, language)
+    return {other: [i for i, v in enumerate(grid["controls"][other]["values"]) if v in allowed]
+            for other, allowed in condition.items()}, note
 
 
 def explorer_html(grid: dict, base: str, language: str = "en", width: int | None = None) -> str:
@@ -346,10 +336,10 @@ def explorer_html(grid: dict, base: str, language: str = "en", width: int | None
             widget = f'<select data-control="{name}" aria-label="{label}"{applies}>{options}</select>'
         aside = f' <small class="companion-explorer-applies">({html.escape(applies_note)})</small>' if applies_note else ""
         rows.append(f'<label style="display:inline-block;margin:0 1.5em 0.3em 0">{label} {widget}{aside}</label>')
-    fixed = [f"{html.escape(n)} = {html.escape(_value_text(v))}" for n, v in grid["defaults"].items()
+    fixed = [f"{html.escape(n)} = {html.escape(grids.value_text(v))}" for n, v in grid["defaults"].items()
              if n not in grid["controls"]]
     listed = "; ".join(f"{html.escape(tr(c['label'], language))} ∈ "
-                       f"{{{', '.join(html.escape(_value_text(v)) for v in _ascending(c['values']))}}}"
+                       f"{{{', '.join(html.escape(grids.value_text(v)) for v in _ascending(c['values']))}}}"
                        for c in grid["controls"].values())
     others = tr("; the other controls at {values}", language).format(values=", ".join(fixed)) if fixed else ""
     note = ("<p class='companion-explorer-note'>" + tr(
@@ -383,7 +373,6 @@ def add_static_explorers(nb: nbformat.NotebookNode, slug: str, source: Path, gri
     first such output, with its pictures copied under ``source/_static/explorers/<slug>`` — or, for further
     panels or a chapter without a grid, by a note that the panel needs a kernel.  Returns how many explorers
     were placed."""
-    from companion.kit import grids
 
     grid = grids.read_grid(slug, grid_root)
     placed = 0
