@@ -1,4 +1,4 @@
-"""Command line: ``python -m companion {list, coverage, run, reproduce, robustness, precompute, sync, translate, cache,
+"""Command line: ``python -m companion {list, coverage, run, reproduce, robustness, precompute, solutions, sync, translate, cache,
 bench, book, slides}``.
 
 * ``list`` — the chapter map and which notebooks exist;
@@ -19,6 +19,8 @@ bench, book, slides}``.
   replaced); exit status 1 below the standard;
   ``--restamp --seeds 0,1`` carries the report over a claim-neutral change after checking a sample of seeds;
   ``--backend dask [--scheduler ADDRESS]`` runs them on a Dask cluster (see docs/cluster.md);
+* ``solutions [ch04 …] [--stale]`` — run each worked solution's code once in its notebook and keep what it prints
+  and draws under ``solution_results/`` for the book site (:mod:`companion.tools.worked`)
 * ``precompute [ch04 …]`` — sample each chapter's explorer on its grid for the site's kernel-free explorers
   (pictures and ``grid.json`` under ``explorers/``; an interrupted run resumes); ``--check`` after a code change
   computes and draws every point again and writes anew those whose result or picture moved;
@@ -319,6 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true",
                    help="compute and draw every committed point again, write anew those whose result or picture "
                         "changed, and record the code checked against")
+    p = sub.add_parser("solutions", help="run the worked solutions' code once in their notebooks and keep their "
+                                         "outputs for the book site")
+    p.add_argument("chapter", nargs="*", help="chapter slug(s) or prefix(es) (default: every chapter with solutions)")
+    p.add_argument("--stale", action="store_true", help="only the chapters whose kept outputs predate their code")
     p = sub.add_parser("sync", help="rebuild and execute a chapter's committed .ipynb from its .py")
     p.add_argument("chapter", nargs="+", help="chapter slug(s) or prefix(es)")
     p = sub.add_parser("translate", help="check the Chinese edition against the English source, or update its files")
@@ -394,6 +400,18 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.chapter or list(precompute.EXPLORERS):
                 print(f"{'checked' if args.check else 'wrote'} {precompute.precompute(name, check=args.check)}",
                       flush=True)
+            return 0
+        if args.command == "solutions":
+            from companion import solutions
+            from companion.tools import worked
+
+            names = [catalog.find(n).slug for n in args.chapter] or list(solutions.CHAPTERS)
+            for name in worked.stale_chapters(names) if args.stale else names:
+                try:
+                    print(f"wrote {worked.compute(name)}", flush=True)
+                except RuntimeError as exc:
+                    error(exc)
+                    return 1
             return 0
         if args.command == "sync":
             for name in args.chapter:

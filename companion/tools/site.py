@@ -46,7 +46,7 @@ from companion.kit.claims import (EXPLORATION, EXPLORATION_MARK, IDENTITY, IDENT
                                    PASS_MARK, VERDICT_LINE, localize_verdict_line)
 from companion.kit.exercises import localize_feedback_line
 from companion.kit.i18n import tr
-from companion.tools import catalog, fidelity, launch, precompute
+from companion.tools import catalog, fidelity, launch, precompute, worked
 
 BOOK_DIR = catalog.ROOT / "book"
 #: The editions: English at the site's root, Chinese under ``zh/`` (hand-written pages in ``book/zh/``).
@@ -397,8 +397,8 @@ def add_static_explorers(nb: nbformat.NotebookNode, slug: str, source: Path, gri
     return placed
 
 
-_WORKED_LINE = re.compile(r"^(?P<indent>\s*)(?:Worked solution: run |完整解答：运行 )`from companion\.solutions\."
-                          r"(?P<module>ch\d\d) import solution; solution\((?P<arg>[^)]+)\)`.*$", re.MULTILINE)
+#: The line of an exercise pointing to its worked solution (defined with the solutions' results).
+_WORKED_LINE = worked.WORKED_LINE
 
 
 def solution_label(label: str, language: str = "en") -> str:
@@ -409,10 +409,31 @@ def solution_label(label: str, language: str = "en") -> str:
     return tr("Open questions", language) if label == "Open questions" else label
 
 
-def add_solution_toggles(nb: nbformat.NotebookNode, slug: str, language: str = "en") -> int:
+def solution_output_markdown(slug: str, label: str, language: str = "en", source: Path | None = None) -> str:
+    """What worked solution ``label`` of notebook ``slug`` printed and drew when its code ran once
+    (:mod:`companion.tools.worked`), as Markdown: text in fenced blocks, figures as images copied under
+    ``source/_static/solutions/<slug>/`` (left out without a ``source``); "" when it has no output."""
+    data = worked.read_results(slug)
+    kept = (data or {}).get("results", {}).get(label)
+    if not kept or not kept["outputs"]:
+        return ""
+    parts = [f"**{tr('Its output', language)}** ({tr('computed once with the quick profile, seed 0', language)}):"]
+    for out in kept["outputs"]:
+        if "png" not in out:
+            parts.append("```text\n" + out["text"].rstrip("\n") + "\n```")
+        elif source is not None:
+            target = source / "_static" / "solutions" / slug / out["png"]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(worked.RESULTS_DIR / slug / out["png"], target)
+            parts.append(f"![{tr('a figure the worked solution draws', language)}](_static/solutions/{slug}/{out['png']})")
+    return "\n\n:::{container} companion-solution-output\n" + "\n\n".join(parts) + "\n:::\n"
+
+
+def add_solution_toggles(nb: nbformat.NotebookNode, slug: str, language: str = "en", source: Path | None = None) -> int:
     """After each exercise's "Worked solution: run … solution(N)" line, fold in the worked solution itself
-    (:mod:`companion.solutions`) as a "Solution" toggle; returns how many were added.  A line naming an
-    exercise that has no solution is an error (the site would promise a toggle it does not have)."""
+    (:mod:`companion.solutions`) as a "Solution" toggle, its code followed by the output it gave when run once
+    (:func:`solution_output_markdown`; its figures copied under ``source``); returns how many were added.  A line
+    naming an exercise that has no solution is an error (the site would promise a toggle it does not have)."""
     from companion import solutions
 
     added = 0
@@ -422,10 +443,11 @@ def add_solution_toggles(nb: nbformat.NotebookNode, slug: str, language: str = "
 
         def toggle(match: re.Match) -> str:
             nonlocal added
-            worked = solutions.find(solutions.for_chapter(match["module"]), ast.literal_eval(match["arg"]))
+            solution = solutions.find(solutions.for_chapter(match["module"]), ast.literal_eval(match["arg"]))
             added += 1
-            return (f"{match[0]}\n\n:::{{dropdown}} {tr('Solution', language)} ({solution_label(worked.label, language)})\n"
-                    f"{worked.markdown(language)}\n:::\n")
+            return (f"{match[0]}\n\n::::{{dropdown}} {tr('Solution', language)} "
+                    f"({solution_label(solution.label, language)})\n{solution.markdown(language)}"
+                    f"{solution_output_markdown(slug, solution.label, language, source)}\n::::\n")
 
         cell.source = _WORKED_LINE.sub(toggle, cell.source)
     return added
@@ -547,7 +569,7 @@ def edition_notebook(notebook: Path, source: Path, language: str,
     launch.drop_install_cells(nb)
     markdown_title(nb, notebook.name)  # fail early, with the notebook's name, if a page would have no title
     add_static_explorers(nb, notebook.stem, source, language=language)
-    add_solution_toggles(nb, notebook.stem, language)
+    add_solution_toggles(nb, notebook.stem, language, source)
     return nb
 
 
