@@ -86,16 +86,22 @@ def with_solution_cells(nb: nbformat.NotebookNode) -> tuple[nbformat.NotebookNod
 
 
 def _outputs(cell: nbformat.NotebookNode, label: str, folder: Path, stem: str) -> list[Output]:
+    """A solution cell's outputs as a reader sees them: its figures written to ``folder`` as ``<stem>-N.png``, and what
+    it printed or returned between two figures as one text (stderr, warnings, is left out)."""
     outputs: list[Output] = []
+
+    def add_text(text: str) -> None:
+        if outputs and not outputs[-1].png:
+            outputs[-1] = Output(text=outputs[-1].text + text)
+        else:
+            outputs.append(Output(text=text))
+
     for out in cell.get("outputs", []):
         kind = out.get("output_type")
         if kind == "error":  # nbclient raises before this; kept for a kernel that only shows it
             raise RuntimeError(f"the worked solution {label!r} raised {out.get('ename')}: {out.get('evalue')}")
         if kind == "stream" and out.get("name") == "stdout":
-            if outputs and outputs[-1].text and not outputs[-1].png:
-                outputs[-1] = Output(text=outputs[-1].text + out["text"])
-            else:
-                outputs.append(Output(text=out["text"]))
+            add_text(out["text"])
         elif kind in ("execute_result", "display_data"):
             data = out.get("data", {})
             if "image/png" in data:
@@ -103,7 +109,7 @@ def _outputs(cell: nbformat.NotebookNode, label: str, folder: Path, stem: str) -
                 (folder / name).write_bytes(base64.b64decode(data["image/png"]))
                 outputs.append(Output(png=name))
             elif "text/plain" in data:
-                outputs.append(Output(text=data["text/plain"] + "\n"))
+                add_text(data["text/plain"] + "\n")
     return outputs
 
 
