@@ -23,6 +23,9 @@ Three experiments:
 
 * :func:`run_initial_condensation` — the book's 5-50-1 setting of 图8.10 (float64, Adam 1e-3, 100
   steps): the p = 1 activations give one line;
+* :func:`run_activation_lines` — 图8.10(a)–(c) in the same 5-D setting from std 50⁻² (where x²·tanh moves too):
+  tanh, x·tanh and x²·tanh (σ_p(z) = z^{p−1} tanh z, :func:`tanh_power`) as one ensemble; the lines are
+  counted by single linkage of the lines arccos |D(u, v)| (:func:`line_link_angles`, :func:`count_lines`);
 * :func:`run_multiplicity` — a 1-D version in float32 in which every activation, x²·tanh included,
   moves within a few hundred Adam steps: the orientations Ω_k = atan2(b_k, w_k) of the neurons
   carrying the amplitude fall into at most 2p clusters;
@@ -36,6 +39,7 @@ trace (1 for one line, whatever the signs).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -132,9 +136,7 @@ def run_initial_condensation(act: str, *, n_members: int = 3, steps: int = 100, 
     lr = INITIAL_LR[act] if lr is None else lr
     if steps < 1 or not lr > 0 or not init_std > 0:
         raise ValueError(f"need steps ≥ 1, lr > 0, init_std > 0; got steps={steps}, lr={lr}, init_std={init_std}")
-    gen = generator(seed)
-    x = torch.rand(80, 5, generator=gen, dtype=torch.float64) * 6 - 4
-    y = (3.5 * torch.sin(5 * x + 1)).sum(dim=1)
+    x, y = book_data_8_10(seed)
     net = TwoLayerEnsemble(5, 50, beta1=init_std, beta2=init_std, alpha=1.0, act=act, n_members=n_members,
                            dtype=torch.float64, seed=seed)
     hist = train_ensemble(net, x, y, steps=steps, lr=lr, optimizer="adam", record_every=record_every or steps,
@@ -268,6 +270,179 @@ def check_multiplicity_bound(runs: dict[str, MultiplicityRun], *, gap: float = M
     p23 = np.concatenate([r.clusters for act, r in runs.items() if MULTIPLICITY[act] >= 2])
     conditions.append(compare("mean clusters p = 1", float(p1.mean()), "<", "mean clusters p ≥ 2", float(p23.mean())))
     return MULTIPLICITY_BOUND.judge(*conditions, **{f"clusters_{act}": r.clusters for act, r in runs.items()})
+
+
+# --- 图8.10: the number of lines follows the multiplicity (the book's 5-D setting) --------------------
+
+#: The activations of 图8.10(a)–(c) as σ_p(z) = z^{p−1}·tanh z: tanh (p = 1), x·tanh (p = 2), x²·tanh (p = 3).
+TANH_POWERS = ("tanh", "xtanh", "x2tanh")
+
+#: Initial standard deviation of every parameter in :func:`run_activation_lines`: 50⁻² (the variance
+#: 50⁻⁴).  At the std 50⁻⁴ of :func:`run_initial_condensation` the x²·tanh gradients (∝ std³ ≈ 10⁻²⁰)
+#: lie far below Adam's ε = 10⁻⁸ and its nets do not move in 100 epochs.
+ACTIVATION_LINES_STD = 50.0 ** -2
+
+#: Angle (radians) between two lines below which single linkage joins them into one (|cos| ≥ cos 0.3 ≈ 0.955).
+LINE_GAP = 0.3
+
+
+def book_data_8_10(seed: int, dtype: torch.dtype = torch.float64) -> tuple[Tensor, Tensor]:
+    """The data of 图8.10: n = 80 points x ~ U[−4, 2]⁵ and the target Σ_k 3.5 sin(5x_k + 1), drawn from ``seed``."""
+    x = torch.rand(80, 5, generator=generator(seed), dtype=dtype) * 6 - 4
+    return x, (3.5 * torch.sin(5 * x + 1)).sum(dim=1)
+
+
+def tanh_power(p: Tensor) -> Callable[[Tensor], Tensor]:
+    """Per-member activation σ_p(z) = z^{p−1}·tanh z for multiplicities ``p`` (K,) ∈ {1, 2, 3, …}, on
+    pre-activations (K, N, m): tanh, x·tanh, x²·tanh side by side in one ensemble (σ_p^{(k)}(0) = 0 for k < p,
+    σ_p^{(p)}(0) ≠ 0).  The powers are products of z and 1, so no 0⁰ enters a gradient."""
+    p = torch.as_tensor(p).reshape(-1, 1, 1)
+    if bool((p < 1).any()):
+        raise ValueError(f"multiplicities must be ≥ 1; got {p.ravel().tolist()}")
+
+    def act(z: Tensor) -> Tensor:
+        on = p.to(z.device)
+        out = torch.tanh(z)
+        for j in range(1, int(p.max())):
+            out = out * torch.where(on > j, z, torch.ones_like(z))
+        return out
+
+    return act
+
+
+@dataclass
+class ActivationLines:
+    """图8.10(a)–(c) at epoch ``steps``: per activation of ``acts`` (A,) and net (K), input weights w (A, K, m, 6)
+    (bias last), output weights a (A, K, m), R_S(end)/R_S(0) (A, K); every parameter's initial std."""
+
+    acts: tuple[str, ...]
+    w: np.ndarray
+    a: np.ndarray
+    loss_ratio: np.ndarray
+    init_std: float
+    steps: int
+
+    def heights(self, i: int, k: int) -> np.ndarray:
+        """:func:`line_link_angles` of net k of activation i."""
+        return line_link_angles(self.w[i, k])
+
+    def lines(self, gap: float = LINE_GAP) -> np.ndarray:
+        """:func:`count_lines` of every net, (A, K)."""
+        return np.array([[count_lines(wk, gap) for wk in wa] for wa in self.w])
+
+
+@cached
+def run_activation_lines(*, acts: tuple[str, ...] = TANH_POWERS, n_members: int = 3, steps: int = 100,
+                         init_std: float = ACTIVATION_LINES_STD, seed: int = 0) -> ActivationLines:
+    """图8.10(a)–(c): the book's 5-50-1 setting (:func:`book_data_8_10`; every parameter ~ N(0, ``init_std``²),
+    full-batch Adam at the book's learning rate of each panel, :data:`INITIAL_LR`: 10⁻³ for x·tanh and x²·tanh,
+    2.5·10⁻⁴ for tanh) for ``steps`` epochs, in float64.  The ``n_members`` nets of every activation train as ONE
+    ensemble (member i·K + k: activation i, net k) with the per-member activation :func:`tanh_power`."""
+    for act in acts:
+        _check_activation(act)
+        if act not in TANH_POWERS:
+            raise ValueError(f"图8.10's tanh family is {', '.join(TANH_POWERS)}; got {act!r}")
+    if steps < 1 or n_members < 1 or not init_std > 0:
+        raise ValueError(f"need steps ≥ 1, n_members ≥ 1, init_std > 0; got steps={steps}, n_members={n_members}, "
+                         f"init_std={init_std}")
+    x, y = book_data_8_10(seed)
+    n_acts = len(acts)
+    p = torch.tensor([MULTIPLICITY[act] for act in acts]).repeat_interleave(n_members)
+    net = TwoLayerEnsemble(5, 50, beta1=init_std, beta2=init_std, alpha=1.0, act="tanh",
+                           n_members=n_acts * n_members, dtype=torch.float64, seed=seed)
+    net.act = tanh_power(p)
+    lr = [INITIAL_LR[act] for act in acts for _ in range(n_members)]
+    hist = train_ensemble(net, x, y, steps=steps, lr=lr, optimizer="adam", record_every=steps, seed=seed,
+                          desc="图8.10, tanh powers")
+    risk = hist["risk"]
+    shape = (n_acts, n_members)
+    return ActivationLines(acts=tuple(acts), w=net.w.detach().numpy().reshape(*shape, 50, 6),
+                           a=net.a.detach().numpy().reshape(*shape, 50),
+                           loss_ratio=(risk[-1] / risk[0]).reshape(shape), init_std=float(init_std), steps=steps)
+
+
+def line_link_angles(w: ArrayLike) -> np.ndarray:
+    """Single linkage of the lines of the rows of ``w`` (m, d): the m − 1 link angles, largest first.
+
+    The angle between the lines of u and v is arccos |D(u, v)| (8.4) ∈ [0, π/2] (ŵ and −ŵ lie on one line);
+    single linkage joins the two nearest groups again and again, and its link angles are the edges of the
+    minimum spanning tree of these angles.  Cut at an angle g, the rows fall into 1 + #{links > g} lines:
+    they lie on exactly L lines when the L-th largest link is ≤ g (no (L+1)-th line splits off) and the
+    (L−1)-th is > g (L − 1 splits happen)."""
+    w = _np(w).astype(float)
+    if w.ndim != 2 or len(w) < 2:
+        raise ValueError(f"w must be a matrix (m, d) with m ≥ 2; got shape {w.shape}")
+    unit = w / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-300)
+    angle = np.arccos(np.clip(np.abs(unit @ unit.T), 0.0, 1.0))
+    inside = np.zeros(len(w), dtype=bool)
+    inside[0] = True
+    nearest = angle[0].copy()  # Prim: the angle from the tree to every row outside it
+    links = []
+    for _ in range(len(w) - 1):
+        j = int(np.argmin(np.where(inside, np.inf, nearest)))
+        links.append(nearest[j])
+        inside[j] = True
+        nearest = np.minimum(nearest, angle[j])
+    return np.sort(np.array(links))[::-1]
+
+
+def count_lines(w: ArrayLike, gap: float = LINE_GAP) -> int:
+    """Number of lines the rows of ``w`` (m, d) condense on: single-linkage groups of lines joined below
+    ``gap`` radians (:func:`line_link_angles`)."""
+    return 1 + int((line_link_angles(w) > gap).sum())
+
+
+ACTIVATION_LINES = ClaimSpec(
+    "ch08.activation-lines", "图8.10",
+    "at epoch 100 from a small initialisation the number of lines the input weights condense on depends on the "
+    "activation: tanh nets lie on one line, x·tanh and x²·tanh nets on more than one but at most 10 (of 50 "
+    "neurons), every net counted by single linkage of lines at 0.3 rad (exploration: held on 18 of seeds 0–19; "
+    "on one of the others two x·tanh nets used 12 lines, on the other an x²·tanh net 11)", kind="exploration")
+
+#: "Few lines": at most this many (random directions of 50 neurons in R⁶ lie on about 48 at 0.3 rad).
+FEW_LINES = 10
+
+
+def check_activation_lines(result: ActivationLines, *, gap: float = LINE_GAP) -> Verdict:
+    """图8.10(a)–(c) on :func:`run_activation_lines`, in link angles (:func:`line_link_angles`): tanh (p = 1) — the
+    largest link is ≤ ``gap`` in its worst net (one line); x·tanh and x²·tanh (p ≥ 2) — the largest link is
+    > ``gap`` in their closest net (more than one line) and the :data:`FEW_LINES`-th largest is ≤ ``gap`` in their
+    worst net (at most :data:`FEW_LINES` lines: condensed)."""
+    conditions = []
+    for i, act in enumerate(result.acts):
+        links = np.array([result.heights(i, k) for k in range(result.w.shape[1])])  # (K, m − 1)
+        if MULTIPLICITY[act] == 1:
+            conditions.append(threshold(f"{act}: largest link (worst net) [rad]", float(links[:, 0].max()), "<=", gap))
+        else:
+            conditions.append(threshold(f"{act}: largest link (closest net) [rad]", float(links[:, 0].min()), ">", gap))
+            conditions.append(threshold(f"{act}: link {FEW_LINES} (worst net) [rad]",
+                                        float(links[:, FEW_LINES - 1].max()), "<=", gap))
+    return ACTIVATION_LINES.judge(*conditions, **{f"lines_{act}": n for act, n in zip(result.acts, result.lines(gap))})
+
+
+ACTIVATION_LINE_COUNTS = ClaimSpec(
+    "ch08.activation-line-counts", "图8.10",
+    "at epoch 100 from a small initialisation the input weights of tanh, x·tanh and x²·tanh nets lie on exactly "
+    "1, 2 and 3 lines (the multiplicity p), in every net (exploration: held on 0 of seeds 0–19; tanh nets lie on "
+    "one line, but x·tanh nets use 2–12 lines, on exactly 2 in 1 of 60 nets, and x²·tanh nets 3–11, on exactly 3 "
+    "in 2 of 60)", kind="exploration")
+
+
+def check_activation_line_counts(result: ActivationLines, *, gap: float = LINE_GAP) -> Verdict:
+    """Exploration (图8.10(a)–(c), the book's counts): for each activation of multiplicity p, the p-th largest
+    link angle (:func:`line_link_angles`) is ≤ ``gap`` in its worst net (no (p+1)-th line) and, for p ≥ 2, the
+    (p−1)-th largest is > ``gap`` in its closest net (p lines, not fewer): exactly p lines in every net."""
+    conditions = []
+    for i, act in enumerate(result.acts):
+        p = MULTIPLICITY[act]
+        links = np.array([result.heights(i, k) for k in range(result.w.shape[1])])
+        conditions.append(threshold(f"{act} (p = {p}): link {p} (worst net) [rad]", float(links[:, p - 1].max()),
+                                    "<=", gap))
+        if p >= 2:
+            conditions.append(threshold(f"{act} (p = {p}): link {p - 1} (closest net) [rad]",
+                                        float(links[:, p - 2].min()), ">", gap))
+    return ACTIVATION_LINE_COUNTS.judge(*conditions,
+                                        **{f"lines_{act}": n for act, n in zip(result.acts, result.lines(gap))})
 
 
 @dataclass
