@@ -83,6 +83,8 @@ the pair (key position, key).
    transfer of the positional shift to positions never trained.
 """,
     code="""\
+import numpy as np
+
 rng = np.random.default_rng(seed)
 
 def random_pairs(n, seq_len=9, lo=20, hi=99):
@@ -128,6 +130,7 @@ sinusoids, and a $W^QW^{K\top}$ that acts on them as a rotation by one position.
 rest of the work is done by the content (the anchor's embedding is unlike any key).
 """,
     code="""\
+import numpy as np
 from companion.solutions.ch12 import shift_scores
 
 print(np.round(shift_scores(9, scale=200.0), 3))       # row i: weight ~1 on column i - 1
