@@ -432,8 +432,9 @@ show(papers.check_akyurek_depth(depth_result))
 # estimator** (贝叶斯估计量) of this prior — and it is ridge regression with λ* = σ²/τ²: ŵ = (XᵀX + λ*I)⁻¹Xᵀy. Least
 # squares is its λ → 0 end, the Bayes estimator of noiseless prompts (here k = 8 > d = 4, where least squares recovers
 # w exactly). Akyürek et al. train learners on prompts of several σ² and τ² and find each one's predictions nearest the
-# ridge of its own λ* = σ²/τ² (their Fig. 2, "ICL under uncertainty", in the arXiv version we read), and larger
-# learners closer to the Bayes estimator (their §4).
+# ridge of its own λ* = σ²/τ² (their Fig. 2, "ICL under uncertainty", numbered as in arXiv 2211.15661; the paper's
+# text was not at hand here, so the figure number is from memory of it), and larger learners closer to the Bayes
+# estimator (their §4).
 #
 # **Setting (assumed).** The learners of section 7 — depths 1, 2, 4, the same architecture, budget and seed — trained
 # once more on prompts with σ = 2 (τ = 1, so λ* = 4); the noiseless learners of section 7 are reused, not retrained.
