@@ -246,6 +246,63 @@ def test_akyurek_depth_positive_twin():
     assert v.passed, v.measured_line()
 
 
+@pytest.fixture(scope="module")
+def clean_depths() -> papers.DepthResult:
+    """The notebook's noiseless learners (depths 1, 2, 4) on one design seed, reused by the noise experiment."""
+    return papers.train_depths(papers.DepthConfig(seed=SEED))
+
+
+@pytest.fixture(scope="module")
+def noise_run(clean_depths) -> papers.NoiseResult:
+    """The notebook's noise experiment (σ = 2) on the same seed: the positive twin of both noise claims."""
+    return papers.run_noise(clean_depths, noise=2.0)
+
+
+@pytest.mark.contrast("learners trained without label noise in place of the noisy ones (Akyürek §4)")
+def test_control_chicl_akyurek_noise_ridge(clean_depths):
+    """The other noise level (a real run): learners trained on noiseless prompts, compared on noisy ones, sit nearer
+    the smaller ridge λ*/4 than the Bayes ridge λ* — the first condition fails."""
+    v = papers.check_akyurek_noise(papers.run_noise(clean_depths, noise=2.0, train_noise=0.0))
+    assert not v.passed and not v.conditions[0].passed, v.measured_line()
+
+
+def test_akyurek_noise_ridge_positive_twin(noise_run):
+    v = papers.check_akyurek_noise(noise_run)
+    assert v.passed, v.measured_line()
+
+
+@pytest.mark.contrast("the smallest learner, depth 1 throughout, instead of depths 1, 2, 4 (Akyürek §4)")
+def test_control_chicl_akyurek_bayes():
+    """Three depth-1 learners trained on the noisy prompts (a real run): they stay far from the Bayes risk."""
+    v = papers.check_akyurek_bayes(papers.run_noise(papers.train_depths(papers.DepthConfig(seed=SEED, depths=(1, 1, 1))),
+                                                    noise=2.0))
+    assert not v.passed and not v.conditions[2].passed, v.measured_line()
+
+
+def test_akyurek_bayes_positive_twin(noise_run):
+    v = papers.check_akyurek_bayes(noise_run)
+    assert v.passed, v.measured_line()
+
+
+def test_ridge_at_sigma_squared_is_the_bayes_estimator(noise_run):
+    """On noisy prompts (τ = 1) ridge regression with λ = σ² has the least error of the λ grid (least squares
+    included): the Bayes risk the claims measure against; on noiseless prompts least squares is exact (k > d)."""
+    fit = noise_run.on_noisy
+    assert fit.lams[int(np.argmin(fit.mse_ridge))] == fit.noise ** 2 == 4.0
+    assert fit.bayes_risk == fit.mse_ridge.min()
+    clean = noise_run.clean_on_clean
+    assert clean.noise == 0.0 and clean.bayes_risk == clean.mse_ridge[0] < 1e-6
+
+
+def test_noisy_learners_train_and_test_on_noisy_prompts(noise_run):
+    """``DepthConfig.noise`` reaches training and test prompts: no predictor beats the query's own noise σ² = 4 there
+    (the noisy learners' error and the Bayes risk lie above it), while the deepest noiseless learner, on noiseless
+    prompts, ends below 1."""
+    assert noise_run.noisy.config.noise == 2.0 and noise_run.noisy.config.seed == SEED
+    assert min(noise_run.noisy.mse.min(), noise_run.on_noisy.mse.min(), noise_run.on_noisy.bayes_risk) > 4.0
+    assert noise_run.clean_on_clean.mse[-1] < 1.0
+
+
 # ----------------------------------------------------------------------------------------------- Dherin et al. §4.3
 @pytest.mark.contrast("a network pre-trained on one task: retrieval, nothing to learn in context (Dherin et al. §4.3)")
 def test_control_chicl_dherin_finetune_similar():

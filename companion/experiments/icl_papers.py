@@ -29,6 +29,7 @@ The transformer is :class:`companion.core.transformer.Transformer` with the two 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -805,6 +806,7 @@ class DepthConfig:
     init: float = 0.05
     sparse: bool = True
     n_test: int = 2048
+    noise: float = 0.0
     seed: int = 0
 
 
@@ -820,17 +822,21 @@ class DepthResult:
     mse_gd: float
     eta: float
     loss: np.ndarray
+    model: LinearAttentionICL | None = None
 
 
 def train_depths(config: DepthConfig, progress: bool = False) -> DepthResult:
     """Train every depth (one member each, its own initialisation) by Adam on fresh prompts through the engine,
-    then measure SPD(learner, GD1) and SPD(learner, OLS) (chapter 14's ``spd``) on fresh test prompts."""
+    then measure SPD(learner, GD1) and SPD(learner, OLS) (chapter 14's ``spd``) on fresh test prompts.
+
+    ``config.noise`` is the label noise σ of the training and test prompts, y_i = wᵀx_i + σε_i (w ~ N(0, I): τ = 1);
+    the noise is drawn at σ = 0 too, so the noiseless run's draws do not depend on this option."""
     d, k = config.d, config.k
     model = LinearAttentionICL(d, config.depths, config.init, generator(config.seed, 31), config.sparse)
     data = generator(config.seed, 32)
 
     def loss() -> Tensor:
-        t = regression.sample_tasks(config.batch, k, d, generator=data)
+        t = regression.sample_tasks(config.batch, k, d, config.noise, generator=data)
         return ((model(t.tokens()) - t.yq) ** 2).mean(-1)
 
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
@@ -841,8 +847,8 @@ def train_depths(config: DepthConfig, progress: bool = False) -> DepthResult:
             record=lambda step: {"loss": loss().detach()}, record_every=max(1, config.steps // 10),
             progress=progress, desc="Akyürek et al.: linear attention")
     test_gen = generator(config.seed, 33)
-    eta = regression.fit_gd_eta(k, d, generator=test_gen)
-    t = regression.sample_tasks(config.n_test, k, d, generator=test_gen)
+    eta = regression.fit_gd_eta(k, d, config.noise, generator=test_gen)
+    t = regression.sample_tasks(config.n_test, k, d, config.noise, generator=test_gen)
     with torch.no_grad():
         pred = model(t.tokens())
     gd = (regression.gd_weights(t.xs, t.ys, eta) * t.xq).sum(-1)
@@ -850,7 +856,7 @@ def train_depths(config: DepthConfig, progress: bool = False) -> DepthResult:
     return DepthResult(config, np.array([regression.spd(p, gd) for p in pred]),
                        np.array([regression.spd(p, ols) for p in pred]),
                        np.array([float(((p - t.yq) ** 2).mean()) for p in pred]), float(((gd - t.yq) ** 2).mean()),
-                       eta, np.asarray(h["loss"]))
+                       eta, np.asarray(h["loss"]), model)
 
 
 
@@ -922,6 +928,140 @@ def check_akyurek_depth(result: DepthResult) -> Verdict:
         compare_values(f"SPD(OLS), depth {b}", o[1], "<", f"SPD(OLS), depth {a}", o[0]),
         compare_values(f"SPD(OLS), depth {c}", o[2], "<", f"SPD(OLS), depth {b}", o[1]),
         spd_gd=list(np.round(g, 4)), spd_ols=list(np.round(o, 4)), depths=list(result.config.depths))
+
+
+# -------------------------------------------------------------------------------- Akyürek et al.: noise and Bayes
+# Their §4 also trains learners on noisy prompts, y_i = wᵀx_i + ε_i with ε_i ~ N(0, σ²) and w ~ N(0, τ²I): the
+# predictor of least mean squared error (the Bayes estimator) is then ridge regression with λ = σ²/τ², and the
+# learners' predictions sit nearest that ridge (their §4); larger learners approach its risk.  Here: the learners
+# of :class:`DepthConfig` trained once more with σ > 0 (τ = 1), compared with the noiseless ones by their SPD to
+# least squares and to ridge regression of several λ.
+@dataclass
+class RidgeFit:
+    """A trained learner set on fresh test prompts of label noise ``noise`` (σ; τ = 1): ``spd_ridge[j]`` (K,) the
+    members' SPD to ridge regression with λ = ``lams[j]`` (λ = 0: least squares), ``mse`` (K,) their mean squared
+    error against y_q, ``mse_ridge[j]`` each ridge's own (at λ = σ²/τ² the Bayes risk)."""
+
+    noise: float
+    lams: tuple[float, ...]
+    spd_ridge: np.ndarray  # (len(lams), K)
+    mse: np.ndarray
+    mse_ridge: np.ndarray
+
+    def spd(self, lam: float) -> np.ndarray:
+        """The members' SPD (K,) to ridge regression with λ = ``lam`` (0: least squares)."""
+        return self.spd_ridge[self.lams.index(lam)]
+
+    @property
+    def bayes_risk(self) -> float:
+        """The ridge's error at the Bayes λ = σ²/τ² (τ = 1) on these prompts."""
+        return float(self.mse_ridge[self.lams.index(self.noise ** 2)])
+
+
+@torch.no_grad()
+def fit_ridge(result: DepthResult, noise: float, lams: tuple[float, ...], n_test: int,
+              generator: torch.Generator) -> RidgeFit:
+    """Compare the trained members of ``result`` with least squares (λ = 0) and ridge regression of every λ in ``lams``
+    (chapter 14's ``ols_weights``, ``ridge_weights``) on ``n_test`` fresh prompts with label noise σ = ``noise``."""
+    t = regression.sample_tasks(n_test, result.config.k, result.config.d, noise, generator=generator)
+    pred = result.model(t.tokens())  # (K, B)
+    base = [((regression.ols_weights(t.xs, t.ys) if lam == 0 else regression.ridge_weights(t.xs, t.ys, lam))
+             * t.xq).sum(-1) for lam in lams]
+    return RidgeFit(noise, tuple(lams), np.array([[regression.spd(p, b) for p in pred] for b in base]),
+                    np.array([float(((p - t.yq) ** 2).mean()) for p in pred]),
+                    np.array([float(((b - t.yq) ** 2).mean()) for b in base]))
+
+
+@dataclass
+class NoiseResult:
+    """The noise experiment: ``noisy`` the learners trained with label noise σ = ``noise`` (their ``DepthResult``),
+    ``on_noisy`` them on noisy prompts; ``clean_on_clean`` the noiseless learners on noiseless prompts and
+    ``clean_on_noisy`` on noisy ones, all against the same λ grid (λ = σ² the Bayes one)."""
+
+    noise: float
+    noisy: DepthResult
+    on_noisy: RidgeFit
+    clean_on_clean: RidgeFit
+    clean_on_noisy: RidgeFit
+
+
+#: The λ grid the learners are compared with, in units of σ² (τ = 1): least squares, then ridge from σ²/64 to 16σ².
+RIDGE_LAMS: tuple[float, ...] = (0.0, 1 / 64, 1 / 16, 1 / 4, 1.0, 4.0, 16.0)
+
+
+def run_noise(clean: DepthResult, noise: float = 2.0, train_noise: float | None = None,
+              n_test: int = 8192) -> NoiseResult:
+    """Train the learners of ``clean.config`` on prompts with label noise ``train_noise`` (default ``noise``), then
+    compare both learner sets with least squares and ridge (:data:`RIDGE_LAMS` × σ²) on fresh prompts.
+
+    ``clean`` is the noiseless run of :func:`train_depths` (reused, as in their §4 the noiseless learners are);
+    ``train_noise = 0`` — learners trained without noise in the place of the noisy ones — is the negative control."""
+    sigma = noise if train_noise is None else train_noise
+    noisy = train_depths(dataclasses.replace(clean.config, noise=sigma))
+    lams = tuple(lam * noise ** 2 for lam in RIDGE_LAMS)
+    seed = clean.config.seed
+    return NoiseResult(noise, noisy, fit_ridge(noisy, noise, lams, n_test, generator(seed, 35)),
+                       fit_ridge(clean, 0.0, lams, n_test, generator(seed, 36)),
+                       fit_ridge(clean, noise, lams, n_test, generator(seed, 35)))
+
+
+#: The deepest learner's excess risk over the Bayes risk must stay below this fraction of the Bayes risk and this
+#: fraction of the shallowest learner's (both fixed on design seeds 100–119 before validation).
+BAYES_EXCESS, BAYES_SHRINK = 0.05, 0.25
+
+AKYUREK_NOISE = ClaimSpec(
+    "chicl.akyurek-noise-ridge", "Akyürek §4",
+    "with label noise σ² = 4 in the prompts (w ~ N(0, I), τ² = 1) the deepest trained learner's predictions sit "
+    "nearest ridge regression with the Bayes λ* = σ²/τ² = 4: nearer it than ridge with λ*/4 or 4λ* and than least "
+    "squares (SPD); the same learners trained on noiseless prompts sit, on noiseless prompts, nearer the smaller λ*/4 "
+    "than λ*")
+
+
+def check_akyurek_noise(result: NoiseResult) -> Verdict:
+    """[Akyürek §4]: trained on noisy prompts, the deepest learner follows the Bayes ridge λ* = σ²/τ² (τ = 1)
+    more closely than its neighbours on the λ grid (λ*/4, 4λ*) and least squares; trained on noiseless prompts, it
+    follows a smaller λ (λ*/4) more closely than λ*.
+
+    Its negative control is the paper's contrast, the other noise level: learners trained without noise in the place
+    of the noisy ones (``run_noise(clean, train_noise=0)``); on the noisy prompts they stay nearest λ*/4."""
+    lam = result.noise ** 2
+    noisy, clean = result.on_noisy, result.clean_on_clean
+    near = noisy.spd(lam)[-1]
+    return AKYUREK_NOISE.judge(
+        compare_values("SPD(ridge λ*), noisy learner", near, "<", "SPD(ridge λ*/4), noisy learner",
+                       noisy.spd(lam / 4)[-1]),
+        compare_values("SPD(ridge λ*), noisy learner", near, "<", "SPD(ridge 4λ*), noisy learner",
+                       noisy.spd(4 * lam)[-1]),
+        compare_values("SPD(ridge λ*), noisy learner", near, "<", "SPD(OLS), noisy learner", noisy.spd(0.0)[-1]),
+        compare_values("SPD(ridge λ*/4), noiseless learner", clean.spd(lam / 4)[-1], "<",
+                       "SPD(ridge λ*), noiseless learner", clean.spd(lam)[-1]),
+        lam=lam, lams=list(noisy.lams), spd_noisy=list(np.round(noisy.spd_ridge[:, -1], 4)),
+        spd_noiseless=list(np.round(clean.spd_ridge[:, -1], 4)))
+
+
+AKYUREK_BAYES = ClaimSpec(
+    "chicl.akyurek-bayes", "Akyürek §4",
+    "on noisy prompts (σ² = 4, τ² = 1) the trained learners' excess risk over the Bayes estimator (ridge, λ = σ²/τ²) "
+    "shrinks as they get deeper, from depth 1 to 2 to 4; the deepest's is below a quarter of depth 1's and below 5% of "
+    "the Bayes risk")
+
+
+def check_akyurek_bayes(result: NoiseResult) -> Verdict:
+    """[Akyürek §4]: deeper learners approach the Bayes risk: the excess MSE over the Bayes ridge falls with depth
+    (the depths read as shallow, middle, deep), the deepest's below ``BAYES_SHRINK`` × the shallowest's and below
+    ``BAYES_EXCESS`` × the Bayes risk.
+
+    Its negative control is the smallest learner throughout (``DepthConfig(depths=(1, 1, 1))``): it stays far."""
+    fit = result.on_noisy
+    a, b, c = result.noisy.config.depths
+    excess, bayes = fit.mse - fit.bayes_risk, fit.bayes_risk
+    return AKYUREK_BAYES.judge(
+        compare_values(f"excess risk, depth {b}", excess[1], "<", f"excess risk, depth {a}", excess[0]),
+        compare_values(f"excess risk, depth {c}", excess[2], "<", f"excess risk, depth {b}", excess[1]),
+        compare_values(f"excess risk, depth {c}", excess[2], "<", f"{BAYES_SHRINK}·excess risk, depth {a}",
+                       BAYES_SHRINK * excess[0]),
+        threshold(f"excess risk / Bayes risk, depth {c}", excess[2] / bayes, "<", BAYES_EXCESS),
+        excess=list(np.round(excess, 4)), bayes_risk=round(bayes, 4), depths=[a, b, c])
 
 
 # =============================================================================================================
