@@ -15,7 +15,8 @@ cores: the wall time of that work packed with no idle core, a floor no ordering 
 
 The cold pass runs the chapters one by one and records each one's wall and CPU seconds in
 ``benchmarks/reproduce_timing.json`` (:mod:`companion.tools.timing`) when it measured every chapter and none
-raised: the README's chapter map and the site's landing page state the notebooks' times from that file, nothing else.
+raised (named chapters: their entries, each with its commit; the others are kept): the README's chapter map and the
+site's landing page state the notebooks' times from that file, nothing else.
 
 It takes about three times a ``reproduce`` (15–20 minutes on 2 cores); nothing else should run meanwhile.
 Run: ``python benchmarks/reproduce_timing.py [--cold-only] [ch04 ch07 …]`` (default: every chapter, all three passes;
@@ -63,7 +64,7 @@ def main(names: list[str], cold_only: bool = False) -> None:
             print(f"  {chapter.slug:28s} {wall:6.1f} s  ({cpu:.0f} CPU s){'' if ok else '  RAISED'}", flush=True)
         cold, cold_cpu = sum(w for w, _ in per_chapter.values()), sum(c for _, c in per_chapter.values())
         print(f"cold, one at a time : {cold:7.1f} s  ({cold_cpu:.0f} CPU s)", flush=True)
-        if ok1 and not names:
+        if ok1:  # a few chapters named: their entries are replaced, the others' kept
             print(f"wrote {timing.write_quiet_times(per_chapter)}", flush=True)
         elif not ok1:
             print("not recorded: a notebook raised", flush=True)

@@ -48,3 +48,21 @@ def test_the_chapter_map_states_every_notebooks_measured_time() -> None:
 def test_no_page_states_a_notebooks_time_of_its_own(page) -> None:
     found = PROSE_TIMES.findall((catalog.ROOT / page).read_text(encoding="utf-8"))
     assert not found, f"{page} states times in prose ({found}): the chapter map gives the measured ones"
+
+
+def test_measuring_some_notebooks_again_keeps_the_others_and_names_its_commit(tmp_path, monkeypatch) -> None:
+    from companion.tools import robustness
+
+    path = tmp_path / "t.json"
+    every = {c.slug: (30.0, 29.0) for c in catalog.available()}
+    monkeypatch.setattr(robustness, "git_commit", lambda: "aaa")
+    timing.write_quiet_times(every, path)
+    monkeypatch.setattr(robustness, "git_commit", lambda: "bbb")
+    timing.write_quiet_times({"icl_papers": (41.0, 40.0)}, path)
+    times = timing.read_quiet_times(path)
+    assert times.commit == "aaa" and times.wall["icl_papers"] == 41.0 and times.wall["ch04_frequency_principle"] == 30.0
+    assert times.remeasured() == {"bbb": ["icl_papers"]}
+    assert "`icl_papers` measured again at commit `bbb`." in timing.times_sentence(times)
+    monkeypatch.setattr(robustness, "machine_words", lambda: "another machine")
+    with pytest.raises(ValueError, match="measure every notebook here"):
+        timing.write_quiet_times({"icl_papers": (41.0, 40.0)}, path)

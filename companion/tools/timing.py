@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from companion.kit.i18n import tr
@@ -24,7 +24,8 @@ QUIET_TIMES = catalog.ROOT / "benchmarks" / "reproduce_timing.json"
 
 @dataclass(frozen=True)
 class QuietTimes:
-    """One quiet measurement: per notebook slug its wall seconds (kernel start included) and CPU seconds."""
+    """One quiet measurement: per notebook slug its wall seconds (kernel start included), CPU seconds and the commit
+    it ran at (a notebook measured again after a change has its own)."""
 
     wall: dict[str, float]
     cpu: dict[str, float]
@@ -32,18 +33,42 @@ class QuietTimes:
     commit: str
     machine: str
     torch: str
+    commits: dict[str, str] = field(default_factory=dict)
+
+    def remeasured(self) -> dict[str, list[str]]:
+        """The notebooks measured at another commit than :attr:`commit`, by commit."""
+        out: dict[str, list[str]] = {}
+        for slug, commit in self.commits.items():
+            if commit != self.commit:
+                out.setdefault(commit, []).append(slug)
+        return out
 
 
 def write_quiet_times(per_chapter: dict[str, tuple[float, float]], path: Path = QUIET_TIMES) -> Path:
-    """Record ``per_chapter`` (slug → (wall s, CPU s)) with the machine, the date, the commit and torch's version."""
+    """Record ``per_chapter`` (slug → (wall s, CPU s)) with the machine, the date, the commit and torch's version.  When
+    only some notebooks were measured, the others keep their recorded times (and commits) — on the same machine only."""
     import torch
 
     from companion.tools.robustness import git_commit, machine_words
 
-    data = {"measured_at": time.strftime("%Y-%m-%d"), "commit": git_commit(), "machine": machine_words(),
-            "torch": torch.__version__, "profile": "quick", "seed": 0,
-            "chapters": {slug: {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1)}
-                         for slug, (wall, cpu) in per_chapter.items()}}
+    commit, machine = git_commit(), machine_words()
+    old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    chapters = {}
+    if old is not None and set(per_chapter) < {c.slug for c in catalog.available()}:
+        if old["machine"] != machine or old["torch"] != torch.__version__:
+            raise ValueError(f"the recorded times were measured on {old['machine']} with torch {old['torch']}: measure "
+                             "every notebook here (python benchmarks/reproduce_timing.py --cold-only)")
+        chapters = {slug: {"commit": old["commit"], **c} for slug, c in old["chapters"].items()}
+        commit_all, date = old["commit"], old["measured_at"]
+    else:
+        commit_all, date = commit, time.strftime("%Y-%m-%d")
+    for slug, (wall, cpu) in per_chapter.items():
+        chapters[slug] = {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "commit": commit}
+    for c in chapters.values():
+        if c["commit"] == commit_all:
+            del c["commit"]  # the measurement's own commit is said once
+    data = {"measured_at": date, "commit": commit_all, "machine": machine, "torch": torch.__version__,
+            "profile": "quick", "seed": 0, "chapters": chapters}
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
@@ -56,7 +81,8 @@ def read_quiet_times(path: Path = QUIET_TIMES) -> QuietTimes | None:
     chapters = data["chapters"]
     return QuietTimes({s: float(c["wall_s"]) for s, c in chapters.items()},
                       {s: float(c["cpu_s"]) for s, c in chapters.items()},
-                      data["measured_at"], data["commit"], data["machine"], data["torch"])
+                      data["measured_at"], data["commit"], data["machine"], data["torch"],
+                      {s: c.get("commit", data["commit"]) for s, c in chapters.items()})
 
 
 def time_cell(slug: str, times: QuietTimes | None, language: str = "en") -> str:
@@ -74,9 +100,11 @@ def times_sentence(times: QuietTimes | None, language: str = "en") -> str:
         return tr("The notebooks' times have not been measured yet (`python benchmarks/reproduce_timing.py`).", language)
     slugs = [c.slug for c in catalog.available() if c.slug in times.wall]
     within = sum(times.wall[s] < catalog.find(s).budget for s in slugs)
+    again = "".join(tr(" {notebooks} measured again at commit `{commit}`.", language).format(
+        notebooks=", ".join(f"`{s}`" for s in notebooks), commit=commit) for commit, notebooks in times.remeasured().items())
     return tr("**Times**: each notebook's quick profile run alone (seed 0, empty cache, its kernel's start included) on a "
               "machine doing nothing else — {machine}, torch {torch}, {date}, commit `{commit}` — measured by "
               "`python benchmarks/reproduce_timing.py`; {within} of {total} notebooks run within their budget (60 s; "
               "chapters 12–14 and the papers 120 s).", language).format(
         machine=times.machine, torch=times.torch, date=times.measured_at, commit=times.commit, within=within,
-        total=len(slugs))
+        total=len(slugs)) + again
