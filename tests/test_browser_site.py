@@ -298,3 +298,36 @@ def test_a_figure_and_an_explorers_picture_enlarge_on_a_click(language: str, sit
         tab.keyboard.press("Escape") if selector.endswith("figure") else tab.locator(".companion-enlarged").click()
         assert tab.locator(".companion-enlarged").count() == 0, f"{selector}: the enlarged picture did not close"
     tab.close()
+
+
+@pytest.mark.parametrize("page", ["ch04_frequency_principle", "ch14_more_phenomena"])
+def test_each_worked_solution_shows_the_output_of_its_code(page: str, site_url: str, browser: Any) -> None:
+    """Issue #43: a worked solution's toggle, opened, shows its code and then what that code printed when it ran once in
+    the notebook (:mod:`companion.tools.worked`), its first line as kept."""
+    from companion import solutions
+    from companion.tools import worked
+
+    kept = worked.read_results(page)["results"]
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    log = PageLog(tab)
+    tab.goto(_url(site_url, page, "en"), wait_until="load")
+    toggles = tab.locator("main details.sd-dropdown")
+    shown = 0
+    for i in range(toggles.count()):
+        toggle = toggles.nth(i)
+        label = re.search(r"\((.+)\)\s*$", toggle.locator("summary").inner_text().strip())[1]
+        solution = solutions.find(solutions.for_chapter(page), label)
+        toggle.locator("summary").click()
+        output = toggle.locator(".companion-solution-output")
+        if not solution.code.strip():
+            assert output.count() == 0, f"{page} {label}: an output without code"
+            continue
+        assert output.is_visible(), f"{page} {label}: its code's output is not shown"
+        first = next(o["text"] for o in kept[solution.label]["outputs"] if "text" in o).strip().splitlines()[0]
+        assert first.strip() in output.inner_text(), f"{page} {label}: {first!r} not in {output.inner_text()[:200]!r}"
+        box, code = output.bounding_box(), toggle.locator("pre").first.bounding_box()
+        assert box["y"] > code["y"], f"{page} {label}: the output is not below the code"
+        shown += 1
+    assert shown == sum(bool(s.code.strip()) for s in solutions.for_chapter(page).values()) >= 5
+    tab.close()
+    assert not log.errors, f"{page}: " + "\n".join(log.errors)
