@@ -8,8 +8,9 @@ import torch
 
 from companion.core.nets import SD2DNN
 from companion.core.pde import divergence_operator, grid_points, manufactured_poisson, ritz_loss
-from companion.experiments.ch05_multiscale import (elliptic_coefficient, elliptic_parts, elliptic_source,
-                                                   multiscale_elliptic, orthogonality_penalty, run_sd2dnn)
+from companion.experiments.ch05_multiscale import (SD2_SCALES, SD2Result, check_sd2dnn, elliptic_coefficient,
+                                                   elliptic_parts, elliptic_source, multiscale_elliptic,
+                                                   orthogonality_penalty, run_sd2dnn)
 from companion.kit.seeds import generator
 
 
@@ -79,4 +80,34 @@ def test_a_short_sd2dnn_run_records_every_part():
     res = run_sd2dnn.__wrapped__(width=16, steps=20, n_grid=200, record_every=10, seed=0)
     assert res.history_parts.shape == (3, 3, 201) and res.targets.shape == (3, 201)
     assert np.allclose(res.targets.sum(0), res.exact) and res.part_errors().shape == (3,)
+    assert res.scale_shares((1, 10, 100)).shape == (3, 3)
     assert np.isfinite(res.loss).all()
+
+
+def _split(parts: np.ndarray, x: np.ndarray) -> SD2Result:
+    targets = np.stack(elliptic_parts(x))
+    return SD2Result(SD2_SCALES, x, targets.sum(0), targets, np.array([0]), np.array([0.0]), parts[None])
+
+
+def test_the_parts_are_read_off_as_the_spectra_of_fig_5_5_whatever_their_end_values():
+    """图5.5 draws each sub-module's spectrum: parts equal to the three terms of (5.9) plus straight lines that cancel
+    in the sum (the sub-modules' end values are free, only the sum is held at 0) still carry their own peaks — each
+    a share 1 at its own frequency (k = 1, 10, 100) and ≈ 0 at the others — and the check passes.  The check before
+    this read-off compared the parts with the terms in x and failed such a split (relative errors of the two
+    oscillating parts ≫ 0.5)."""
+    x = np.linspace(0.0, 1.0, 1001)
+    targets = np.stack(elliptic_parts(x))
+    line = 0.3 - 0.5 * x
+    split = _split(targets + np.stack([line, -2 * line, line]), x)
+    shares = split.scale_shares((1, 10, 100))
+    assert np.allclose(np.diag(shares), 1.0, atol=0.02)
+    assert np.abs(shares[1:, 0]).max() < 0.02 and abs(shares[0, 1]) < 0.15 and np.abs(shares[:2, 2]).max() < 0.02
+    assert check_sd2dnn(split).passed
+
+
+def test_a_smooth_part_taken_by_the_middle_module_fails_the_check():
+    """The split measured at CPU scale: the low module ≈ 0, the middle one holding x − x² and the ε₁ term."""
+    x = np.linspace(0.0, 1.0, 1001)
+    low, mid, high = elliptic_parts(x)
+    v = check_sd2dnn(_split(np.stack([0 * x, low + mid, high]), x))
+    assert not v.passed and v.conditions[0].passed and not v.conditions[1].passed
