@@ -26,7 +26,6 @@ The notebooks are shown with their committed outputs; nothing is executed at bui
 
 from __future__ import annotations
 
-import ast
 import html
 import importlib.util
 import json
@@ -434,8 +433,6 @@ def add_solution_toggles(nb: nbformat.NotebookNode, slug: str, language: str = "
     (:mod:`companion.solutions`) as a "Solution" toggle, its code followed by the output it gave when run once
     (:func:`solution_output_markdown`; its figures copied under ``source``); returns how many were added.  A line
     naming an exercise that has no solution is an error (the site would promise a toggle it does not have)."""
-    from companion import solutions
-
     added = 0
     for cell in nb.cells:
         if cell.cell_type != "markdown":
@@ -443,7 +440,7 @@ def add_solution_toggles(nb: nbformat.NotebookNode, slug: str, language: str = "
 
         def toggle(match: re.Match) -> str:
             nonlocal added
-            solution = solutions.find(solutions.for_chapter(match["module"]), ast.literal_eval(match["arg"]))
+            solution = worked.solution_named(match)
             added += 1
             return (f"{match[0]}\n\n::::{{dropdown}} {tr('Solution', language)} "
                     f"({solution_label(solution.label, language)})\n{solution.markdown(language)}"

@@ -20,6 +20,7 @@ when a solution's cell raises: that is a bug in the solution, named with its lab
 
 from __future__ import annotations
 
+import ast
 import base64
 import hashlib
 import json
@@ -55,17 +56,15 @@ def code_hash(code: str) -> str:
     return hashlib.sha256(code.strip().encode()).hexdigest()[:12]
 
 
-def worked_solutions(nb: nbformat.NotebookNode, module: str | None = None) -> list[tuple[int, solutions.Solution]]:
-    """The worked solutions ``nb``'s markdown points to (:data:`WORKED_LINE`), with the index of the cell that does."""
-    import ast
+def solution_named(match: re.Match) -> solutions.Solution:
+    """The worked solution a :data:`WORKED_LINE` names (``ValueError`` when its chapter has no such exercise)."""
+    return solutions.find(solutions.for_chapter(match["module"]), ast.literal_eval(match["arg"]))
 
-    found = []
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type == "markdown":
-            for match in WORKED_LINE.finditer(cell.source):
-                chapter = solutions.for_chapter(module or match["module"])
-                found.append((index, solutions.find(chapter, ast.literal_eval(match["arg"]))))
-    return found
+
+def worked_solutions(nb: nbformat.NotebookNode) -> list[tuple[int, solutions.Solution]]:
+    """The worked solutions ``nb``'s markdown points to (:data:`WORKED_LINE`), with the index of the cell that does."""
+    return [(index, solution_named(match)) for index, cell in enumerate(nb.cells) if cell.cell_type == "markdown"
+            for match in WORKED_LINE.finditer(cell.source)]
 
 
 def with_solution_cells(nb: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, dict[str, str]]:
