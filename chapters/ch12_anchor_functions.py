@@ -48,6 +48,22 @@
 # On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished after 460 s:
 # its verdicts are not measured yet.
 
+# %% tags=["launch-install"]
+# Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.
+import importlib, importlib.util, pathlib, subprocess, sys
+REPOSITORY = ""  # written by `python -m companion launch --repository URL`
+if importlib.util.find_spec("companion") is None:
+    pip = [sys.executable, "-m", "pip", "install", "-q"]
+    if importlib.util.find_spec("torch") is None:  # the CPU build: PyPI's Linux torch is the CUDA one (~2.7 GB)
+        subprocess.run([*pip, "--extra-index-url", "https://download.pytorch.org/whl/cpu", "torch"], check=True)
+    here = pathlib.Path.cwd().resolve()
+    clone = next((p for p in (here, *here.parents) if (p / "companion" / "__init__.py").is_file()), None)
+    if clone is None and not REPOSITORY:
+        raise SystemExit("The companion is not installed and this notebook names no repository to install it from: "
+                         "run `pip install -e .` in a clone of the repository.")
+    subprocess.run([*pip, "-e", str(clone)] if clone else [*pip, f"git+{REPOSITORY}"], check=True)
+    importlib.invalidate_caches()
+
 # %%
 import matplotlib.pyplot as plt
 

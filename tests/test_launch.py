@@ -127,24 +127,37 @@ def test_the_launch_settings_follow_the_one_repository_setting() -> None:
         launching.configure(config, "https://gitlab.com/x/y")
 
 
-def _install_cell_runs(monkeypatch: pytest.MonkeyPatch, installed: bool) -> list[list[str]]:
-    """Run the install cell's code with pip replaced by a recorder; return the commands it would have run."""
+def _install_cell_runs(monkeypatch: pytest.MonkeyPatch, installed: bool, folder: Path = catalog.ROOT / "chapters",
+                       repository: str = REPOSITORY, torch: bool = True) -> list[list[str]]:
+    """Run the install cell's code in ``folder`` with pip replaced by a recorder and the companion (and torch) made to
+    look missing; return the commands it would have run."""
     import importlib.util
     import subprocess
 
     calls: list[list[str]] = []
     monkeypatch.setattr(subprocess, "run", lambda command, **kw: calls.append(command))
-    if not installed:
-        real = importlib.util.find_spec
-        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "companion" else real(name, *a))
-    exec(compile(launching.install_cell(REPOSITORY), "install-cell", "exec"), {})
+    monkeypatch.chdir(folder)
+    missing = set() if installed else {"companion"} | (set() if torch else {"torch"})
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in missing else real(name, *a))
+    exec(compile(launching.install_cell(repository), "install-cell", "exec"), {})
     return calls
 
 
-def test_the_install_cell_installs_the_companion_only_where_it_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert _install_cell_runs(monkeypatch, installed=True) == []  # locally, in CI, on Binder: nothing
-    assert _install_cell_runs(monkeypatch, installed=False) == [
-        [sys.executable, "-m", "pip", "install", "-q", f"git+{REPOSITORY}"]]
+def test_the_install_cell_installs_the_companion_only_where_it_is_missing(monkeypatch: pytest.MonkeyPatch,
+                                                                         tmp_path: Path) -> None:
+    """Installed (locally, in CI, on Binder): nothing.  Missing in a clone (a JupyterHub's nbgitpuller opens
+    ``chapters/`` of one): that clone.  Missing elsewhere (Colab): the repository the cell names, or one clear line
+    when it names none.  Torch missing too: its CPU build first."""
+    pip = [sys.executable, "-m", "pip", "install", "-q"]
+    assert _install_cell_runs(monkeypatch, installed=True) == []
+    assert _install_cell_runs(monkeypatch, installed=True, repository="") == []
+    assert _install_cell_runs(monkeypatch, installed=False) == [[*pip, "-e", str(catalog.ROOT.resolve())]]
+    assert _install_cell_runs(monkeypatch, installed=False, folder=tmp_path) == [[*pip, f"git+{REPOSITORY}"]]
+    assert _install_cell_runs(monkeypatch, installed=False, folder=tmp_path, torch=False) == [
+        [*pip, "--extra-index-url", "https://download.pytorch.org/whl/cpu", "torch"], [*pip, f"git+{REPOSITORY}"]]
+    with pytest.raises(SystemExit, match=r"names no repository .* `pip install -e \.` in a clone"):
+        _install_cell_runs(monkeypatch, installed=False, folder=tmp_path, repository="")
 
 
 TINY = '''# %% [markdown]
@@ -175,21 +188,64 @@ def test_the_install_cell_is_left_out_of_the_chapter_digest(tmp_path: Path) -> N
     assert digest(TINY.format(tags="", install=cell)) != without
 
 
-def test_every_chapters_install_cell_names_one_repository() -> None:
-    """Once the chapters carry their install cell (the report of issue 43 gives its text), each is
-    ``launch.install_cell`` of one address, the configuration's when it has one."""
+def test_every_chapters_install_cell_names_the_configurations_repository() -> None:
+    """Each chapter's first code cell, in its .py and its .ipynb, is ``launch.install_cell`` of the address in
+    ``book/_config.yml`` (empty: none yet), as ``python -m companion launch`` writes it."""
     from companion.tools.runner import load_source
 
-    cells = {ch.slug: [c.source for c in load_source(ch.source).cells if launching.is_install_cell(c)]
-             for ch in catalog.CHAPTERS if ch.source.exists()}
-    found = {slug: c for slug, c in cells.items() if c}
-    if not found:
-        pytest.skip("no chapter has its install cell yet")
-    assert set(found) == set(cells), f"chapters without the install cell: {sorted(set(cells) - set(found))}"
     url = yaml.safe_load((site.BOOK_DIR / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
-    addresses = {m for c in found.values() for m in re.findall(r'"git\+([^"]+)"', c[0])}
-    assert len(addresses) == 1 and all(c == [launching.install_cell(*addresses)] for c in found.values()), found
-    assert not url or addresses == {url}
+    for source in catalog.sources():
+        for nb in (load_source(source), nbformat.read(source.with_suffix(".ipynb"), as_version=4)):
+            code = [c for c in nb.cells if c.cell_type == "code"]
+            assert launching.is_install_cell(code[0]) and code[0].source == launching.install_cell(url), (
+                f"{source.stem}: run `python -m companion launch`")
+            assert not any(launching.is_install_cell(c) for c in code[1:]), source.stem
+            assert not code[0].get("outputs"), f"{source.stem}: the install cell printed something"
+
+
+def test_the_launch_command_writes_the_one_setting_into_the_config_and_every_install_cell(tmp_path: Path) -> None:
+    """``python -m companion launch --repository URL`` on copies of the configuration and of two chapters: the
+    address lands in ``repository.url`` (comments kept) and in both files of each chapter, run again it changes
+    nothing, and a chapter without the cell gets it before its first code cell, the notebook's counts moved up."""
+    import shutil
+
+    config = tmp_path / "_config.yml"
+    shutil.copy(site.BOOK_DIR / "_config.yml", config)
+    sources = []
+    for source in catalog.sources()[:2]:
+        for suffix in (".py", ".ipynb"):
+            shutil.copy(source.with_suffix(suffix), tmp_path / source.with_suffix(suffix).name)
+        sources.append(tmp_path / source.name)
+    before = config.read_text(encoding="utf-8")
+    launching.set_repository(config, REPOSITORY + ".git", HUB + "/")
+    after = yaml.safe_load(config.read_text(encoding="utf-8"))
+    assert after["repository"]["url"] == REPOSITORY and after["launch_buttons"]["jupyterhub_url"] == HUB
+    assert [l for l in config.read_text(encoding="utf-8").splitlines() if l.lstrip().startswith("#")] == \
+        [l for l in before.splitlines() if l.lstrip().startswith("#")]
+    assert sorted(launching.write_install_cells(sources, REPOSITORY)) == sorted(
+        p.with_suffix(s) for p in sources for s in (".py", ".ipynb"))
+    assert launching.write_install_cells(sources, REPOSITORY) == []
+    for source in sources:
+        cells = [c for c in nbformat.read(source.with_suffix(".ipynb"), as_version=4).cells if c.cell_type == "code"]
+        assert launching.cell_repository(cells[0].source) == REPOSITORY and launching.is_install_cell(cells[0])
+        assert [c.source for c in load_cells(source)][:1] == [launching.install_cell(REPOSITORY)]
+    bare = sources[0].with_suffix(".ipynb")  # a notebook without the cell, as before this command existed
+    nb = nbformat.read(bare, as_version=4)
+    launching.drop_install_cells(nb)
+    counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
+    nbformat.write(nb, bare)
+    launching.write_install_cells(sources[:1], REPOSITORY)
+    code = [c for c in nbformat.read(bare, as_version=4).cells if c.cell_type == "code"]
+    assert [c.execution_count for c in code] == [1] + [n + 1 for n in counts]
+    with pytest.raises(ValueError, match="gitlab"):
+        launching.set_repository(config, "https://gitlab.com/x/y")
+
+
+def load_cells(source: Path) -> list[Any]:
+    """The code cells of a jupytext source."""
+    from companion.tools.runner import load_source
+
+    return [c for c in load_source(source).cells if c.cell_type == "code"]
 
 
 @pytest.fixture(scope="module")

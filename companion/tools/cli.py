@@ -1,5 +1,5 @@
 """Command line: ``python -m companion {list, coverage, run, reproduce, robustness, precompute, solutions, sync, translate, cache,
-bench, book, slides}``.
+bench, book, slides, launch}``.
 
 * ``list`` — the chapter map and which notebooks exist;
 * ``coverage [--missing] [--write-readme] [--json]`` — how faithfully the book's figures are reproduced, per chapter
@@ -34,7 +34,11 @@ bench, book, slides}``.
   gives it a repository link and launch buttons (:mod:`companion.tools.launch`); ``--pdf`` also prints each edition,
   worked solutions open, to ``book/_build/pdf/companion-en.pdf`` and ``companion-zh.pdf``;
 * ``slides ch10 [--lang zh]`` — write a chapter's lecture slides, an offline reveal.js deck with its figures, their
-  claims' verdicts and its kernel-free explorer, to ``slides/<chapter>/index.html``.
+  claims' verdicts and its kernel-free explorer, to ``slides/<chapter>/index.html``;
+* ``launch --repository URL [--jupyterhub URL]`` — the one setting of the launch buttons: writes the repository's
+  address into ``book/_config.yml`` and into every chapter's install cell (the first code cell, which installs the
+  companion on Colab or a JupyterHub); without ``--repository`` it writes the configuration's address into the cells
+  (:mod:`companion.tools.launch`).
 """
 
 from __future__ import annotations
@@ -102,6 +106,28 @@ def _list(_args: argparse.Namespace) -> int:
         status = "ready" if ch.available else "missing"
         print(f"{ch.slug:28} {ch.book:8} {status:8} {ch.title} ({ch.title_zh})")
         print(f"{'':46} {', '.join(ch.claimed) or '—'}")
+    return 0
+
+
+def _launch(args: argparse.Namespace) -> int:
+    """``launch``: the repository's address into the book's configuration (when given) and every chapter's install
+    cell; one line per file it changed."""
+    import yaml
+
+    from companion.tools import launch, site
+
+    config_file = site.BOOK_DIR / "_config.yml"
+    if args.repository is not None or args.jupyterhub is not None:
+        repository = args.repository if args.repository is not None else \
+            (yaml.safe_load(config_file.read_text(encoding="utf-8"))["repository"].get("url") or "")
+        launch.set_repository(config_file, repository, args.jupyterhub)
+        print(f"wrote {config_file}", flush=True)
+    url = yaml.safe_load(config_file.read_text(encoding="utf-8"))["repository"].get("url") or ""
+    changed = launch.write_install_cells(catalog.sources(), url)
+    for path in changed:
+        print(f"wrote {path}", flush=True)
+    print(f"every chapter's install cell names {url or 'no repository (it installs from a clone only)'}"
+          + ("" if changed else "; nothing changed"))
     return 0
 
 
@@ -349,6 +375,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("chapter", help="chapter slug or prefix, e.g. ch10")
     p.add_argument("--out", default=None, help="the deck's folder (default: ./slides/<chapter>, ./slides/<chapter>-zh)")
     p.add_argument("--lang", default=None, help="en or zh (default from COMPANION_LANG, else en)")
+    p = sub.add_parser("launch", help="set the repository the site's launch buttons and the chapters' install cells use")
+    p.add_argument("--repository", default=None, metavar="URL",
+                   help="the repository's GitHub address (https://github.com/OWNER/REPO), written into "
+                        "book/_config.yml and every chapter's install cell (default: the configuration's)")
+    p.add_argument("--jupyterhub", default=None, metavar="URL",
+                   help="a JupyterHub with nbgitpuller, written into book/_config.yml (an empty string: none)")
     args = parser.parse_args(argv)
     previous = sigterm_as_interrupt()
     try:
@@ -388,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
                 error(exc)
                 return 1
             return 0
+        if args.command == "launch":
+            return _launch(args)
         if args.command == "robustness":
             return _robustness(args)
         if args.command == "cache":
