@@ -286,3 +286,30 @@ def test_a_reader_opens_the_launch_menu_and_the_explorers_commands(language: str
         tab.screenshot(path=str(shots / f"run-it-yourself-{language}.png"))
         assert not log.errors, log.errors
         tab.close()
+
+
+def test_the_launch_command_sets_the_address_and_refuses_a_bad_one_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """``python -m companion launch`` on a copy of the book's folder and of one chapter: a GitHub address lands in the
+    configuration and the chapter's cell; another address is refused with one line (exit status 2), nothing written."""
+    import shutil
+
+    from companion.__main__ import main
+
+    book = tmp_path / "book"
+    book.mkdir()
+    shutil.copy(site.BOOK_DIR / "_config.yml", book / "_config.yml")
+    source = catalog.sources()[0]
+    for suffix in (".py", ".ipynb"):
+        shutil.copy(source.with_suffix(suffix), tmp_path / source.with_suffix(suffix).name)
+    monkeypatch.setattr(site, "BOOK_DIR", book)
+    monkeypatch.setattr(catalog, "sources", lambda: [tmp_path / source.name])
+    before = (book / "_config.yml").read_text(encoding="utf-8")
+    assert main(["launch", "--repository", "https://gitlab.com/x/y"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "gitlab.com/x/y" in err and "Traceback" not in err
+    assert (book / "_config.yml").read_text(encoding="utf-8") == before
+    assert main(["launch", "--repository", REPOSITORY]) == 0
+    assert yaml.safe_load((book / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"] == REPOSITORY
+    assert launching.cells_repositories([tmp_path / source.name]) == {REPOSITORY}
+    assert main(["launch"]) == 0 and capsys.readouterr().out.strip().endswith("nothing changed")

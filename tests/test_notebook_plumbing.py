@@ -21,7 +21,7 @@ def definitions_outside_exercises(source: str) -> list[str]:
         if cell.startswith(" [markdown]"):
             last_markdown = cell
             continue
-        tree = ast.parse(cell)
+        tree = ast.parse(cell.partition("\n")[2])  # the rest of the "# %%" line is the cell's header (e.g. its tags)
         names = [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
         if names and "习题" not in last_markdown:
             found += names

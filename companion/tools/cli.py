@@ -398,6 +398,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "book":
             from companion.tools.site import build
 
+            if args.repository:
+                from companion.tools import launch
+
+                named = launch.cells_repositories(catalog.sources())
+                if named != {launch.check_repository(args.repository)}:
+                    where = "name no repository, so on Colab a chapter stops at its first cell" if named == {""} else \
+                        f"install the companion from {', '.join(sorted(named))}"
+                    print(f"warning: the chapters' install cells {where}; `python -m companion launch --repository "
+                          f"{args.repository}` writes this address into them", file=sys.stderr)
             try:
                 html = build(writable_folder(args.out), repository=args.repository, jupyterhub=args.jupyterhub)
                 print(f"built {html / 'index.html'}")

@@ -191,3 +191,10 @@ def set_repository(config_file: Any, repository: str = "", jupyterhub: str | Non
         if not found:
             raise ValueError(f"{config_file} has no launch_buttons.jupyterhub_url line to set")
     config_file.write_text(text, encoding="utf-8")
+
+
+def cells_repositories(sources: list) -> set:
+    """The addresses the install cells of the chapters' jupytext ``sources`` name (``""``: none)."""
+    from companion.tools.runner import load_source
+
+    return {cell_repository(c.source) for source in sources for c in load_source(source).cells if is_install_cell(c)}
