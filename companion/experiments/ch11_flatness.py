@@ -449,8 +449,8 @@ def check_eos_loss_nonmonotone(runs: Sequence[Run]) -> Verdict:
 
 
 #: 表11.4's learning rates here: six η whose edge 2/η (8 … 4) this network reaches within the quick profile's 800
-#: steps on every design seed (120–139); η = 0.2 (edge 10) is still sharpening at the end of the run on some of them
-#: (0.85–1.0 of its edge), η = 0.6 diverges on some seeds.
+#: steps (design seeds 121–129, 132–139: every final λη/2 in 0.99–1.02); η = 0.2 (edge 10) is still sharpening at
+#: the end of the run on some seeds (below 0.9 of its edge on 2 of 18: 0.854, 0.895), η = 0.6 diverges on some.
 TABLE_11_4_ETAS = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
 
 EOS_TABLE = ClaimSpec("ch11.eos-table", "表11.4",
