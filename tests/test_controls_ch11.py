@@ -176,13 +176,27 @@ def test_positive_ch11_noise_alignment(data, sgd_net):
 def test_control_ch11_feng_tu(data, sgd_net):
     """Isotropic noise: its variances along its own eigen-directions hardly vary, whatever the flatness."""
     iso = fl.isotropic_factor(sgd_net, data.x, data.y, 8, generator=gen(5))
-    v = fl.check_feng_tu(fl.feng_tu(sgd_net, data.x, data.y, 8, k=20, factor=iso))
+    v = fl.check_feng_tu({"B=8, isotropic": fl.feng_tu(sgd_net, data.x, data.y, 8, k=20, factor=iso)})
     assert not v.passed, v.measured_line()
 
 
 def test_positive_ch11_feng_tu(data, sgd_net):
-    v = fl.check_feng_tu(fl.feng_tu(sgd_net, data.x, data.y, 8, k=20))
+    v = fl.check_feng_tu({"B=8": fl.feng_tu(sgd_net, data.x, data.y, 8, k=20)})
     assert v.passed, v.measured_line()
+
+
+def test_feng_tu_claims_need_every_setting():
+    """图11.5 is several (B, η): the claim fails when one setting's variance does not fall with the flatness, and the
+    exponent exploration holds only when every setting's slope lies within ±1 of −4."""
+    def result(slope, rho):
+        return fl.FengTu(np.ones(3), np.ones(3), slope, rho)
+
+    steep, flat = result(-4.5, -0.9), result(-0.5, -0.2)
+    assert fl.check_feng_tu({"a": steep, "b": steep}).passed
+    v = fl.check_feng_tu({"a": steep, "b": flat})
+    assert not v.passed and [c.passed for c in v.conditions] == [True, True, False, False]
+    assert fl.check_feng_tu_exponent({"a": steep, "b": result(-3.5, -0.9)}).passed
+    assert not fl.check_feng_tu_exponent({"a": steep, "b": result(-7.0, -0.9)}).passed
 
 
 # ---------------------------------------------------------------- 图11.6
