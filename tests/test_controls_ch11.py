@@ -5,6 +5,7 @@ import math
 from dataclasses import replace
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -78,17 +79,40 @@ def test_positive_ch11_eos(edge_run):
     assert v.passed, v.measured_line()
 
 
-@pytest.mark.contrast("a learning rate whose edge 2/η is never reached, η = 0.05 (表11.4)")
-def test_control_ch11_final_sharpness_2_over_eta(small_eta_run):
-    """η = 0.05: 2/η = 40 lies far above anything this net reaches, its final sharpness stays well below 2/η."""
-    v = fl.check_final_sharpness([small_eta_run])
+@pytest.fixture(scope="module")
+def small_eta_table(data):
+    """表11.4's table at six learning rates too small for this net's sharpness to reach 2/η (≥ 25) in 100 steps."""
+    return [fl.train_tracked(digits_net(), data.x, data.y, eta=eta, steps=100, track_every=10, generator=gen(0))
+            for eta in (0.02, 0.03, 0.04, 0.05, 0.06, 0.08)]
+
+
+@pytest.mark.contrast("six learning rates whose edges 2/η are never reached, η = 0.02 … 0.08: stable GD (表11.4)")
+def test_control_ch11_eos_table(small_eta_table):
+    """Below the edge the final sharpness hardly depends on η: every λη/2 stays far below 1 and the log-log slope
+    of λ_final against η is near 0 instead of −1."""
+    v = fl.check_eos_table(small_eta_table)
     assert not v.passed, v.measured_line()
-    assert v.conditions[0].value < 0.5
+    ratios = [c.value for c in v.conditions if c.op == ">" and c.lhs.startswith("final")]
+    assert max(ratios) < 0.5
+    slope = next(c.value for c in v.conditions if c.lhs.startswith("log-log slope"))
+    assert abs(slope) < 0.5
 
 
-def test_positive_ch11_final_sharpness_2_over_eta(edge_run):
-    v = fl.check_final_sharpness([edge_run])
-    assert v.passed, v.measured_line()
+def test_eos_table_slope_and_band():
+    """The check on stand-in runs: sharpness at 2/η for every η passes (slope −1); a table whose sharpness is the
+    same for every η (slope 0) fails even where one η sits at its edge; a diverged run (NaN, inf) fails without
+    raising, with no slope."""
+    def stand_in(eta, tail):
+        return SimpleNamespace(eta=eta, tail=lambda fraction=0.5: np.asarray(tail, float))
+
+    etas = (0.25, 0.3, 0.4, 0.5)
+    assert fl.check_eos_table([stand_in(e, [2 / e * 0.99, 2 / e * 1.01]) for e in etas]).passed
+    assert fl.table_slope(etas, [2 / e for e in etas]) == pytest.approx(-1.0)
+    flat = fl.check_eos_table([stand_in(e, [2 / 0.4]) for e in etas])
+    assert not flat.passed and fl.table_slope(etas, [5.0] * 4) == pytest.approx(0.0, abs=1e-12)
+    for bad in (float("nan"), float("inf")):
+        v = fl.check_eos_table([stand_in(0.25, [8.0]), stand_in(0.5, [bad])])
+        assert not v.passed and math.isnan(fl.table_slope((0.25, 0.5), [8.0, bad]))
 
 
 # ---------------------------------------------------------------- 图11.3, 图11.4
@@ -152,13 +176,27 @@ def test_positive_ch11_noise_alignment(data, sgd_net):
 def test_control_ch11_feng_tu(data, sgd_net):
     """Isotropic noise: its variances along its own eigen-directions hardly vary, whatever the flatness."""
     iso = fl.isotropic_factor(sgd_net, data.x, data.y, 8, generator=gen(5))
-    v = fl.check_feng_tu(fl.feng_tu(sgd_net, data.x, data.y, 8, k=20, factor=iso))
+    v = fl.check_feng_tu({"B=8, isotropic": fl.feng_tu(sgd_net, data.x, data.y, 8, k=20, factor=iso)})
     assert not v.passed, v.measured_line()
 
 
 def test_positive_ch11_feng_tu(data, sgd_net):
-    v = fl.check_feng_tu(fl.feng_tu(sgd_net, data.x, data.y, 8, k=20))
+    v = fl.check_feng_tu({"B=8": fl.feng_tu(sgd_net, data.x, data.y, 8, k=20)})
     assert v.passed, v.measured_line()
+
+
+def test_feng_tu_claims_need_every_setting():
+    """图11.5 is several (B, η): the claim fails when one setting's variance does not fall with the flatness, and the
+    exponent exploration holds only when every setting's slope lies within ±1 of −4."""
+    def result(slope, rho):
+        return fl.FengTu(np.ones(3), np.ones(3), slope, rho)
+
+    steep, flat = result(-4.5, -0.9), result(-0.5, -0.2)
+    assert fl.check_feng_tu({"a": steep, "b": steep}).passed
+    v = fl.check_feng_tu({"a": steep, "b": flat})
+    assert not v.passed and [c.passed for c in v.conditions] == [True, True, False, False]
+    assert fl.check_feng_tu_exponent({"a": steep, "b": result(-3.5, -0.9)}).passed
+    assert not fl.check_feng_tu_exponent({"a": steep, "b": result(-7.0, -0.9)}).passed
 
 
 # ---------------------------------------------------------------- 图11.6
