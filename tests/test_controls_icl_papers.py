@@ -352,7 +352,7 @@ def probe_run() -> papers.ProbeResult:
     return papers.run_probe(learners, config.d, papers.ProbeConfig(seed=SEED))
 
 
-@pytest.mark.contrast("a learner trained on a fixed weight vector w = 1 (Akyürek Fig. 4's control task)")
+@pytest.mark.contrast("a learner trained on one fixed weight vector (Akyürek Fig. 4's control task; theirs is w = 1)")
 def test_control_chicl_akyurek_probe(probe_run):
     """The fixed-w learner in the learner's place, the trained one as its reference: its last block does not read
     w_OLS 0.02 above the trained learner's best layer — it stays below it."""
