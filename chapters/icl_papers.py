@@ -35,11 +35,11 @@
 # 4. **Dherin et al.** (2025), "Learning without training", §4.3: fine-tuning against the implicit update ΔW(C_i),
 #    with "similar" given a number (section 9; the rest of that paper is in chapter 14).
 #
-# Run time: quick profile ≈ 110 CPU-seconds with an empty cache, kernel start included (≈ 23 of them training the
+# Run time: quick profile ≈ 90 CPU-seconds with an empty cache, kernel start included (≈ 23 of them training the
 # template-task transformers, ≈ 4 training and testing Li et al.'s five transformers, ≈ 5 training Akyürek et al.'s
 # linear-attention learners and ≈ 15 training them again on noisy prompts and comparing them with ridge regression,
-# ≈ 20 training chapter 14's learner for section 9 — shared with chapter 14's notebook through the cache — and ≈ 36 for
-# section 10: ≈ 25 training the fixed-w learner, ≈ 11 fitting the probes); the full profile trains the template-task
+# ≈ 20 training chapter 14's learner for section 9 — shared with chapter 14's notebook through the cache — and, for
+# section 10, ≤ 27 training the fixed-w learner and ≤ 11 fitting the probes); the full profile trains the template-task
 # transformers 3000 steps instead of 800 and chapter 14's two learners 20000 steps.
 
 # %% tags=["launch-install"]
