@@ -5,13 +5,16 @@ check fails: for Boix-Adserà et al.'s template tasks, the fully connected netwo
 Appendix I), the transformer against the network, and the plain transformer at the same sample size against the one
 with a·I (their Observation 1.2); for Li et al., training tasks that break their Condition 3.2, a fraction α below what
 the step budget learns, out-of-domain patterns whose coefficients sum below 1, and pruning the largest MLP neurons
-first.  The notebook's own run (the same configuration) is the positive twin.
+first; for Akyürek et al.'s probing (Fig. 4), the learner trained on one fixed w (their control task).  The notebook's own run (the same configuration) is the positive twin.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
+import torch
 
 from companion.experiments import icl_papers as papers
 
@@ -335,3 +338,56 @@ def test_finetune_gap_is_the_largest_factor_between_the_curves():
                                       "delta_w": np.array([4.0, 1.0, 1.0, 0.5])})
     gap = papers.finetune_gap(papers.regression.FineTuning(h, zero=4.0))
     assert np.isclose(np.exp(gap), 3.0)
+
+
+# ------------------------------------------------------------------------------------------- Akyürek et al. §5, Fig. 4
+@pytest.fixture(scope="module")
+def probe_run() -> papers.ProbeResult:
+    """The notebook's probing (section 10) on a design seed: chapter 14's learner at its quick configuration and the
+    same architecture, budget and seed trained on one fixed w (the paper's control task)."""
+    R = papers.regression
+    config = R.ICLConfig(steps=2000, batch=128, seed=SEED)
+    learners = {"trained": R.train_icl(config).model,
+                "fixed w": R.train_icl(dataclasses.replace(config, n_pretrain_tasks=1)).model}
+    return papers.run_probe(learners, config.d, papers.ProbeConfig(seed=SEED))
+
+
+@pytest.mark.contrast("a learner trained on one fixed weight vector (Akyürek Fig. 4's control task; theirs is w = 1)")
+def test_control_chicl_akyurek_probe(probe_run):
+    """The fixed-w learner in the learner's place, the trained one as its reference: its last block does not read
+    w_OLS 0.02 above the trained learner's best layer — it stays below it."""
+    v = papers.check_akyurek_probe(probe_run, learner="fixed w", control="trained")
+    assert not v.passed, v.measured_line()
+    lead = v.conditions[-1]
+    assert not lead.passed and lead.value < lead.bound - papers.PROBE_GAP, v.measured_line()
+
+
+def test_akyurek_probe_positive_twin(probe_run):
+    v = papers.check_akyurek_probe(probe_run)
+    assert v.passed, v.measured_line()
+    assert all(abs(r[0]) < 0.1 for d in probe_run.r2.values() for r in d.values())  # the query's embedding: no context
+
+
+def test_query_states_end_in_the_learners_prediction():
+    """The last query state read out is the model's prediction; there is one state per block and the embedding."""
+    R = papers.regression
+    config = R.ICLConfig(d=2, k_max=6, d_model=16, d_ff=32, steps=1, batch=8, seed=SEED)
+    model = R.random_init(config)
+    t = R.sample_tasks(32, 5, config.d, generator=papers.generator(SEED, 1))
+    states = papers.query_states(model, t.tokens())
+    assert states.shape == (config.n_layers + 1, 32, config.d_model)
+    prediction = papers.icl.readout(model, states[-1])[:, 0]
+    assert torch.allclose(prediction, R.predict(model, t.tokens()), atol=1e-5)
+    targets = papers.probe_targets(t)
+    assert torch.allclose(targets["w_OLS"], t.w, atol=1e-4)  # k = 5 ≥ d = 2, noiseless: least squares recovers w
+    assert torch.allclose(targets["Xᵀy"], (t.xs.transpose(1, 2) @ t.ys[..., None])[..., 0])
+
+
+def test_probes_read_a_planted_map_and_not_noise():
+    """fit_probes on member 0 = a smooth function of its features (R² near 1), member 1 = independent noise (R² ≤ ~0)."""
+    gen = papers.generator(SEED, 2)
+    config = papers.ProbeConfig(n_train=1024, n_test=512, steps=300, seed=SEED)
+    x = torch.randn(2, 1536, 8, generator=gen)
+    y = torch.stack([torch.tanh(x[0, :, :3]) + x[0, :, 3:6] ** 2, torch.randn(1536, 3, generator=gen)])
+    r2 = papers.fit_probes(x, y, config)
+    assert r2[0] > 0.9 and r2[1] < 0.05, r2
