@@ -98,7 +98,8 @@ def test_every_launch_link_opens_its_chapters_committed_notebook(launch_site: Pa
             assert not launch_links(page), f"{folder}{name}.html is no notebook: no launch menu"
     assert (catalog.ROOT / "binder" / "environment.yml").is_file() and (catalog.ROOT / "binder" / "postBuild").is_file()
     landing = (launch_site / "zh" / "intro.html").read_text(encoding="utf-8")
-    assert "Binder, Colab, JupyterHub" in landing and "在浏览器中运行" in landing
+    assert "Binder、Colab 或 JupyterHub" in landing and "在浏览器中运行" in landing
+    assert "Binder, Colab or JupyterHub" in (launch_site / "intro.html").read_text(encoding="utf-8")
 
 
 def test_without_a_repository_the_site_shows_no_launch_button_and_no_repository_link(

@@ -111,9 +111,10 @@ def launch_markdown(settings: dict, language: str = "en") -> str:
     if not url:
         return ""
     services = ["Binder", "Colab"] + (["JupyterHub"] if settings["launch_buttons"].get("jupyterhub_url") else [])
+    listed = ("、".join(services[:-1]) + " 或 " if language == "zh" else ", ".join(services[:-1]) + " or ") + services[-1]
     return tr("**In a browser, without installing anything:** the launch button (the rocket at the top of each chapter "
               "page) opens that chapter's notebook on {services}; its first cell installs the companion where it is "
-              "missing. The repository: <{url}>.", language).format(services=", ".join(services), url=url) + "\n"
+              "missing. The repository: <{url}>.", language).format(services=listed, url=url) + "\n"
 
 
 def cell_repository(source: str) -> str:
