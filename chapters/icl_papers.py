@@ -35,12 +35,12 @@
 # 4. **Dherin et al.** (2025), "Learning without training", §4.3: fine-tuning against the implicit update ΔW(C_i),
 #    with "similar" given a number (section 9; the rest of that paper is in chapter 14).
 #
-# Run time: quick profile ≈ 90 CPU-seconds with an empty cache, kernel start included (≈ 23 of them training the
-# template-task transformers, ≈ 4 training and testing Li et al.'s five transformers, ≈ 5 training Akyürek et al.'s
-# linear-attention learners and ≈ 15 training them again on noisy prompts and comparing them with ridge regression,
-# ≈ 20 training chapter 14's learner for section 9 — shared with chapter 14's notebook through the cache — and, for
-# section 10, ≤ 27 training the fixed-w learner and ≤ 11 fitting the probes); the full profile trains the template-task
-# transformers 3000 steps instead of 800 and chapter 14's two learners 20000 steps.
+# Run time: quick profile 64 s on a quiet 2-core machine (69 CPU-seconds, empty cache, kernel start included; measured
+# by `benchmarks/reproduce_timing.py`). Most of it trains: the template-task transformers (section 1), Akyürek et al.'s
+# linear-attention learners, once on noiseless and once on noisy prompts (sections 7–8), chapter 14's learner (section
+# 9, shared with chapter 14's notebook through the cache) and, for section 10, the fixed-w learner and the probes. The
+# full profile trains the template-task transformers 3000 steps instead of 800 and chapter 14's two learners 20000
+# steps.
 
 # %% tags=["launch-install"]
 # Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.
