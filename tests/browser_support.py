@@ -79,7 +79,7 @@ class PageLog:
         self.allowed_404 = allowed_404
         page.on("console", self._console)
         page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
-        page.on("requestfailed", lambda req: self.errors.append(f"request failed: {req.url} ({req.failure})"))
+        page.on("requestfailed", self._request_failed)
         page.on("request", self._request)
         page.on("response", self._response)
 
@@ -88,6 +88,13 @@ class PageLog:
             location = message.location.get("url", "") if message.location else ""
             if not (location.endswith(self.allowed_404) and "404" in message.text):
                 self.errors.append(f"console error: {message.text} ({location})")
+
+    def _request_failed(self, request: Any) -> None:
+        """A failed request is an error, except a picture's load the browser gave up (net::ERR_ABORTED) because its
+        ``src`` changed first: an explorer moved faster than its pictures load (a missing picture is an HTTP 404)."""
+        if request.resource_type == "image" and request.failure == "net::ERR_ABORTED":
+            return
+        self.errors.append(f"request failed: {request.url} ({request.failure})")
 
     def _request(self, request: Any) -> None:
         if not request.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:")):
