@@ -542,7 +542,8 @@ for i, arm in enumerate(fnn_acc.dynamics):
     label = f"dropout (keep {fnn.keep:g})" if arm == "dropout" else "no dropout"
     axes[0].plot(fnn.alphas, fnn.profiles[i].T, color=f"C{i}", lw=0.4, alpha=0.4)
     axes[0].plot(fnn.alphas, fnn.profiles[i].mean(0), color=f"C{i}", lw=2, label=label)
-axes[0].set(xlabel="alpha", ylabel="L(theta + alpha d)", title="loss along random directions (thin lines: single networks)")
+axes[0].set(xlabel="alpha", ylabel="L(theta + alpha d)",
+            title="loss along random directions (thin lines: single networks)")
 axes[0].legend()
 axes[1].bar([0, 1], 100 * fnn_acc.test_accuracy.mean(1), yerr=100 * fnn_acc.test_accuracy.std(1), capsize=4,
             color=["C0", "C1"])

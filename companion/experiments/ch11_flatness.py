@@ -712,6 +712,13 @@ def interpolation_profile(model: nn.Module, theta_small: Tensor, theta_large: Te
     return losses_at(model, a * theta_large + (1 - a) * theta_small, x, y, loss, labels)
 
 
+def neuron_normalized_noise(rows: Tensor, generator: torch.Generator, dim: int = -1) -> Tensor:
+    """A Gaussian tensor of ``rows``' shape, each of its vectors along ``dim`` (a neuron's incoming weights and bias)
+    rescaled to the norm of the same vector of ``rows`` (Li et al. 2017's filter normalisation)."""
+    d = torch.randn(rows.shape, generator=generator)
+    return d * rows.norm(dim=dim, keepdim=True) / d.norm(dim=dim, keepdim=True).clamp_min(1e-12)
+
+
 def filter_normalized_direction(model: nn.Module, generator: torch.Generator) -> Tensor:
     """A Gaussian direction d (D,) rescaled so each neuron's incoming weights (a row of W and its bias)
     have the norm of the model's own (Li et al. 2017), making profiles of different nets comparable."""
@@ -722,9 +729,7 @@ def filter_normalized_direction(model: nn.Module, generator: torch.Generator) ->
     by_param: dict[int, Tensor] = {}
     for layer in layers:
         w, b = layer.weight.detach(), layer.bias.detach()
-        rows = torch.cat([w, b[:, None]], dim=1)                            # (out, in + 1)
-        d = torch.randn(rows.shape, generator=generator)
-        d = d * rows.norm(dim=1, keepdim=True) / d.norm(dim=1, keepdim=True).clamp_min(1e-12)
+        d = neuron_normalized_noise(torch.cat([w, b[:, None]], dim=1), generator, dim=1)  # (out, in + 1)
         by_param[id(layer.weight)], by_param[id(layer.bias)] = d[:, :-1], d[:, -1]
     for p in model.parameters():
         parts.append(by_param[id(p)].reshape(-1))
@@ -880,8 +885,7 @@ def batched_filter_direction(model: BatchedMLP, generator: torch.Generator) -> t
     dw, db = [], []
     for w, b in zip(model.weights, model.biases):
         rows = torch.cat([w.detach(), b.detach()], dim=1)                       # (K, m_l + 1, m_{l+1})
-        d = torch.randn(rows.shape, generator=generator)
-        d = d * rows.norm(dim=1, keepdim=True) / d.norm(dim=1, keepdim=True).clamp_min(1e-12)
+        d = neuron_normalized_noise(rows, generator, dim=1)
         dw.append(d[:, :-1])
         db.append(d[:, -1:])
     return dw, db
