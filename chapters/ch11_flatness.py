@@ -578,7 +578,12 @@ print(f"paired test-accuracy gain of dropout: {100 * fnn_acc.gain('dropout', 'pl
 # keep probability 1 in the dropout arm — plain training with its own masks' and mini-batches' randomness, the
 # contrast the book draws — where the gain is noise around 0 and the ratio of rises near 1.
 #
-# VALIDATION_PLACEHOLDER
+# On seeds 0–19 both claims held on 20 of 20. The gain lay between +0.54 and +1.09 points (margin at least +1.70
+# standard errors, median +2.75), the ratio of rises between 0.25 and 0.31 (margin at least +0.38, median +0.42),
+# the largest training loss below 0.0017 and every training error at 0. The control on design seeds 100–109 gave gains
+# of −0.07 to +0.17 points and ratios of 0.83 to 1.10: both claims fail there. Not checked: the table's and the
+# figure's three other architectures, and the book's absolute accuracies (98.7 % and 98.1 % on MNIST, about 89.7 % and
+# 88.9 % here).
 
 # %%
 # NBVAL_CHECK_OUTPUT
