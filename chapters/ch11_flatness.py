@@ -567,8 +567,8 @@ print(f"paired test-accuracy gain of dropout: {100 * fnn_acc.gain('dropout', 'pl
 # %% [markdown]
 # Both arms fit the 512 training images (training loss of the order 10⁻³, accuracy 100 %), yet the loss around
 # the dropout solutions rises far more slowly along the random directions, and they classify more test digits
-# correctly — by a gain of the book's size, on a task whose absolute accuracy is lower (the file's later digits are
-# written by other people than its first 512).
+# correctly — by a gain of the book's size, on a task whose absolute accuracy is lower (512 training images of 8×8
+# pixels against MNIST's 60 000 of 28×28).
 #
 # Two claims, one per catalog entry, on the same runs. **表11.3** (FNN row): every network of both arms fits at
 # least 99 % of the training images, and the mean over the 16 initialisations of the paired test-accuracy gain,
