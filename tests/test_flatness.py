@@ -2,6 +2,7 @@
 rescaling, SGD-noise covariance, alignment and Feng–Tu flatness."""
 
 import contextlib
+import math
 import copy
 from types import SimpleNamespace
 
@@ -496,3 +497,62 @@ def test_the_noise_and_flatness_analyses_run_on_the_settings_device(on_meta_devi
     loss, accuracy = fl.interpolation_profile(model, theta, theta, np.array([0.0, 1.0]), d.x, d.y, labels=d.labels)
     assert alignment[:3] == (0.0, 0.0, 0.0) and not ft.flatness.any() and not loss.any()  # read from the meta device
     assert {p.device.type for p in model.parameters()} == {"cpu"}
+
+
+# ---------------------------------------------------------------- dropout on digits (表11.3, 图11.7(a))
+def test_batched_dropout_mlp_drops_per_member_only_while_training():
+    """Member k keeps units with probability keep[k]: a keep-1 member is the plain BatchedMLP, a keep < 1 member
+    differs while training, and in evaluation mode no member drops anything."""
+    x = torch.randn(5, 4, generator=generator(1))
+    net = fl.BatchedDropoutMLP([4, 30, 3], [1.0, 0.5], "relu", 0.5, generator=generator(0),
+                               mask_generator=generator(2))
+    plain = fl.BatchedMLP([4, 30, 3], 2, "relu", init_std=0.5, generator=generator(0))
+    net.train()
+    out = net(x)
+    assert torch.allclose(out[0], plain(x)[0]) and not torch.allclose(out[1], plain(x)[1])
+    assert torch.allclose(net.eval()(x), plain(x))
+    with pytest.raises(ValueError, match="keep"):
+        fl.BatchedDropoutMLP([4, 3, 2], [1.0, 0.0], generator=generator(0), mask_generator=generator(1))
+
+
+def test_batched_filter_direction_matches_each_members_neuron_norms():
+    net = fl.BatchedMLP([4, 6, 3], 3, "relu", init_std=torch.tensor([0.1, 1.0, 3.0]), generator=generator(0))
+    dw, db = fl.batched_filter_direction(net, generator(1))
+    for w, b, d, e in zip(net.weights, net.biases, dw, db):
+        assert d.shape == w.shape and e.shape == b.shape
+        own = torch.cat([w.detach(), b.detach()], 1).norm(dim=1)            # (K, m_{l+1})
+        assert torch.allclose(torch.cat([d, e], 1).norm(dim=1), own, rtol=1e-5)
+
+
+def test_dropout_digits_pairs_the_initialisations_and_profiles_start_at_the_training_loss():
+    res = fl.dropout_digits.__wrapped__(0.8, members=2, widths=(64, 16, 10), n_train=64, steps=30, batch_size=16,
+                                        n_dirs=2, alphas=np.array([-0.5, 0.0, 0.5]), seed=0)
+    acc = res.accuracy
+    assert acc.dynamics == ("dropout", "plain") and acc.test_accuracy.shape == (2, 2) and acc.n_test == 1797 - 64
+    assert res.profiles.shape == (2, 2, 3)
+    assert np.allclose(res.profiles[:, :, 1], acc.train_loss, rtol=1e-4)   # L(0) is the training loss
+    assert res.rise(0.5).shape == (2, 2)
+    with pytest.raises(ValueError, match="keep"):
+        fl.dropout_digits.__wrapped__(0.0, members=2)
+
+
+def test_dropout_landscape_fails_when_a_landscape_does_not_rise():
+    """A mean rise ≤ 0 is no minimum along the probed directions: the ratio is undefined and the claim fails, for
+    either arm, instead of a ratio ≤ 0 passing "< 0.5"."""
+    import dataclasses
+    res = fl.dropout_digits.__wrapped__(0.8, members=2, widths=(64, 16, 10), n_train=64, steps=30, batch_size=16,
+                                        n_dirs=1, alphas=np.array([-0.2, 0.0, 0.2]), seed=0)
+    bowl = np.array([[[1.0, 0.0, 1.0]] * 2, [[4.0, 0.0, 4.0]] * 2])      # (arm, member, alpha): rises 1 and 4
+    assert fl.check_dropout_landscape(dataclasses.replace(res, profiles=bowl)).conditions[1].value == 0.25
+    for arm in (0, 1):
+        profiles = bowl.copy()
+        profiles[arm] = -profiles[arm]                                      # falls on both sides
+        v = fl.check_dropout_landscape(dataclasses.replace(res, profiles=profiles))
+        assert math.isnan(v.conditions[1].value) and not v.passed, v.measured_line()
+
+
+def test_dropout_digits_trains_on_the_settings_device(on_meta_device):
+    """Each net's mini-batches (drawn on the CPU) and the dropout masks where the model is; evaluation on the CPU."""
+    res = fl.dropout_digits.__wrapped__(0.8, members=2, widths=(64, 8, 10), n_train=12, steps=2, batch_size=4,
+                                        n_dirs=1, alphas=np.array([0.0]), seed=0)
+    assert res.accuracy.test_accuracy.shape == (2, 2)

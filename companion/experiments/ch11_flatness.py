@@ -59,6 +59,7 @@ from torch.func import functional_call, grad, vmap
 
 from companion.core import landscape
 from companion.core import train as engine
+from companion.core.classify import accuracy as member_accuracy, cross_entropy
 from companion.core.data import digits
 from companion.core.nets import MLP, BatchedMLP
 from companion.kit.bounds import SEED, Bounds, integer, real
@@ -650,14 +651,15 @@ SGD_BEST_ACCURACY = ClaimSpec(
     validation_seeds=REVALIDATION_SEEDS)
 
 
-def mean_gain(res: EnsembleAccuracy, better: str, worse: str, name: str) -> Condition:
-    """The members' mean paired test-accuracy gain of ``better`` over ``worse`` > 0, its margin in standard errors
-    of that mean (the spread over members / √K; at least one test image, the resolution of an accuracy)."""
+def mean_gain(res: EnsembleAccuracy, better: str, worse: str, name: str, bound: float = 0.0) -> Condition:
+    """The members' mean paired test-accuracy gain of ``better`` over ``worse`` > ``bound`` (a fraction: 0.01 is one
+    point), its margin in standard errors of that mean (the spread over members / √K; at least one test image, the
+    resolution of an accuracy)."""
     gain = res.gain(better, worse)
     if len(gain) < 2:
         raise ValueError(f"a mean gain needs at least two members, got {len(gain)}")
     se = max(float(gain.std(ddof=1)) / math.sqrt(len(gain)), 1.0 / res.n_test)
-    return threshold(name, float(gain.mean()), ">", 0.0, spread=se)
+    return threshold(name, float(gain.mean()), ">", bound, spread=se)
 
 
 def check_small_batch_generalises(res: EnsembleAccuracy) -> Verdict:
@@ -710,6 +712,13 @@ def interpolation_profile(model: nn.Module, theta_small: Tensor, theta_large: Te
     return losses_at(model, a * theta_large + (1 - a) * theta_small, x, y, loss, labels)
 
 
+def neuron_normalized_noise(rows: Tensor, generator: torch.Generator, dim: int = -1) -> Tensor:
+    """A Gaussian tensor of ``rows``' shape, each of its vectors along ``dim`` (a neuron's incoming weights and bias)
+    rescaled to the norm of the same vector of ``rows`` (Li et al. 2017's filter normalisation)."""
+    d = torch.randn(rows.shape, generator=generator)
+    return d * rows.norm(dim=dim, keepdim=True) / d.norm(dim=dim, keepdim=True).clamp_min(1e-12)
+
+
 def filter_normalized_direction(model: nn.Module, generator: torch.Generator) -> Tensor:
     """A Gaussian direction d (D,) rescaled so each neuron's incoming weights (a row of W and its bias)
     have the norm of the model's own (Li et al. 2017), making profiles of different nets comparable."""
@@ -720,9 +729,7 @@ def filter_normalized_direction(model: nn.Module, generator: torch.Generator) ->
     by_param: dict[int, Tensor] = {}
     for layer in layers:
         w, b = layer.weight.detach(), layer.bias.detach()
-        rows = torch.cat([w, b[:, None]], dim=1)                            # (out, in + 1)
-        d = torch.randn(rows.shape, generator=generator)
-        d = d * rows.norm(dim=1, keepdim=True) / d.norm(dim=1, keepdim=True).clamp_min(1e-12)
+        d = neuron_normalized_noise(torch.cat([w, b[:, None]], dim=1), generator, dim=1)  # (out, in + 1)
         by_param[id(layer.weight)], by_param[id(layer.bias)] = d[:, :-1], d[:, -1]
     for p in model.parameters():
         parts.append(by_param[id(p)].reshape(-1))
@@ -844,6 +851,193 @@ def check_dropout_flatter(result: DropoutFlatness) -> Verdict:
         matched_at_step=float("nan") if result.matched is None else int(result.matched.steps[-1]),
         sharpness_plain_final=result.runs[1.0].final_sharpness)
 
+
+# --------------------------------------------------------------------------- dropout on digits (表11.3, 图11.7(a))
+class BatchedDropoutMLP(BatchedMLP):
+    """:class:`~companion.core.nets.BatchedMLP` whose member k drops each hidden unit with probability 1 − keep[k]
+    while training (inverted dropout, kept units rescaled by 1/keep[k], as :class:`DropoutMLP`); a member with
+    keep 1 is the plain network.  The masks are drawn on the CPU from ``mask_generator`` and moved to the
+    activations' device; in evaluation mode no unit is dropped."""
+
+    def __init__(self, widths: Sequence[int], keep: Sequence[float], act: str = "relu",
+                 init_std: float | Sequence[float] | Tensor = 0.1, *, generator: torch.Generator,
+                 mask_generator: torch.Generator) -> None:
+        keep_t = torch.as_tensor(keep, dtype=torch.float32)
+        if keep_t.ndim != 1 or not ((keep_t > 0) & (keep_t <= 1)).all():
+            raise ValueError(f"keep must be a sequence of probabilities in (0, 1], one per member; got {keep}")
+        super().__init__(widths, len(keep_t), act, init_std=init_std, generator=generator)
+        self.register_buffer("keep", keep_t.reshape(-1, 1, 1))
+        self.mask_generator = mask_generator
+
+    def _one(self, x: Tensor, weights: Sequence[Tensor], biases: Sequence[Tensor]) -> Tensor:
+        for w, b in zip(weights[:-1], biases[:-1]):
+            x = self.act(torch.baddbmm(b, x, w))                                # (K, N, m_l)
+            if self.training:
+                kept = torch.rand(x.shape, generator=self.mask_generator).to(x.device) < self.keep
+                x = x * kept / self.keep
+        return torch.baddbmm(biases[-1], x, weights[-1])
+
+
+def batched_filter_direction(model: BatchedMLP, generator: torch.Generator) -> tuple[list[Tensor], list[Tensor]]:
+    """For every member of ``model`` at once, a Gaussian direction d normalised neuron by neuron (Li et al. 2017,
+    as :func:`filter_normalized_direction`): each neuron's incoming weights and bias in d get the norm of the
+    member's own.  Returned as the model's layout, weights (K, m_l, m_{l+1}) and biases (K, 1, m_{l+1})."""
+    dw, db = [], []
+    for w, b in zip(model.weights, model.biases):
+        rows = torch.cat([w.detach(), b.detach()], dim=1)                       # (K, m_l + 1, m_{l+1})
+        d = neuron_normalized_noise(rows, generator, dim=1)
+        dw.append(d[:, :-1])
+        db.append(d[:, -1:])
+    return dw, db
+
+
+def batched_loss_profile(model: BatchedMLP, directions: Sequence[tuple[list[Tensor], list[Tensor]]],
+                         alphas: np.ndarray, x: Tensor, labels: Tensor) -> np.ndarray:
+    """L(α) = R_S(θ + αd) (cross-entropy, evaluation mode) of every member along each of its ``directions``
+    (:func:`batched_filter_direction`), averaged over the directions: shape (K, len(alphas)) (图11.7)."""
+    model.eval()
+    xs = x.expand(model.n_members, *x.shape)
+    out = np.zeros((model.n_members, len(alphas)))
+    with torch.no_grad():
+        for dw, db in directions:
+            for i, a in enumerate(np.asarray(alphas, dtype=float)):
+                ws = [w + a * d for w, d in zip(model.weights, dw)]
+                bs = [b + a * d for b, d in zip(model.biases, db)]
+                out[:, i] += cross_entropy(model._one(xs, ws, bs), labels).numpy()  # (K,)
+    return out / len(directions)
+
+
+@dataclass
+class DropoutDigits:
+    """表11.3 / 图11.7(a) on digits: K initialisations, each trained once without and once with dropout (keep
+    ``keep``).  ``accuracy`` holds the two arms' accuracies as an :class:`EnsembleAccuracy` (dynamics ``"dropout"``
+    and ``"plain"``, paired by initialisation); ``profiles`` (2, K, A) the mean loss along filter-normalised random
+    directions at ``alphas``, in the same order."""
+
+    keep: float
+    accuracy: EnsembleAccuracy
+    alphas: np.ndarray
+    profiles: np.ndarray
+
+    @property
+    def members(self) -> int:
+        return self.accuracy.members
+
+    def rise(self, at: float) -> np.ndarray:
+        """Per arm and member, the mean of L(±at) − L(0): shape (2, K)."""
+        mid = int(np.abs(self.alphas).argmin())
+        near = [int(np.abs(self.alphas - at).argmin()), int(np.abs(self.alphas + at).argmin())]
+        return self.profiles[:, :, near].mean(-1) - self.profiles[:, :, mid]
+
+
+@cached
+def dropout_digits(keep: float = 0.8, *, members: int = 4, widths: Sequence[int] = (64, 128, 128, 10),
+                   n_train: int = 512, steps: int = 1000, batch_size: int = 64, lr: float = 1e-3, n_dirs: int = 3,
+                   alphas: np.ndarray | None = None, seed: int = 0) -> DropoutDigits:
+    """表11.3's FNN row and 图11.7(a) on the digits (the book: MNIST): ``members`` ReLU MLPs of ``widths``
+    (He initialisation, every parameter ~ N(0, 2/fan_in)), each trained twice from the same initialisation by
+    Adam on the cross-entropy with mini-batches of ``batch_size`` — without dropout and with dropout of keep
+    probability ``keep`` on every hidden layer — all 2K nets one :class:`BatchedDropoutMLP` on the engine; then
+    the test accuracy on the remaining images and the loss profiles L(α) = R_S(θ + αd) along ``n_dirs``
+    filter-normalised random directions per net (Li et al. 2017).
+
+    Streams of ``seed``: 20 the initialisations, 21 the dropout masks, 22 the mini-batches (each net its own),
+    23 the directions.  Training runs on the settings' device (:func:`engine.on_device`)."""
+    if not 0 < keep <= 1 or members < 2 or steps < 1 or not lr > 0 or n_dirs < 1:
+        raise ValueError(f"need 0 < keep ≤ 1, members ≥ 2, steps ≥ 1, lr > 0, n_dirs ≥ 1; got keep={keep}, "
+                         f"members={members}, steps={steps}, lr={lr}, n_dirs={n_dirs}")
+    data = digits(n_train, None, standardise=True)
+    x, labels, n = data.x, data.labels, n_train
+    if not 1 <= batch_size <= n:
+        raise ValueError(f"batch_size must lie in [1, {n}], got {batch_size}")
+    alphas = np.linspace(-1.0, 1.0, 21) if alphas is None else np.asarray(alphas, dtype=float)
+    std = [math.sqrt(2.0 / w) for w in widths[:-1]]
+    start = BatchedMLP(widths, members, "relu", init_std=torch.tensor(std)[None].expand(members, -1),
+                       generator=generator(seed, 20))
+    model = BatchedDropoutMLP(widths, [1.0] * members + [keep] * members, "relu", 0.0,
+                              generator=generator(seed, 20), mask_generator=generator(seed, 21))
+    with torch.no_grad():                                       # members k and K + k: one initialisation
+        for mine, theirs in zip(model.parameters(), start.parameters()):
+            mine.copy_(torch.cat([theirs, theirs]))
+    batches, k2 = generator(seed, 22), 2 * members
+    with engine.on_device(model) as device:
+        x_on, labels_on = x.to(device), labels.to(device)
+
+        def loss() -> Tensor:                                   # (2K,)
+            idx = torch.argsort(torch.rand(k2, n, generator=batches), 1)[:, :batch_size].to(device)  # (2K, B)
+            return cross_entropy(model(x_on[idx]), labels_on[idx])
+
+        step = engine.descend(engine.make_optimizer("adam", model.parameters(), lr), loss)
+
+        def update(t: int) -> None:
+            model.train()
+            step(t)
+
+        engine.run(update, steps=steps, record=lambda t: {}, record_every=steps, progress=False,
+                   desc="dropout on digits")
+    model.eval()
+    with torch.no_grad():
+        out, out_test = model(x), model(data.x_test)
+        train_acc = member_accuracy(out, labels).numpy().reshape(2, members)
+        test_acc = member_accuracy(out_test, data.labels_test).numpy().reshape(2, members)
+        train_loss = cross_entropy(out, labels).numpy().reshape(2, members)
+    dirs = generator(seed, 23)
+    directions = [batched_filter_direction(model, dirs) for _ in range(n_dirs)]
+    profiles = batched_loss_profile(model, directions, alphas, x, labels).reshape(2, members, -1)
+    order = [1, 0]                                              # dropout first, as EnsembleAccuracy's dynamics
+    acc = EnsembleAccuracy(("dropout", "plain"), batch_size, train_acc[order], test_acc[order], train_loss[order],
+                           int(data.x_test.shape[0]))
+    return DropoutDigits(keep, acc, alphas, profiles[order])
+
+#: 表11.3 / 图11.7(a): the keep probability (dropout rate 0.2), the normalised step at which the landscape's rise is
+#: compared, and the bounds of the two claims, fixed on design seeds 100–119 (K = 16, 600 steps): gains +0.60 to
+#: +1.15 points, largest training loss 0.0017, rise ratios at α = ±0.2 from 0.25 to 0.31.
+DIGITS_KEEP, RISE_AT = 0.8, 0.2
+ACCURACY_GAIN_MIN, NEAR_ZERO_LOSS, RISE_RATIO_MAX = 0.0025, 0.01, 0.5
+
+DROPOUT_ACCURACY = ClaimSpec(
+    "ch11.dropout-accuracy", "表11.3",
+    "FNN on digits (the book: MNIST), networks trained from the same initialisations with and without dropout "
+    "(keep 0.8): both fit the training set (every network at least 99%), and dropout's mean test accuracy is higher "
+    "by more than 0.25 points")
+DROPOUT_LANDSCAPE = ClaimSpec(
+    "ch11.dropout-landscape", "图11.7(a)",
+    "FNN on digits, with and without dropout (keep 0.8): every network's training loss is near zero (below 0.01), "
+    "and the dropout solutions are flatter: along filter-normalised random directions their loss rises at "
+    "alpha = +-0.2 less than half as much as the plain solutions'")
+
+
+def check_dropout_accuracy(result: DropoutDigits) -> Verdict:
+    """表11.3's FNN row on :func:`dropout_digits`: the larger training error (1 − accuracy) over both arms ≤ 0.01, and
+    the mean over initialisations of test accuracy(dropout) − test accuracy(plain) > 0.25 points, its margin in
+    standard errors of that mean (the book: 98.7 % against 98.1 % on MNIST, +0.6 points).
+
+    The bound 0.25 points lies below every gain of design seeds 100–119 (the notebook's K = 16, 600 steps: +0.60 to
+    +1.15 points, standard error 0.11–0.24) and above zero by one or two standard errors, so that the same check on
+    two arms that are both plain (keep 1, the negative control: a gain of 0 ± noise) fails."""
+    res = result.accuracy
+    return DROPOUT_ACCURACY.judge(
+        threshold("larger training error", float(1 - res.train_accuracy.min()), "<=", 0.01),
+        mean_gain(res, "dropout", "plain", "mean test-acc gain, dropout over plain", bound=ACCURACY_GAIN_MIN),
+        keep=result.keep, members=res.members, mean_test_accuracy=res.test_accuracy.mean(1))
+
+
+def check_dropout_landscape(result: DropoutDigits) -> Verdict:
+    """图11.7(a) on :func:`dropout_digits`: every network's training loss (cross-entropy, no dropout) < 0.01, and
+    rise(dropout)/rise(plain) < 0.5, where rise is the mean over the arm's networks of L(±0.2) − L(0) along
+    filter-normalised random directions (each network's profile the mean over its directions).
+
+    A mean rise ≤ 0 in either arm means its solutions are no minimum along the probed directions: the comparison has
+    no meaning there, so the ratio is left undefined (NaN, a failed condition) instead of a ratio ≤ 0 that is
+    "< 0.5"."""
+    res = result.accuracy
+    drop, plain = result.rise(RISE_AT).mean(1)
+    ratio = drop / plain if drop > 0 and plain > 0 else float("nan")
+    return DROPOUT_LANDSCAPE.judge(
+        threshold("largest training loss", float(res.train_loss.max()), "<", NEAR_ZERO_LOSS),
+        threshold(f"rise(dropout)/rise(plain) at alpha = +-{RISE_AT:g}", ratio, "<", RISE_RATIO_MAX),
+        keep=result.keep, members=res.members, rise_dropout=drop, rise_plain=plain,
+        train_loss_max=res.train_loss.max(1))
 
 # --------------------------------------------------------------------------- ReLU rescaling (习题11)
 def rescale_relu(model: DropoutMLP, layer: int, c: float) -> DropoutMLP:
