@@ -8,8 +8,11 @@ other experiments, each a ``run_*`` function returning a small result dataclass,
 * :func:`run_sizes` — nets of several sizes fitted to ten samples of sin x (图4.1);
 * :func:`run_image` — a grey image as a function of pixel coordinates, trained on odd columns
   (图4.4, 4.11);
-* :func:`run_early_stopping` — noisy samples of sin x (图4.12);
-* :func:`run_parity` — the parity function on {−1, 1}^d (图4.13(b), eq. 4.4).
+* :func:`run_early_stopping` — noisy samples of sin x (图4.12), and :func:`early_stop_spectra`, the spectra of
+  图4.12(d) at the early-stopping point and at the end;
+* :func:`run_digits` — the one-hot labels of scikit-learn's digits (图4.13(a), CIFAR-10 in the book);
+* :func:`run_parity` — the parity function on {−1, 1}^d (图4.13(b), eq. 4.4);
+* :func:`label_spectra` — the spectra of 图4.13 along one direction (the projection method of 习题15).
 
 The claims of chapter 4 (``check_*`` against their :class:`~companion.kit.claims.ClaimSpec`), the
 instructor's explorer (:func:`make_explorer`: change the target's frequencies and amplitudes, the depth and
