@@ -403,7 +403,8 @@ IMAGE_LARGE = ClaimSpec("ch04.image-large-init", "图4.11",
                         "large initialisation does not (PSNR on the unseen columns over 10 dB below the training "
                         "columns)")
 #: 图4.12's claims were redesigned (whole periods of sin x on a uniform grid, Adam 4·10⁻³ for 3000 steps; designed
-#: on seeds 100–119) after the earlier U-shape claim had been seen on both 0–19 and 500–519: they are validated on both.
+#: on seeds 100–119) after the earlier U-shape claim had been seen on both 0–19 and 500–519: they are validated on both
+#: (each held on 20 of 0–19 and 20 of 500–519).
 EARLY_STOP_SEEDS = VALIDATION_SEEDS + REVALIDATION_SEEDS
 EARLY_STOP = ClaimSpec("ch04.early-stopping", "图4.12",
                        "the test loss is U-shaped: its minimum comes in the first half of training and the final test "
