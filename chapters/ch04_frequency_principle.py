@@ -590,7 +590,7 @@ par_spec = label_spectra(par)
 
 fig, ax = plt.subplots(figsize=(6, 3))
 draw_label_spectra(ax, par_spec, "Fig. 4.13(b): parity, d = 10, diagonal direction")
-ax.set_yscale("log")
+ax.set(yscale="log", ylim=(1e-5, 3))
 plt.show()
 print("train accuracy:", par.train_acc, " test accuracy:", par.test_acc)
 
