@@ -30,8 +30,8 @@
 # | 2 | 图4.2, 图4.7 | sin x + sin 5x: the outline sin x first while the loss stalls (损失停滞); equal amplitudes still converge in the order k = 1, 3, 5 |
 # | 3 | 图4.9, 图4.10 | a Ricker activation with a = 0.1 fits the points but loses the order and generalises badly without ASI (with ASI, and sin(10x): explorations) |
 # | 4 | 图4.4, 图4.11 | an image fitted on its odd columns: small init generalises to the even columns, large init does not |
-# | 5 | 图4.12 | on noisy data the test loss is U-shaped: early stopping works |
-# | 6 | 图4.13(b) | parity, a high-frequency function: fitted perfectly, predicted at chance |
+# | 5 | 图4.12 | on noisy data the test loss is U-shaped: early stopping works; at its minimum the low frequency is fitted and the noise's high frequencies not yet |
+# | 6 | 图4.13 | (a) on real data (digits) the network's spectrum agrees with the labels' at the dominant low frequencies; (b) parity, a high-frequency function: fitted perfectly, predicted at chance, its spectrum full of spurious low frequencies |
 #
 # Then an **explorer** for instructors and **exercises (习题)**.
 #
@@ -69,7 +69,8 @@ from companion.experiments.ch04_frequency import (
     run_sizes, check_sizes_smooth, run_image, run_early_stopping, run_parity, outline_distances,
     check_step_outline, check_step_order, check_outline_plateau, plateau_measures, check_fp_order,
     check_ricker_no_order, check_ricker_no_asi, check_sin_rate, check_image_small, check_image_large,
-    check_early_stopping, check_parity)
+    check_early_stopping, check_parity, check_early_stopping_spectra, early_stop_spectra, run_digits, label_spectra,
+    check_digits_spectrum, check_parity_aliasing)
 from companion.core.spectral import dft, projection_spectrum, uniform_grid
 from companion.kit.plots import panels, plot_fit, plot_delta_f, plot_delta_f_curves, plot_curves
 from companion.kit.seeds import active_seed
@@ -442,60 +443,142 @@ show(check_image_large(img))
 # %% [markdown]
 # ## 5 · Early stopping, seen in frequency (图4.12)
 #
-# Samples of $\sin x + 0.2\,\mathcal N(0, 1)$ at 100 random points of $[-10, 10]$. The signal is one low
-# frequency; the noise spreads over all frequencies. The F-principle fits the low-frequency signal
-# first, so the error against the clean function first falls, then rises again as the network starts
-# fitting the noise's high frequencies: stopping at the bottom of the **U** is **early stopping (提前停止)**.
-# Four tanh networks 1-100-100-50-1 at once, Adam at $2\cdot10^{-3}$, 2000 steps (the full profile: 1-200-200-100-1,
-# Adam $10^{-5}$, 30 000 steps, as the authors' script); the test loss is measured on 500 equispaced points.
+# Samples of $\sin x + 0.2\,\mathcal N(0, 1)$ at 100 points. The signal is one low frequency; the noise spreads
+# over all frequencies. The F-principle fits the low-frequency signal first, so the error against the clean function
+# first falls, then rises again as the network starts fitting the noise's high frequencies: stopping at the bottom
+# of the **U** is **early stopping (提前停止)**. The book reads it in frequency (图4.12(d)): at the test-loss minimum
+# the network's spectrum matches the clean data's low-frequency peak while its high-frequency amplitude is still
+# small; at the end of training the high frequencies — the noise — are fitted too.
+#
+# *Our setting.* The book samples random points of $[-10, 10]$. We take the 100 points on the uniform grid of three
+# whole periods, $[-3\pi, 3\pi)$, so that on the training points the clean $\sin x$ is exactly DFT bin 3 and the
+# noise spreads evenly over the other bins: the spectra of (d) are then those of the data themselves, with no leakage
+# of the signal into the high frequencies (on random points a smooth function leaks into every frequency about as
+# much as the noise itself has, and hides it). Four tanh networks 1-100-100-50-1 at once, Adam at
+# $4\cdot10^{-3}$, 3000 steps (the full profile: 1-200-200-100-1, Adam $10^{-5}$, 30 000 steps, as the authors'
+# script); the test loss is measured against the clean $\sin x$ on 500 equispaced points.
 
 # %%
-es_steps = pick_steps(quick=2000, full=30000, every=20)
+es_steps = pick_steps(quick=3000, full=30000, every=20)
 es = run_early_stopping(n=100, noise=0.2, hidden=pick(quick=(100, 100, 50), full=(200, 200, 100)), steps=es_steps,
-                        lr=pick(quick=2e-3, full=1e-5), members=4, record_every=20, n_test=pick(quick=500, full=1000), seed=seed)
-best = es.test_loss.argmin(axis=0)                  # (members,)
-ratio = es.test_loss[-1] / es.test_loss.min(axis=0)
+                        lr=pick(quick=4e-3, full=1e-5), members=4, record_every=20, n_test=pick(quick=500, full=1000),
+                        periods=3, seed=seed)
+es_spectra = early_stop_spectra(es)
+best = es_spectra.best                              # the minimum of the member-averaged test loss
 
 fig, axes = panels(4, width=3.0, height=2.7)
-plot_curves(axes[0], es.steps, {"train": es.train_loss[:, 0], "test (clean sin x)": es.test_loss[:, 0]})
-axes[0].axvline(es.steps[best[0]], color="k", ls="--", lw=0.8)
-for ax, t, name in ((axes[1], best[0], "at the test minimum"), (axes[2], -1, "at the end")):
+plot_curves(axes[0], es.steps, {"train": es.train_loss.mean(1), "test (clean sin x)": es.test_loss.mean(1)})
+axes[0].axvline(es.steps[best], color="k", ls="--", lw=0.8)
+for ax, t, name in ((axes[1], best, "at the test minimum"), (axes[2], -1, "at the end")):
     plot_fit(ax, es.x_test, es.f_test, es.out_test[t, 0], x_train=es.x_train, y_train=es.y_train,
              title=f"{name} (step {es.steps[t]})")
-grid_x = uniform_grid(1000, -10, 10)
-ks = np.arange(1, 60)
-axes[3].plot(ks, np.abs(dft(np.sin(grid_x)))[ks], "--", color="0.3", label="clean sin x")
-for t, name in ((best[0], "test minimum"), (-1, "end")):
-    axes[3].plot(ks, np.abs(dft(np.interp(grid_x, es.x_test, es.out_test[t, 0])))[ks], label=name)
-axes[3].set(yscale="log", xlabel="frequency index", title="spectra of the output")
-axes[3].legend()
+ks = np.arange(1, 51)
+axes[3].plot(ks, np.abs(dft(es.y_train))[ks], ":", color="0.6", label="noisy data")
+axes[3].plot(ks, np.abs(dft(es.f_train))[ks] + 1e-4, "--", color="0.2", label="clean sin x")
+for t, name in ((best, "test minimum"), (-1, "end")):
+    axes[3].plot(ks, np.abs(dft(es.out_train[t, 0]))[ks], label=name)
+axes[3].axvspan(3 * es.periods + 1, ks[-1], color="0.9", zorder=0)
+axes[3].set(yscale="log", xlabel="frequency index", title="spectra on the training points")
+axes[3].legend(fontsize=7)
 fig.suptitle("Fig. 4.12: fitting noisy data")
 plt.show()
-print("test-minimum steps:", es.steps[best], " final / minimal test loss:", ratio)
+print("test-minimum step:", es.steps[best], " final / minimal test loss (averaged):",
+      es.test_loss.mean(1)[-1] / es.test_loss.mean(1).min())
+print("high-frequency amplitude / noisy data's, at the test minimum:", es_spectra.high_best, " at the end:",
+      es_spectra.high_end)
 
 # %% [markdown]
-# **Claim `ch04.early-stopping` (图4.12):** the test loss averaged over the 4 members (the book draws one curve)
+# **Claim `ch04.early-stopping` (图4.12(a)):** the test loss averaged over the 4 members (the book draws one curve)
 # has its minimum in the first half of training, and its final value is more than 1.5 times that minimum.
-# An earlier version asked this of the *worst* of 2 members; over seeds 0–19 it held on 18 (one member's
-# final/min ratio was 1.42 on seed 9 and 1.21 on seed 19), short of the 19/20 standard. Averaging 4 members —
-# same data, same thresholds — measures the U-shape of the figure rather than one unlucky initialisation.
-# Because that change came after seeds 0–19 were seen, it was validated once more on seeds 500–519: it held on 18
-# (seed 500's test minimum came in the second half, seed 509's final/minimum ratio was 1.43), so
-# **`ch04.early-stopping` is an exploration**, not a reproduction.
+#
+# **Claim `ch04.early-stopping-spectra` (图4.12(d)):** at that minimum, on the training points, (i) the output's
+# spectrum matches the clean $\sin x$ at its peak — the book's relative error $\Delta_F < 0.25$ at bin 3 — and (ii)
+# its high-frequency amplitude (the root mean square of $|\hat h_k|$ over the bins $k \ge 10$, above three times the
+# signal's frequency: the shaded band, where the clean data have nothing and the noisy data only noise) is less than
+# half the noisy data's; (iii) by the end of training that amplitude has grown at least 1.5-fold towards the noisy
+# data's. Each is the median over the 4 members. The thresholds were set on design seeds 100–119 (with 2000 steps
+# the worst member there had $\Delta_F$ 0.1, an amplitude 0.38 of the noisy data's and a growth of 1.8; in the final
+# setting the medians were at most 0.10, at most 0.32 and at least 2.6).
+#
+# *Seeds.* An earlier version of the U-shape claim (random points of $[-10, 10]$, Adam $2\cdot10^{-3}$ for 2000
+# steps) held on 18 of seeds 0–19 for its worst member, and, averaged over members, on 18 of seeds 500–519: an
+# exploration. Both seed sets having been seen, the redesigned setting above (chosen on seeds 100–119) is validated
+# on **both** 0–19 and 500–519. `ch04.early-stopping` held on 20 of 20 of each (final/minimum 2.1–5.7 and 2.3–4.3,
+# the minimum at steps 220–420 of 3000; margin at least +0.40 and +0.52, median +0.75 and +0.77);
+# `ch04.early-stopping-spectra` on 20 of 20 of each ($\Delta_F$ at most 0.07, the amplitude 0.11–0.38 of the noisy
+# data's at the minimum, its growth 2.1–7.4-fold; margin at least +0.24 and +0.34, median +0.63 and +0.57).
+#
+# *Controls (tests).* The U-shape: the same check on clean labels (noise 0), where there is no noise to overfit and no
+# U. The spectra: the same check on a large initialisation (std 2, 图4.11), a network without the low-frequency
+# preference: at its test minimum it has already fitted much of the noise's high frequencies (about the noisy data's
+# amplitude), and nothing is left to grow. *Not checked:* panels (b) and (c), the two fits, are drawn only.
 
 # %%
 # NBVAL_CHECK_OUTPUT
 show(check_early_stopping(es))
 
+# %%
+# NBVAL_CHECK_OUTPUT
+show(check_early_stopping_spectra(es))
+
 # %% [markdown]
-# ## 6 · Parity: a high-frequency function (图4.13(b), (4.4))
+# ## 6 · Real data and parity: where the F-principle helps and where it fails (图4.13)
+#
+# Does the data that networks generalise well on have a low-frequency-dominated spectrum? In high dimension the book
+# takes the Fourier transform along one direction $\mathbf p$ (the projection method of 习题15): for points
+# $\mathbf x_j$ and labels $y_j$,
+# $\hat y_{\mathbf p}(\xi) = \frac1N\sum_j y_j\, e^{-2\pi i\,\xi\, t_j}$ with $t_j = \mathbf p\cdot\mathbf x_j$. We
+# standardise $t$ (mean 0, standard deviation 1 over all points), so that $\xi$ counts cycles per standard deviation,
+# and centre the labels by their mean. We use this transform for both panels, the book's, rather than the Walsh
+# (degree) spectrum of the cube, so that (a) and (b) are measured alike: along the diagonal of the cube it is the book's
+# (4.4). For a label with several components (one-hot) the amplitude is the norm over the components.
+#
+# ### (a) A real data set: scikit-learn's handwritten digits
+#
+# The book uses CIFAR-10; we use the 1797 8×8 digit images that ship with scikit-learn. Two tanh networks 64-100-10
+# learn the one-hot labels of a random 1000 of them (full-batch Adam at $3\cdot10^{-3}$, 400 steps, mean squared
+# error); $\mathbf p$ is the images' first principal direction. We draw the spectrum of the labels on all points
+# (training and test: the book's blue dashed line), on the training points alone (red), and of the network's output on
+# all points (green).
+
+# %%
+digits = run_digits(n_train=1000, hidden=(100,), steps=pick_steps(quick=400, full=2000, every=10), lr=3e-3,
+                    members=2, seed=seed)
+dig_spec = label_spectra(digits)
+
+def draw_label_spectra(ax, sp, title):
+    amp = sp.amplitude
+    ax.plot(sp.freqs, amp(sp.true), "--", color="0.3", label="labels, all points")
+    ax.plot(sp.freqs, amp(sp.train), label="labels, training points")
+    ax.plot(sp.freqs, amp(sp.net[0]), ":", lw=2, label="trained network, all points")
+    ax.set(xlabel="frequency ξ (cycles per sd)", ylabel="|spectrum|", title=title)
+    ax.legend(fontsize=7)
+
+fig, ax = plt.subplots(figsize=(6, 3))
+draw_label_spectra(ax, dig_spec, "Fig. 4.13(a): digits, first principal direction")
+ax.axvspan(0, 0.5, color="0.92", zorder=0)
+plt.show()
+print("train accuracy:", digits.train_acc, " test accuracy:", digits.test_acc)
+
+# %% [markdown]
+# **Claim `ch04.digits-spectrum` (图4.13(a)).** On this low-frequency-dominated data set (the labels' spectrum peaks
+# near $\xi = 0.2$ and falls to about a seventh of that peak by $\xi = 1$) every member's spectrum agrees with the
+# labels' at the low frequencies — relative error $\|\hat h - \hat y\| / \|\hat y\| < 0.3$ over $\xi \le 0.5$ (shaded) —
+# and its high-frequency amplitudes are small: at $\xi \ge 1$ at most a quarter of the labels' low-frequency peak. On
+# design seeds 100–119 the error was 0.11–0.19 and the high-frequency ratio 0.14–0.15 (the labels' own is 0.145).
+# Validated on seeds 0–19: it held on 20 of 20 (error 0.10–0.16, high-frequency ratio 0.14–0.15; margin at least
+# +0.39, median +0.43). The control (tests) is the book's contrast, a high-frequency-dominated data set: the same check
+# on a network trained on parity (below) fails, for parity has almost nothing at low frequencies for the network to
+# agree with. *Not checked:* that the data set is CIFAR-10, and the training-set line (red), which is drawn only.
+#
+# ### (b) Parity, a high-frequency function ((4.4))
 #
 # On $\{-1, 1\}^d$ the **parity** $f(\mathbf x) = \prod_j x_j$ has the spectrum
 # $(-i)^d \prod_j \sin 2\pi k_j$ (4.4): its magnitude *grows* with frequency. Trained on 200 of the
 # $2^{10} = 1024$ points, the network fits them all — and then predicts the other 824 at chance. Along
 # the diagonal direction $\mathbf p = \mathbf 1/\sqrt d$ we compare the spectrum of the true function,
 # of the training data alone (under-sampling creates **spurious low frequencies** by aliasing, 频率混叠),
-# and of the trained network, which follows the spurious low frequencies. Its test accuracy sits near — often a
+# and of the trained network, which has spurious low frequencies too. Its test accuracy sits near — often a
 # little *below* — one half: the spurious low frequencies point the wrong way as often as the right one.
 # Two tanh networks 10-500-100-1 (the authors' sizes) from weights of std 0.05, Adam at $5\cdot10^{-4}$, 400 steps
 # (every training point is fitted well before; 600 steps gave the same verdicts and margins on seeds 100–114).
@@ -503,18 +586,11 @@ show(check_early_stopping(es))
 # %%
 par = run_parity(d=10, n_train=200, hidden=(500, 100), init_std=0.05, steps=pick_steps(quick=400, full=3000, every=10),
                  lr=5e-4, members=2, seed=seed)
-p = np.ones(10) / np.sqrt(10)
-freqs = np.linspace(0, 1.6, 81)
-spec_true = projection_spectrum(par.x, par.y, p, freqs)
-spec_train = projection_spectrum(par.x[par.train_idx], par.y[par.train_idx], p, freqs)
-spec_net = projection_spectrum(par.x, par.output[0], p, freqs)
+par_spec = label_spectra(par)
 
 fig, ax = plt.subplots(figsize=(6, 3))
-ax.plot(freqs, np.abs(spec_true), "--", color="0.3", label="true function (all 1024 points)")
-ax.plot(freqs, np.abs(spec_train), label="training data (200 points)")
-ax.plot(freqs, np.abs(spec_net), label="trained network (all points)")
-ax.set(xlabel="frequency along p", ylabel="|spectrum|", title="Fig. 4.13(b): parity, d = 10")
-ax.legend()
+draw_label_spectra(ax, par_spec, "Fig. 4.13(b): parity, d = 10, diagonal direction")
+ax.set(yscale="log", ylim=(1e-5, 3))
 plt.show()
 print("train accuracy:", par.train_acc, " test accuracy:", par.test_acc)
 
@@ -525,10 +601,32 @@ print("train accuracy:", par.train_acc, " test accuracy:", par.test_acc)
 # at most 0.6. The negative control in the tests is the book's contrast (图4.13(a): data dominated by low
 # frequencies): the same network fits the majority sign $\operatorname{sign}\sum_j x_j$ on the same kind of cube,
 # and predicts its unseen points far above chance, so the "chance" half fails there.
+#
+# **Claim `ch04.parity-aliasing` (图4.13(b), the spectra).** Take the low frequencies where the true spectrum is
+# below 1 % of its peak (here $\xi \le 0.3$, where $|\sin(2\pi\xi/\sqrt{10})|^{10} < 0.01$). There the training
+# set's spectrum (aliasing) reaches at least 5 times the true one's largest value and every member's spectrum at least
+# 3 times — the spurious low frequencies — while every member keeps at most half of the true spectrum's peak (at
+# $\xi \approx \sqrt{10}/4$): the network's spectrum is not the true one. On design seeds 100–119 the training set's
+# ratio was 12–38, the networks' 5.7–51 (so the bound for the networks was set at 3), their share of the true peak
+# 0.12–0.27. Validated on seeds 0–19: it held on 20 of 20 (training set 7.6–37, networks 9.7–39, share of the peak
+# 0.11–0.27; margin at least +0.45, median +0.67). The control (tests) is the book's contrast of a complete sample:
+# trained on all but one point of the cube there is no aliasing, and neither the training set nor the network has
+# spurious low frequencies. *Not checked:* that the network's low frequencies *follow* the training set's (we measured
+# the distance of the network's low-band spectrum to the training set's against its distance to the true one: it was
+# smaller on some design seeds and larger on others, ratios 0.3–3.5, so the book's "follows the aliased spectrum" is
+# drawn, not claimed).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(check_digits_spectrum(digits))
 
 # %%
 # NBVAL_CHECK_OUTPUT
 show(check_parity(par))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(check_parity_aliasing(par))
 
 # %% [markdown]
 # ## Explorer (for instructors)

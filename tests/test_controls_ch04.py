@@ -14,11 +14,13 @@ import numpy as np
 import pytest
 
 from companion.core.fprinciple import FPConfig, run_fprinciple, spread_ratio
-from companion.experiments.ch04_frequency import (check_early_stopping, check_fp_order, check_image_large,
+from companion.experiments.ch04_frequency import (check_digits_spectrum, check_early_stopping,
+                                                  check_early_stopping_spectra, check_fp_order, check_image_large,
                                                   check_image_small, check_outline_plateau, check_parity,
-                                                  check_ricker_no_asi, check_ricker_no_order, check_sin_rate,
-                                                  check_sizes_smooth, check_step_order, check_step_outline,
-                                                  run_early_stopping, run_image, run_parity, run_sizes)
+                                                  check_parity_aliasing, check_ricker_no_asi, check_ricker_no_order,
+                                                  check_sin_rate, check_sizes_smooth, check_step_order,
+                                                  check_step_outline, run_digits, run_early_stopping, run_image,
+                                                  run_parity, run_sizes)
 
 SEED = 1
 
@@ -197,9 +199,10 @@ def test_image_large_positive_twin():
 
 
 # 图4.12 --------------------------------------------------------------------------------------------------------
-def es_run(noise):
-    return run_early_stopping(n=100, noise=noise, hidden=(64, 64, 32), steps=800, lr=2e-3, members=2,
-                              record_every=20, seed=SEED)
+def es_run(noise, init_std=None, steps=1500):
+    # the notebook's setting (uniform grid of three periods of sin x, Adam 4·10⁻³), with smaller nets and fewer steps
+    return run_early_stopping(n=100, noise=noise, hidden=(64, 64, 32), steps=steps, lr=4e-3, members=2,
+                              record_every=20, n_test=300, periods=3, init_std=init_std, seed=SEED)
 
 
 @pytest.mark.contrast("clean labels instead of noisy ones (图4.12)")
@@ -213,7 +216,20 @@ def test_early_stopping_positive_twin():
     assert v.passed, v.measured_line()
 
 
-# 图4.13(b) -----------------------------------------------------------------------------------------------------
+@pytest.mark.contrast("large initialisation, std 2 (图4.11): no low-frequency preference")
+def test_control_ch04_early_stopping_spectra():
+    # a net without the frequency principle fits the noise's high frequencies together with the signal: at its test
+    # minimum its high-frequency amplitude is already near the noisy data's, and it has nothing left to grow
+    v = check_early_stopping_spectra(es_run(0.2, init_std=2.0, steps=800))
+    assert not v.passed and not v.conditions[1].passed and not v.conditions[2].passed, v.measured_line()
+
+
+def test_early_stopping_spectra_positive_twin():
+    v = check_early_stopping_spectra(es_run(0.2))
+    assert v.passed, v.measured_line()
+
+
+# 图4.13 --------------------------------------------------------------------------------------------------------
 def parity_run(steps, target="parity", d=8, n_train=60):
     return run_parity(d=d, n_train=n_train, hidden=(128, 64), init_std=0.05, steps=steps, lr=2e-3, members=2,
                       seed=SEED, target=target)
@@ -239,3 +255,27 @@ def test_parity_positive_twin():
     assert v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("parity, a high-frequency-dominated data set, instead of digits (图4.13(b) vs (a))")
+def test_control_ch04_digits_spectrum():
+    # the book's contrast to (a): on parity the same check fails — the true spectrum has almost nothing at low
+    # frequencies, so the network's (spurious) low frequencies cannot agree with it
+    v = check_digits_spectrum(parity_run(300))
+    assert not v.passed and not v.conditions[0].passed, v.measured_line()
+
+
+def test_digits_spectrum_positive_twin():
+    v = check_digits_spectrum(run_digits(n_train=600, hidden=(64,), steps=300, lr=3e-3, members=1, seed=SEED))
+    assert v.passed, v.measured_line()
+
+
+@pytest.mark.contrast("the complete sample: trained on all but one point of the cube, no aliasing (图4.13(b))")
+def test_control_ch04_parity_aliasing():
+    # with (almost) every point of the cube in the training set its spectrum is the true one: no spurious low
+    # frequencies in the data, and none in the network trained on it
+    v = check_parity_aliasing(parity_run(600, n_train=255))
+    assert not v.passed and not v.conditions[0].passed and not v.conditions[1].passed, v.measured_line()
+
+
+def test_parity_aliasing_positive_twin():
+    v = check_parity_aliasing(parity_run(300))
+    assert v.passed, v.measured_line()

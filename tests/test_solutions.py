@@ -122,11 +122,11 @@ def answer(chapter: str, label: str):
 
 @pytest.fixture(scope="module")
 def early_stopping_run():
-    """图4.12's run as the notebook makes it (quick profile), one member and 1000 of the 2000 steps: the test-loss
-    minimum (step 200–400) and the admissible stopping range lie well inside."""
+    """图4.12's run as the notebook makes it (quick profile), one member and 1000 of the 3000 steps: the test-loss
+    minimum (step 200–500) and the admissible stopping range lie well inside."""
     from companion.experiments.ch04_frequency import run_early_stopping
-    return run_early_stopping(n=100, noise=0.2, hidden=(100, 100, 50), steps=1000, lr=2e-3, members=1,
-                              record_every=20, n_test=500, seed=0)
+    return run_early_stopping(n=100, noise=0.2, hidden=(100, 100, 50), steps=1000, lr=4e-3, members=1,
+                              record_every=20, n_test=500, periods=3, seed=0)
 
 
 def test_ch04_answers_pass_their_checks_and_wrong_ones_fail(early_stopping_run):
