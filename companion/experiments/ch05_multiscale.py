@@ -8,7 +8,9 @@ high frequencies become low ones, (5.1) F[f(a·)](ξ) = (1/|a|) f̂(ξ/a):
   recording Δ_F(k) of each component (§5.2, 图5.7, §5.3);
 * :func:`run_sd2dnn` — the subspace-decomposition network SD²DNN (§5.1.2) on the three-scale elliptic
   equation (5.7)–(5.9), solved by the Ritz energy (:func:`companion.core.pde.ritz_loss`) plus the
-  orthogonality penalty L_orth and a boundary penalty, (5.10); each sub-module's output is kept (图5.5).
+  orthogonality penalty L_orth and a boundary penalty, (5.10); each sub-module's output is kept (图5.5);
+* :func:`run_poisson_2d` — the book's 2-D Poisson problem (5.4)–(5.6), μ = 7π (图5.3 = 图15.2), by Deep Ritz with a
+  MscaleDNN (scales 1…A, (5.3)) or the same network with the single scale 1 (a normal network of the same size).
 
 The chapter's claims (``check_*`` beside their :class:`~companion.kit.claims.ClaimSpec`), its explorer
 (:func:`make_explorer`: the model, the number of scales, the Fourier scale, the width and the steps of the
