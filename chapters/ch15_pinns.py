@@ -369,6 +369,8 @@ show(check_hybrid(contrast))
 # book's example is 2-D, $u = \sin\mu x_1 \sin\mu x_2$, $\mu = 7\pi$ (15.20)–(15.21), with figures from Liu et al.
 # (2020). At CPU scale we use a 1-D analogue with two scales: $u = \sin\pi x + 0.1\sin 10\pi x$ on $(-1, 1)$, Deep Ritz,
 # a plain tanh net 1-100-100-1 vs a MscaleDNN of the same width with scales $1, 2, \dots, 32$ (`companion.core.nets.MscaleDNN`, the network of chapter 5).
+# The book's 2-D problem itself (图15.2, the same figure as 图5.3) is solved in chapter 5's notebook, section 4: there a
+# MscaleDNN catches the oscillations and a normal network of the same size does not (claim `ch05.mscale-2d`).
 
 # %%
 mscale_cfg = dict(freqs=(1.0, 10.0), amps=(1.0, 0.1), width=100, depth=2, n_grid=256,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from companion.experiments.ch05_multiscale import (check_fourier, check_fourier_features, check_mscale, check_sd2dnn,
-                                                   run_multiscale, run_sd2dnn)
+from companion.experiments.ch05_multiscale import (check_fourier, check_fourier_features, check_mscale, check_mscale_2d,
+                                                   check_sd2dnn, run_multiscale, run_poisson_2d, run_sd2dnn)
 
 SEED = 1
 MS = dict(width=60, lr=2e-3, n_train=200, record_every=50, seed=SEED)
@@ -56,3 +56,12 @@ def test_control_ch05_sd2dnn_parts():
     sd2 = run_sd2dnn(scale_groups=((1.0,), (1.0,), (1.0,)), width=16, steps=150, n_grid=500, seed=SEED)
     v = check_sd2dnn(sd2)
     assert v.exploration and not v.passed, v.measured_line()
+
+
+@pytest.mark.contrast("normal DNN (single scale 1) instead of MscaleDNN on the 2-D μ = 7π Poisson problem (图5.3)")
+def test_control_ch05_mscale_2d():
+    # the notebook's normal network (2-100-100-100-1, sReLU, scale 1 only) on a 40×40 grid, 150 Deep Ritz steps,
+    # in the MscaleDNN's slot: it has not caught the oscillations (no cheap positive twin: the MscaleDNN needs ~700)
+    plain = run_poisson_2d("plain", n_grid=40, steps=150, lr=1e-2, seed=SEED)
+    v = check_mscale_2d(plain, plain)
+    assert not v.passed, v.measured_line()

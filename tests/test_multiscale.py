@@ -111,3 +111,21 @@ def test_a_smooth_part_taken_by_the_middle_module_fails_the_check():
     low, mid, high = elliptic_parts(x)
     v = check_sd2dnn(_split(np.stack([0 * x, low + mid, high]), x))
     assert not v.passed and v.conditions[0].passed and not v.conditions[1].passed
+
+
+def test_the_2d_poisson_run_of_fig_5_3_measures_its_errors_on_the_exact_solution():
+    from companion.experiments.ch05_multiscale import MU_BOOK, run_poisson_2d
+
+    with pytest.raises(ValueError, match="unknown kind"):
+        run_poisson_2d("fourier", steps=1)
+    run = run_poisson_2d("mscale", width=20, depth=2, n_scales=4, n_grid=16, steps=6, record_every=3, n_eval=21,
+                         seed=0)
+    x1, x2 = np.meshgrid(run.axis, run.axis, indexing="ij")
+    assert np.allclose(run.exact, np.sin(MU_BOOK * x1) * np.sin(MU_BOOK * x2), atol=1e-5)     # (5.5), μ = 7π
+    assert run.scales == (1.0, 2.0, 3.0, 4.0) and run.solution.shape == (21, 21)
+    assert list(run.steps) == [0, 3, 6] and np.isfinite(run.rel_error).all()
+    rel = np.linalg.norm(run.solution - run.exact) / np.linalg.norm(run.exact)
+    assert run.final_error == pytest.approx(rel, rel=1e-4)
+    coefficient = (run.solution * run.exact).sum() / (run.exact ** 2).sum()
+    assert run.delta_mu == pytest.approx(abs(coefficient - 1), abs=1e-5)
+    assert run_poisson_2d("plain", width=20, depth=2, n_grid=16, steps=1, n_eval=21, seed=0).scales == (1.0,)

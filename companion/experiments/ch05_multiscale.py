@@ -8,7 +8,9 @@ high frequencies become low ones, (5.1) F[f(a·)](ξ) = (1/|a|) f̂(ξ/a):
   recording Δ_F(k) of each component (§5.2, 图5.7, §5.3);
 * :func:`run_sd2dnn` — the subspace-decomposition network SD²DNN (§5.1.2) on the three-scale elliptic
   equation (5.7)–(5.9), solved by the Ritz energy (:func:`companion.core.pde.ritz_loss`) plus the
-  orthogonality penalty L_orth and a boundary penalty, (5.10); each sub-module's output is kept (图5.5).
+  orthogonality penalty L_orth and a boundary penalty, (5.10); each sub-module's output is kept (图5.5);
+* :func:`run_poisson_2d` — the book's 2-D Poisson problem (5.4)–(5.6), μ = 7π (图5.3 = 图15.2), by Deep Ritz with a
+  MscaleDNN (scales 1…A, (5.3)) or the same network with the single scale 1 (a normal network of the same size).
 
 The chapter's claims (``check_*`` beside their :class:`~companion.kit.claims.ClaimSpec`), its explorer
 (:func:`make_explorer`: the model, the number of scales, the Fourier scale, the width and the steps of the
@@ -229,6 +231,84 @@ def run_sd2dnn(scale_groups: tuple[tuple[float, ...], ...] = SD2_SCALES, width: 
 
 
 # ----------------------------------------------------------------------------------------------
+# The 2-D Poisson problem of 图5.3 / 图15.2: μ = 7π, Deep Ritz, MscaleDNN vs a normal network
+# ----------------------------------------------------------------------------------------------
+MSCALE_2D_KINDS = ("plain", "mscale")
+MU_BOOK = 7 * math.pi      # (5.4)–(5.5), (15.20)–(15.21)
+
+
+@dataclass
+class Poisson2DResult:
+    """One Deep Ritz solve of (5.4)–(5.6): the network's solution ``solution`` (n, n) and the exact one ``exact``
+    (n, n) on the evaluation grid ``axis`` × ``axis`` (off the training grid), and along training (``steps`` (T,))
+    the relative L² error ``rel_error`` (T,) and ``coefficient`` (T,), the network's coefficient on the exact
+    solution's one Fourier mode sin μx₁ sin μx₂ (1 when the oscillation is caught with its full amplitude)."""
+
+    kind: str
+    scales: tuple[float, ...]
+    axis: np.ndarray          # (n,)
+    exact: np.ndarray         # (n, n)
+    solution: np.ndarray      # (n, n)
+    steps: np.ndarray         # (T,)
+    loss: np.ndarray          # (T,)
+    rel_error: np.ndarray     # (T,)
+    coefficient: np.ndarray   # (T,)
+
+    @property
+    def final_error(self) -> float:
+        """‖u_θ − u‖ / ‖u‖ on the evaluation grid at the end of training."""
+        return float(self.rel_error[-1])
+
+    @property
+    def delta_mu(self) -> float:
+        """Δ_F at the frequency μ of the solution: |c − 1|, c the network's coefficient on sin μx₁ sin μx₂."""
+        return float(abs(self.coefficient[-1] - 1.0))
+
+
+@cached
+def run_poisson_2d(kind: str, width: int = 100, depth: int = 3, n_scales: int = 20, n_grid: int = 60,
+                   steps: int = 700, lr: float = 1e-2, final_lr: float | None = None, beta: float = 1000.0,
+                   n_eval: int = 141,
+                   record_every: int = 50, seed: int = 0) -> Poisson2DResult:
+    """Solve −Δu = f on [−1, 1]², f = 2μ² sin μx₁ sin μx₂, μ = 7π, u = sin μx₁ sin μx₂ on the boundary (5.4)–(5.5)
+    by Deep Ritz (5.6): the energy ∫ ½|∇u|² − f u by the trapezoid rule on the uniform grid of ``n_grid`` intervals
+    per axis plus β·(mean squared boundary misfit) (:func:`companion.core.pde.ritz_loss`), Adam at ``lr`` (decaying
+    geometrically to ``final_lr`` if given).
+
+    ``kind="mscale"``: a MscaleDNN (5.2) with the scales 1, 2, …, ``n_scales`` (5.3); ``kind="plain"``: the same
+    network with the single scale 1, i.e. a normal fully connected network of the same size and activation (sReLU).
+    Errors are measured on an ``n_eval`` × ``n_eval`` grid that mostly lies between the training nodes.
+    """
+    if kind not in MSCALE_2D_KINDS:
+        raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(MSCALE_2D_KINDS)}")
+    from companion.experiments.ch15_pinns import sine_poisson   # the same sines problem chapter 15 solves
+
+    problem = sine_poisson(2, freqs=(MU_BOOK / math.pi,), amps=(1.0,))
+    scales = (1.0,) if kind == "plain" else tuple(float(s) for s in range(1, n_scales + 1))
+    model = MscaleDNN(2, width, depth, scales=scales, act="srelu", generator=generator(seed))
+    points = grid_points(problem, n_grid)
+    axis = np.linspace(-1.0, 1.0, n_eval)
+    grid = torch.stack(torch.meshgrid(*[as_tensor(axis)] * 2, indexing="ij"), -1).reshape(-1, 2)
+    exact = problem.evaluate(problem.exact, grid)
+    with on_device(model) as device:        # the grid and the network made on the CPU, trained on the settings' device
+        points, grid_on_device = points.to(device), grid.to(device)
+
+        def probe(net: nn.Module, _step: int) -> dict[str, float]:
+            with torch.no_grad():
+                u = net(grid_on_device)[:, 0].cpu()
+            return {"rel_error": float((u - exact).norm() / exact.norm()),
+                    "coefficient": float((u * exact).sum() / (exact * exact).sum())}
+
+        history = fit(model, lambda: ritz_loss(model, problem, points, beta=beta), steps=steps, lr=lr,
+                      final_lr=final_lr, record_every=record_every, probe=probe, desc=f"Deep Ritz, {kind}")
+        with torch.no_grad():
+            solution = model(grid_on_device)[:, 0].cpu().numpy()
+    shape = (n_eval, n_eval)
+    return Poisson2DResult(kind, scales, axis, exact.numpy().reshape(shape), solution.reshape(shape), history.steps,
+                           history.train_loss, history["rel_error"], history["coefficient"])
+
+
+# ----------------------------------------------------------------------------------------------
 # Claims of chapter 5: each a sentence of the book as measured conditions (companion.kit.claims)
 # ----------------------------------------------------------------------------------------------
 MSCALE = ClaimSpec("ch05.mscale-k10", "§5.2",
@@ -240,6 +320,10 @@ FOURIER_FEATURES = ClaimSpec("ch05.fourier-features", "图5.7",
                              "the test error is lower with them")
 FOURIER = ClaimSpec("ch05.fourier-overfit", "Tancik et al. 2020",
                     "Fourier features with σ=100 overfit: test error over 100 times that of σ=10")
+MSCALE_2D = ClaimSpec("ch05.mscale-2d", "图5.3/15.2",
+                      "on the 2-D Poisson problem with μ = 7π solved by Deep Ritz, the MscaleDNN captures the "
+                      "oscillations of the exact solution (relative L2 error below 0.5 off the training grid) while "
+                      "the normal network of the same size does not (relative L2 error at least 0.5)")
 SD2_PARTS = ClaimSpec("ch05.sd2dnn-parts", "图5.5",
                       "the SD²DNN solves the three-scale equation (relative error of the sum < 0.1) and each "
                       "sub-module carries its own scale's peak of the solution's spectrum: the low module at least "
@@ -248,6 +332,20 @@ SD2_PARTS = ClaimSpec("ch05.sd2dnn-parts", "图5.5",
                       kind="exploration",   # 0/20 on 500–519: the low module's share at k = 1 ≈ 0.02
                       validation_seeds=REVALIDATION_SEEDS)
 
+
+
+#: 图5.3's bound on the relative L² error: below it the network's field carries the oscillation sin μx₁ sin μx₂
+#: with more than half its norm right (the zero field has error 1; u/2, the right pattern at half the height, 0.5).
+MSCALE_2D_BOUND = 0.5
+
+
+def check_mscale_2d(plain: Poisson2DResult, mscale: Poisson2DResult) -> Verdict:
+    """图5.3 (= 图15.2): at the end of training the MscaleDNN's relative L² error on the evaluation grid is below
+    :data:`MSCALE_2D_BOUND` and the normal network's (same size, same activation, scale 1 only) is at least that;
+    Δ_F at the frequency μ (|c − 1|, :attr:`Poisson2DResult.delta_mu`) is reported beside them."""
+    return MSCALE_2D.judge(threshold("relative L2 error MscaleDNN", mscale.final_error, "<", MSCALE_2D_BOUND),
+                           threshold("relative L2 error normal DNN", plain.final_error, ">=", MSCALE_2D_BOUND),
+                           delta_mu_mscale=round(mscale.delta_mu, 3), delta_mu_plain=round(plain.delta_mu, 3))
 
 def check_mscale(plain: MultiscaleResult, mscale: MultiscaleResult) -> Verdict:
     """§5.2: the MscaleDNN's Δ_F(10) falls below 0.1 at some recorded step, the plain net's never does, and the
