@@ -493,11 +493,11 @@ print("small init: first step with Δ_F(low) < 0.5:", t_low, " with Δ_F(high) <
 # low band's 700; median margin 0.43). The large initialisation (std 1.5, 图4.11), trained in the same call,
 # is the book's contrast: its output's high band starts at tens of times the image's (noise), still holds over twice
 # the image's when its low band is fitted, and then shrinks instead of growing, so the same check on it fails (on all
-# of seeds 0–19, and in `tests/test_controls_ch04.py`). *Our setting and what is not checked:* the book trains for up to 10⁶ steps and
-# shows the fur; in the quick profile's 2000 steps the high band gets only part of the way ($\Delta_F$ from 1 to about
-# 0.55–0.85), so "the fur last" is measured as the high band *starting* late, not as its completion. That the network
-# does not learn one region after another (the book's "并非先记住某一部分") is seen in the snapshots, which blur and
-# sharpen the whole picture together, but not measured.
+# of seeds 0–19, and in `tests/test_controls_ch04.py`). *Our setting and what is not checked:* the book trains for
+# up to 10⁶ steps and shows the fur; in the quick profile's 2000 steps the high band gets only part of the way
+# ($\Delta_F$ from 1 to about 0.55–0.85), so "the fur last" is measured as the high band *starting* late, not as its
+# completion. That the network does not learn one region after another (the book's "并非先记住某一部分") is seen in
+# the snapshots, which blur and sharpen the whole picture together, but not measured.
 
 # %%
 # NBVAL_CHECK_OUTPUT

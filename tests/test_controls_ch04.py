@@ -15,9 +15,9 @@ import pytest
 
 from companion.core.fprinciple import FPConfig, run_fprinciple, spread_ratio
 from companion.experiments.ch04_frequency import (check_digits_spectrum, check_early_stopping,
-                                                  check_early_stopping_spectra, check_fp_order, check_image_coarse_to_fine,
-                                                  check_image_large,
-                                                  check_image_small, check_outline_plateau, check_parity,
+                                                  check_early_stopping_spectra, check_fp_order,
+                                                  check_image_coarse_to_fine, check_image_large, check_image_small,
+                                                  check_outline_plateau, check_parity,
                                                   check_parity_aliasing, check_ricker_no_asi, check_ricker_no_order,
                                                   check_sin_rate, check_sizes_smooth, check_step_order,
                                                   check_step_outline, run_digits, run_early_stopping, run_image,
