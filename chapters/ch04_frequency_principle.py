@@ -71,8 +71,8 @@ from companion.experiments.ch04_frequency import (
     check_ricker_no_order, check_ricker_no_asi, check_sin_rate, check_image_small, check_image_large,
     check_early_stopping, check_parity, check_early_stopping_spectra, early_stop_spectra, run_digits, label_spectra,
     check_digits_spectrum, check_parity_aliasing, check_image_coarse_to_fine, image_bands, IMAGE_LOW_LEVEL,
-    IMAGE_HIGH_LEVEL)
-from companion.core.spectral import dft, projection_spectrum, uniform_grid
+    IMAGE_HIGH_LEVEL, IMAGE_BAND_EDGES)
+from companion.core.spectral import dft, projection_spectrum, radial_frequency, uniform_grid
 from companion.kit.plots import panels, plot_fit, plot_delta_f, plot_delta_f_curves, plot_curves
 from companion.kit.seeds import active_seed
 
@@ -460,21 +460,26 @@ show(check_image_large(img))
 bands = image_bands(img)
 t_low, t_high = (bands.first_below(0, IMAGE_LOW_LEVEL)[0], bands.first_below(-1, IMAGE_HIGH_LEVEL)[0])
 band_names = ["low band |ξ| ≤ 0.1", "middle band", "high band |ξ| > 0.25"]
-fig, axes = panels(5, width=2.6, height=2.3)
+fig, axes = panels(6, width=3.0, height=2.5, nrows=2)
 shown = [(t, label) for t, label in [(t_low, "low band fitted"), (t_high, "high band started")]
          if not np.isnan(t)] + [(img.steps[-1], "end")]
 for ax, (t, label) in zip(axes[:3], shown):
     ax.imshow(np.clip(img.snapshots[nearest_index(img.steps, t), 0], 0, 1), cmap="gray", vmin=0, vmax=1)
-    ax.set_title(f"std {image_stds[0]}, step {int(t)}: {label}")
+    ax.set_title(f"std {image_stds[0]}, step {int(t)}: {label}", fontsize=8)
     ax.axis("off")
-for ax, m in zip(axes[3:], range(2)):
+train_cols = img.image[:, 1::2]                                      # the bands are rings of this grid's 2-D DFT
+axes[3].imshow(np.fft.fftshift(np.log10(np.abs(np.fft.fft2(train_cols)) + 1e-3)), cmap="viridis")
+axes[3].contour(np.fft.fftshift(radial_frequency(train_cols.shape)), levels=list(IMAGE_BAND_EDGES), colors="w")
+axes[3].set_title("image spectrum (training columns), band edges", fontsize=8)
+axes[3].axis("off")
+for ax, m in zip(axes[4:], range(2)):
     for b, name in enumerate(band_names):
         ax.plot(bands.steps, bands.delta[:, m, b], label=name)
     ax.axhline(IMAGE_LOW_LEVEL, color="0.5", ls=":", lw=1)
     ax.axhline(IMAGE_HIGH_LEVEL, color="0.5", ls="--", lw=1)
     ax.set_yscale("log")
-    ax.set(xlabel="step", ylabel="Δ_F over the band", title=f"init std {image_stds[m]}")
-axes[3].legend(fontsize=7)
+    ax.set(xlabel="step", ylabel="Δ_F", title=f"init std {image_stds[m]}")
+axes[5].legend(fontsize=6)
 fig.suptitle("Fig. 4.4: training columns, relative error per frequency band")
 plt.show()
 print("small init: first step with Δ_F(low) < 0.5:", t_low, " with Δ_F(high) < 0.8:", t_high,
