@@ -71,8 +71,8 @@ from companion.experiments.ch04_frequency import (
     check_ricker_no_order, check_ricker_no_asi, check_sin_rate, check_image_small, check_image_large,
     check_early_stopping, check_parity, check_early_stopping_spectra, early_stop_spectra, run_digits, label_spectra,
     check_digits_spectrum, check_parity_aliasing, check_image_coarse_to_fine, image_bands, IMAGE_LOW_LEVEL,
-    IMAGE_HIGH_LEVEL, IMAGE_BAND_EDGES)
-from companion.core.spectral import dft, projection_spectrum, radial_frequency, uniform_grid
+    IMAGE_HIGH_LEVEL, IMAGE_BAND_EDGES, radial_frequency)
+from companion.core.spectral import dft, projection_spectrum, uniform_grid
 from companion.kit.plots import panels, plot_fit, plot_delta_f, plot_delta_f_curves, plot_curves
 from companion.kit.seeds import active_seed
 

@@ -8,8 +8,6 @@ lands exactly in DFT bin k.  Coefficients are normalised by n, so |ĝ_k| = ½ fo
 * Δ_F(k) = |ĥ_k − f̂_k| / |f̂_k| — the book's relative error of the k-th frequency (图4.7), with
   complex coefficients.  (The authors' scripts compare magnitudes instead, ||ĥ_k| − |f̂_k||;
   the complex form is stricter: a peak with the right height but the wrong phase is not fitted.)
-* :func:`band_delta` — Δ_F over a band of a grid's DFT bins (e.g. a ring of :func:`radial_frequency`): the
-  relative error of an image's low or high frequencies at once (图4.4).
 * For high-dimensional inputs two cheap substitutes for a d-dimensional Fourier transform
   (习题15, 图4.13): the *projection method* — a non-uniform DFT along one direction p,
   ĝ_p(k) = (1/N) Σ_j g(x_j) exp(−2πi k p·x_j) — and the *filtering method* — split g into a
@@ -71,33 +69,6 @@ def delta_f(h: ArrayLike, f: ArrayLike, ks: ArrayLike) -> np.ndarray:
     if np.any(np.abs(f_hat) < 1e-12):
         raise ValueError(f"the target has no content at some of k={ks.tolist()}: Δ_F is undefined there")
     return np.abs(dft(h)[..., ks] - f_hat) / np.abs(f_hat)
-
-
-def radial_frequency(shape: tuple[int, ...]) -> np.ndarray:
-    """|ξ| of every bin of an n-dimensional DFT of a grid of ``shape``, in cycles per sample (0 … √d/2)."""
-    if len(shape) < 1 or min(shape) < 2:
-        raise ValueError(f"need a grid with every side ≥ 2, got shape {shape}")
-    return np.sqrt(sum(axis ** 2 for axis in np.meshgrid(*[np.fft.fftfreq(n) for n in shape], indexing="ij")))
-
-
-def band_delta(h: ArrayLike, f: ArrayLike, band: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Δ_F over a band of a grid's DFT bins: ‖ĥ_B − f̂_B‖ / ‖f̂_B‖, and the output's share ‖ĥ_B‖ / ‖f̂_B‖.
-
-    The book's relative error Δ_F(k) (图4.7) taken over a set B of frequencies at once (a boolean ``band`` of the
-    grid's shape, e.g. a ring of :func:`radial_frequency`): 1 when the band is still missing (ĥ_B = 0), 0 when it is
-    fitted.  The second value tells a missing band (share below 1) from noise there (share above 1).  ``h`` may carry
-    leading dimensions (e.g. (T, K, H, W)); the last ``f.ndim`` axes are the grid.  Returns two arrays of ``h``'s
-    leading shape.
-    """
-    h, f, band = np.asarray(h, dtype=float), np.asarray(f, dtype=float), np.asarray(band, dtype=bool)
-    if band.shape != f.shape or h.shape[h.ndim - f.ndim:] != f.shape:
-        raise ValueError(f"band {band.shape} and the last axes of h {h.shape} must have f's shape {f.shape}")
-    axes = tuple(range(-f.ndim, 0))
-    f_hat, h_hat = np.fft.fftn(f)[band], np.fft.fftn(h, axes=axes)[..., band]
-    norm = np.sqrt((np.abs(f_hat) ** 2).sum())
-    if norm < 1e-12 * f.size:
-        raise ValueError("the target has no content in this band: Δ_F is undefined there")
-    return (np.sqrt((np.abs(h_hat - f_hat) ** 2).sum(-1)) / norm, np.sqrt((np.abs(h_hat) ** 2).sum(-1)) / norm)
 
 
 def first_step_below(deltas: ArrayLike, steps: ArrayLike, threshold: float = 0.1) -> np.ndarray:
