@@ -70,7 +70,8 @@ from companion.experiments.ch04_frequency import (
     check_step_outline, check_step_order, check_outline_plateau, plateau_measures, check_fp_order,
     check_ricker_no_order, check_ricker_no_asi, check_sin_rate, check_image_small, check_image_large,
     check_early_stopping, check_parity, check_early_stopping_spectra, early_stop_spectra, run_digits, label_spectra,
-    check_digits_spectrum, check_parity_aliasing)
+    check_digits_spectrum, check_parity_aliasing, check_image_coarse_to_fine, image_bands, IMAGE_LOW_LEVEL,
+    IMAGE_HIGH_LEVEL, IMAGE_BAND_EDGES, radial_frequency)
 from companion.core.spectral import dft, projection_spectrum, uniform_grid
 from companion.kit.plots import panels, plot_fit, plot_delta_f, plot_delta_f_curves, plot_curves
 from companion.kit.seeds import active_seed
@@ -426,9 +427,9 @@ print("PSNR train / unseen columns (dB):", img.psnr_train[-1], img.psnr_test[-1]
 # %% [markdown]
 # **Claims `ch04.image-small-init` (图4.4) and `ch04.image-large-init` (图4.11).** Small init, after training: the
 # network interpolates the unseen columns — PSNR there more than 2 dB above the constant-grey baseline, and less than
-# 3 dB below the training columns. Large init: more than 10 dB below the training columns. *What is not checked.*
-# 图4.4's own point, the coarse-to-fine progression over training (the rough position first, then the contours, the
-# fur last), is drawn in the snapshots above but not measured: the claim tests only the final interpolation.
+# 3 dB below the training columns. Large init: more than 10 dB below the training columns. 图4.4's own point, the
+# coarse-to-fine progression over training (the rough position first, then the contours, the fur last), is not what
+# these two test: it is measured in the next subsection (`ch04.image-coarse-to-fine`).
 # **`ch04.image-small-init` is an exploration:** on seeds 0–19 it held on 18 (seed 8 missed the 3 dB gap by 0.42 dB,
 # seed 15 by 0.006 dB), one short of the 19/20 standard; `ch04.image-large-init` held on 20.
 
@@ -439,6 +440,73 @@ show(check_image_small(img))
 # %%
 # NBVAL_CHECK_OUTPUT
 show(check_image_large(img))
+
+# %% [markdown]
+# ### Coarse to fine, measured (图4.4)
+#
+# The book's point in 图4.4 is the order: after 20 000 steps the network has only the cat's rough position, after
+# 50 000 the contours of the face, and only after 1 000 000 the fur — it does not learn one region after another,
+# it learns a blurred outline of the whole picture and then adds detail (先整体后局部). We measure this in
+# frequency, on the training columns (a 24 × 18 grid in the quick profile): their 2-D DFT is cut into rings of
+# radial frequency $|\xi|$ (cycles per sample) — the low band $0 < |\xi| \le 0.1$ (the outline; the constant
+# grey left out), a middle band, and the high band $|\xi| > 0.25$ (the detail) — and on each ring we take the
+# book's relative error $\Delta_F$ (图4.7) over all its frequencies at once,
+# $\Delta_F(B) = \lVert \hat h_B - \hat f_B \rVert / \lVert \hat f_B \rVert$: 1 while the band is missing, 0 when it
+# is fitted. We also record the output's *share* of the image's amplitude in the high band,
+# $\lVert \hat h_B \rVert / \lVert \hat f_B \rVert$: below 1 when the detail is still missing (a blurred
+# picture), above 1 when the band holds noise.
+
+# %%
+bands = image_bands(img)
+t_low, t_high = (bands.first_below(0, IMAGE_LOW_LEVEL)[0], bands.first_below(-1, IMAGE_HIGH_LEVEL)[0])
+band_names = ["low band |ξ| ≤ 0.1", "middle band", "high band |ξ| > 0.25"]
+fig, axes = panels(6, width=3.0, height=2.5, nrows=2)
+shown = [(t, label) for t, label in [(t_low, "low band fitted"), (t_high, "high band started")]
+         if not np.isnan(t)] + [(img.steps[-1], "end")]
+for ax, (t, label) in zip(axes[:3], shown):
+    ax.imshow(np.clip(img.snapshots[nearest_index(img.steps, t), 0], 0, 1), cmap="gray", vmin=0, vmax=1)
+    ax.set_title(f"std {image_stds[0]}, step {int(t)}: {label}", fontsize=8)
+    ax.axis("off")
+train_cols = img.image[:, 1::2]                                      # the bands are rings of this grid's 2-D DFT
+axes[3].imshow(np.fft.fftshift(np.log10(np.abs(np.fft.fft2(train_cols)) + 1e-3)), cmap="viridis")
+axes[3].contour(np.fft.fftshift(radial_frequency(train_cols.shape)), levels=list(IMAGE_BAND_EDGES), colors="w")
+axes[3].set_title("image spectrum (training columns), band edges", fontsize=8)
+axes[3].axis("off")
+for ax, m in zip(axes[4:], range(2)):
+    for b, name in enumerate(band_names):
+        ax.plot(bands.steps, bands.delta[:, m, b], label=name)
+    ax.axhline(IMAGE_LOW_LEVEL, color="0.5", ls=":", lw=1)
+    ax.axhline(IMAGE_HIGH_LEVEL, color="0.5", ls="--", lw=1)
+    ax.set_yscale("log")
+    ax.set(xlabel="step", ylabel="Δ_F", title=f"init std {image_stds[m]}")
+axes[5].legend(fontsize=6)
+fig.suptitle("Fig. 4.4: training columns, relative error per frequency band")
+plt.show()
+print("small init: first step with Δ_F(low) < 0.5:", t_low, " with Δ_F(high) < 0.8:", t_high,
+      " high-band share of the output then:", np.round(bands.share[nearest_index(bands.steps, t_low), 0, -1], 2)
+      if not np.isnan(t_low) else None)
+
+# %% [markdown]
+# **Claim `ch04.image-coarse-to-fine` (图4.4).** For the small-initialisation network: the low band's $\Delta_F$ falls
+# below 0.5 at a step $t_{low}$ within the first half of training, at most half as late as the step $t_{high}$ where
+# the high band's falls below 0.8 (a high band that does not get there within the run counts as later still: in the
+# book the fur comes fifty times later than the outline); at $t_{low}$ the output holds at most half of the image's
+# high band — the outline is blurred, not noisy — and by the end at least 1.25 times what it held then: the detail is
+# added afterwards. The thresholds were set on design seeds 100–115 (there $t_{low} \le 700$ of 2000 steps,
+# $t_{high}/t_{low} \ge 2.3$, the share at $t_{low}$ at most 0.33 and its growth at least 1.58-fold); on the validation
+# seeds 0–19 the claim held on 19 of 20 (seed 1 missed: its high band got below 0.8 at step 1300, 1.86 times its
+# low band's 700; median margin 0.43). The large initialisation (std 1.5, 图4.11), trained in the same call,
+# is the book's contrast: its output's high band starts at tens of times the image's (noise), still holds over twice
+# the image's when its low band is fitted, and then shrinks instead of growing, so the same check on it fails (on all
+# of seeds 0–19, and in `tests/test_controls_ch04.py`). *Our setting and what is not checked:* the book trains for
+# up to 10⁶ steps and shows the fur; in the quick profile's 2000 steps the high band gets only part of the way
+# ($\Delta_F$ from 1 to about 0.55–0.85), so "the fur last" is measured as the high band *starting* late, not as its
+# completion. That the network does not learn one region after another (the book's "并非先记住某一部分") is seen in
+# the snapshots, which blur and sharpen the whole picture together, but not measured.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(check_image_coarse_to_fine(img))
 
 # %% [markdown]
 # ## 5 · Early stopping, seen in frequency (图4.12)

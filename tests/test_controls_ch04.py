@@ -15,8 +15,9 @@ import pytest
 
 from companion.core.fprinciple import FPConfig, run_fprinciple, spread_ratio
 from companion.experiments.ch04_frequency import (check_digits_spectrum, check_early_stopping,
-                                                  check_early_stopping_spectra, check_fp_order, check_image_large,
-                                                  check_image_small, check_outline_plateau, check_parity,
+                                                  check_early_stopping_spectra, check_fp_order,
+                                                  check_image_coarse_to_fine, check_image_large, check_image_small,
+                                                  check_outline_plateau, check_parity,
                                                   check_parity_aliasing, check_ricker_no_asi, check_ricker_no_order,
                                                   check_sin_rate, check_sizes_smooth, check_step_order,
                                                   check_step_outline, run_digits, run_early_stopping, run_image,
@@ -195,6 +196,23 @@ def test_control_ch04_image_large_init():
 def test_image_large_positive_twin():
     # (at this small size and budget the small-init member is not yet 2 dB above the baseline: no twin for 图4.4)
     v = check_image_large(image_run((0.1, 1.5)))
+    assert v.passed, v.measured_line()
+
+
+def coarse_run(stds):
+    # long enough (1000 steps, recorded every 50) for the small init's high band to start within the run
+    return run_image(shape=(12, 18), init_stds=stds, hidden=(32, 32, 32), steps=1000, lr=1e-2, record_every=50,
+                     seed=SEED)
+
+
+@pytest.mark.contrast("large initialisation, init std 1.5 (图4.11), in the small-init slot")
+def test_control_ch04_image_coarse_to_fine():
+    v = check_image_coarse_to_fine(coarse_run((1.5, 0.1)))   # noise in the high band from the start, shrinking
+    assert not v.passed, v.measured_line()
+
+
+def test_image_coarse_to_fine_positive_twin():
+    v = check_image_coarse_to_fine(coarse_run((0.1, 1.5)))
     assert v.passed, v.measured_line()
 
 

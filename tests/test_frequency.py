@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from companion.core.fprinciple import FPConfig, median_step, midway_step, run_fprinciple, spread_ratio, sum_of_sines
+from companion.experiments import ch04_frequency as ch04
 from companion.experiments.ch04_frequency import check_fp_order, parity_data, run_parity
 
 
@@ -145,3 +146,27 @@ def test_asi_can_be_chosen_per_member():
     assert np.abs(res.out_test[-1, 0]).max() > 0                                       # and does train
     with pytest.raises(ValueError, match="3 flags but there are 2 members"):
         run_fprinciple.__wrapped__(FPConfig(asi=(True, True, False), members=2), seed=0)
+
+
+def test_radial_frequency_of_a_grid():
+    rho = ch04.radial_frequency((8, 6))
+    assert rho.shape == (8, 6) and rho[0, 0] == 0
+    assert np.isclose(rho[1, 0], 1 / 8) and np.isclose(rho[0, 1], 1 / 6) and np.isclose(rho[4, 3], np.hypot(0.5, 0.5))
+    with pytest.raises(ValueError, match="every side"):
+        ch04.radial_frequency((1, 6))
+
+
+def test_band_delta_missing_fitted_and_noisy_bands():
+    rows, cols = np.meshgrid(np.arange(16), np.arange(12), indexing="ij")
+    low = np.cos(2 * np.pi * rows / 16)                   # |ξ| = 1/16
+    high = 0.3 * np.cos(2 * np.pi * 5 * cols / 12)        # |ξ| = 5/12
+    f = low + high
+    rho = ch04.radial_frequency(f.shape)
+    lo_band, hi_band = (rho > 0) & (rho <= 0.1), rho > 0.25
+    outline = np.stack([low, f, low + 3 * high])          # (3, H, W): outline only, exact fit, noise-like excess
+    d_lo, s_lo = ch04.band_delta(outline, f, lo_band)
+    d_hi, s_hi = ch04.band_delta(outline, f, hi_band)
+    assert np.allclose(d_lo, 0) and np.allclose(s_lo, 1)
+    assert np.allclose(d_hi, [1, 0, 2]) and np.allclose(s_hi, [0, 1, 3])
+    with pytest.raises(ValueError, match="no content"):
+        ch04.band_delta(low, low, hi_band)
