@@ -253,7 +253,7 @@ for m in emb.SPECTRUM_WIDTHS:
           f"median loss at 1/3 {np.median(losses[third]):.1e}, final {np.median(losses[-1]):.1e}")
 
 uniq95, edges95, frac95 = emb.loss_spectrum(spectrum95.losses, spectrum95.widths)
-fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 3.2), gridspec_kw={"width_ratios": [3, 2]})
+fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11.5, 3.3), gridspec_kw={"width_ratios": [3, 2], "wspace": 0.5})
 image = ax.imshow(np.log10(np.maximum(frac95, 1e-6)), aspect="auto", origin="lower", cmap="magma",
                   extent=(edges95[0], edges95[-1], -0.5, len(uniq95) - 0.5), vmin=-6, vmax=0, interpolation="nearest")
 ax.set_yticks(range(len(uniq95)), [str(m) for m in uniq95])
