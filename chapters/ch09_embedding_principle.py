@@ -37,11 +37,12 @@
 # Two-layer nets follow (9.1), f_θ(x) = Σ_j a_j σ(w_jᵀx̃) with the bias folded in, x̃ = (x, 1). Mechanism in
 # `companion.experiments.ch09_embedding` (embeddings, batched GD, merging) and `companion.core.landscape` (Hessians).
 #
-# Run time: quick profile ≈ 30 CPU-seconds; full profile (100 seeds per width, 40 000 steps, widths to
+# Run time: quick profile ≈ 40 CPU-seconds; full profile (100 seeds per width, 40 000 steps, widths to
 # 500) some minutes: 224 s on an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each, seed 0).
-# There only the claims of section 4 (图9.3, 图9.7; they compute the same in both profiles) hold. It does not reproduce 图9.1/9.2 (some wide nets have left
-# the plateau where the check looks: ‖f − f1*‖∞ up to 0.11), 图9.5 (at widths 200 and 500 more steps sit on a lower line
-# than on L1*), 图9.4 (the width-500 net is still at L1* after 40 000 steps) or 图9.8's ≥ 4× shrinking (3.3×).
+# There only the claims of section 4 (图9.3, 图9.7; they compute the same in both profiles) hold. It does not
+# reproduce 图9.1/9.2 (some wide nets have left the plateau where the check looks: ‖f − f1*‖∞ up to 0.11), 图9.4 (the
+# width-500 net is still at L1* after 40 000 steps) or 图9.8's ≥ 4× shrinking (3.3×). 图9.5's claim was redesigned
+# after that run (its full profile: 100 runs a width) and has not been run in the full profile yet.
 
 # %% tags=["launch-install"]
 # Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.
@@ -189,59 +190,91 @@ plt.colorbar(image, ax=ax, label="log10 fraction of steps")
 plt.show()
 
 # %% [markdown]
-# ### 图9.5 with several lines: the staircase target
+# ### 图9.5 with several lines: a ladder of ten steps
 #
-# The target of 图9.4 below, f*(x) = tanh(x − 7) + tanh(x) + tanh(x + 7) on 80 points x ∈ [−10, 10], has critical
-# points of widths 1 and 2 at well-separated losses: L1* (the width-1 optimum) and L2* (the lowest width-2 critical
-# point among 16 L-BFGS restarts; restarts also find others within 1 % of it). Nets of widths 1, 2, 3, 5, 10 and 50,
-# 8 seeds each (the book: 100), every parameter N(0, 10⁻⁸) (std 10⁻⁴, the condensed regime of the phase diagram,
-# ch. 7), full-batch Adam (lr 10⁻³, for the reason given in section 3) for 4000 steps, the loss recorded every 10;
-# the spectrum is drawn as above, with L1* and L2* dotted.
+# The book's three findings need a target on which narrow nets have critical points at well-separated losses and which
+# none of the widths shown fits exactly — else the wider nets all end at zero loss and nothing orders them. Ours:
+# f*(x) = Σ_{i=0}^{9} 0.75^i tanh(2(x − s_i)) on 80 points x ∈ [−10, 10], ten steps of falling heights at shuffled
+# positions s_i (`emb.ladder_target`); each extra neuron can take one more step, so the best loss falls with the
+# width. Widths 1, 2, 3, 4, 6, 8 and 16, 16 runs each (the book: 100; the full profile: 100), all trained as **one
+# ensemble** (`emb.spectrum_runs`, narrower members padded with zero neurons), every parameter N(0, 10⁻⁸) (std 10⁻⁴,
+# the condensed regime of the phase diagram, ch. 7), full-batch Adam (lr 3·10⁻³; Adam for the reason given in section
+# 3) for 9000 steps, the loss recorded every 20. The spectrum is drawn as above, with the lines where the widths 1, 2
+# and 3 end dotted; on the right the median loss of each width against the step. Printed first: the critical losses of
+# widths 1 and 2 that L-BFGS finds (restarts that converged, ‖∇R‖ < 10⁻⁸) — the lines where the width-1 and width-2
+# runs end are among them; the lowest width-2 critical loss is not where the runs go.
 #
-# **Measured, and what the claim checks.** Widths 10 and 50 stall on lines: width 50 spends about 60 % of all
-# (step, seed) pairs in one bin, at L2* — a width-2 critical point embedded in the width-50 landscape; width 10 about
-# 40 % on a line slightly below L1* (≈ 0.92 L1*, a critical point we have not identified). The claim
-# (`emb.check_loss_lines`) requires each brightest bin to hold ≥ 20 % (width 10) and ≥ 30 % (width 50), the width-50
-# line within 3 % of L2*, and below the width-10 line. Its negative control starts from a large init (std 0.5, the
-# linear regime), where the loss falls without stalling: no bin holds more than about 13 %. **It is an exploration:**
-# it held on all 20 of seeds 0–19, but its median margin (+0.043, set by "below the width-10 line": 0.0494 against
-# 0.0516) is under the standard's thin line of 0.05, so it is not counted as a reproduction; the lines themselves
-# (the brightest-bin fractions and the distance to L2*) hold with wide margins.
+# **What the claim checks** (`emb.check_loss_spectrum`), the book's (i)–(iii) on every width shown: (i) *discrete
+# lines*: for every width, 3 of the 200 bins hold ≥ 15 % of all (step, run) pairs — a loss falling at a steady pace
+# through the two to three decades these runs cross would put 3–4 % there; (ii) *shared lines*: widths 8 and 16 each
+# spend ≥ 8 % of their pairs within one bin (±0.025 in log₁₀) of the line on which the width-2 runs end (its brightest
+# bin) — a narrower net's critical point, embedded in the wide nets' landscapes; (iii) *wider ends lower*: the median
+# final loss falls strictly from each width to the next wider one. The thresholds were set on seeds 101–103 (there
+# every width's 3 brightest bins held ≥ 19 %, widths 8 and 16 had 14–16 % of their pairs on the width-2 line). The
+# claim was redesigned after the earlier staircase version's results on seeds 0–19 were seen, so it is validated on
+# seeds 0–19 and 500–519: **20/20 on seeds 0–19 and 20/20 on 500–519**, margin min +0.155 / +0.132, median +0.169 /
+# +0.169 (relative; the thin line is 0.05). On most seeds the tightest condition is width 2's final loss 17 % below
+# width 1's, the same on every seed (both end at their own critical points); of the conditions that vary with the seed
+# the tightest were width 6's top-3 share (least margin +0.132: a share of 0.17) and width 16's final loss below width
+# 8's (least margin +0.188). A first version of (ii) measured the share around the lowest width-2 critical loss that
+# L-BFGS finds; on seed 0, the first validation seed run, its restarts found a lower one (0.0110) than the runs ever
+# reach and the check failed; (ii) now looks at the width-2 runs' own line — the only change made after a validation
+# seed was seen.
 #
-# **Not reproduced: "wider is lower" across all widths.** The narrow widths 3 and 5 — width 3 can represent the
-# target exactly — do not stall at all on this task and end *lower* after 4000 steps than widths 10 and 50 (median
-# final losses printed below); the book's trend (iii) is checked only between widths 10 and 50.
+# Its negative control is the book's contrast: the embedding principle shows up in training only in the condensed
+# regime (§9.2.1 starts every net there on purpose). From a large initialisation (std 0.5, the linear, non-condensed
+# side of ch. 7's phase diagram) the wide nets' losses fall through the width-2 line without stalling on it and the
+# width-16 spectrum spreads out, and the same check fails.
+#
+# **What is not checked.** The wide nets do not stall on *every* narrow line, as the book says they need not: here
+# widths ≥ 3 spend at most about 3 % of their pairs on the width-1 line and width 4 only about 2 % on the width-2 line
+# — Adam carries them past those critical points — so (ii) is checked on the width-2 line in widths 8 and 16 only.
+# Order (iii) needs the whole run: after 3000 steps (printed below, "at 1/3") widths 6–16 still sit higher than width
+# 4, having stalled longer on the upper lines; they end lower. And (iii) holds in the large-init control runs as well:
+# with this target the order of the final losses comes from the wider nets' capacity as much as from their escaping
+# saddles, which the claim does not separate.
 
 # %%
-x95, xa95, y95 = emb.staircase_target()
-loss_one = emb.best_fits(xa95, y95, 1, restarts=RESTARTS, seed=seed)[0].loss
-loss_two = emb.best_fits(xa95, y95, 2, restarts=RESTARTS, seed=seed)[0].loss
-WIDTHS_95 = (1, 2, 3, 5, 10, 50)
-runs95 = emb.run_widths(xa95, y95, WIDTHS_95, N_SEEDS, init_std=1e-4, lr=1e-3, optimizer="adam",
-                        steps=pick_steps(quick=4000, full=4000, every=10), record_every=10, seed=seed + 95)
-print(f"L1* = {loss_one:.5f}, L2* = {loss_two:.5f}")
-for m in WIDTHS_95:
-    line = emb.brightest_line(runs95[m])
-    print(f"m={m}: brightest bin {line.fraction:.0%} of (step, seed) pairs at loss {line.loss:.5f}; "
-          f"median final loss {np.median(runs95[m].losses[-1]):.1e}")
+x95, xa95, y95 = emb.ladder_target()
+STEPS_95 = pick_steps(quick=9000, full=9000, every=20)
+spectrum95 = emb.spectrum_runs(xa95, y95, emb.SPECTRUM_WIDTHS, pick(quick=16, full=100, smoke=4), init_std=1e-4,
+                               lr=3e-3, steps=STEPS_95, record_every=20, seed=seed + 95)
+ends = {m: float(np.median(emb.members(spectrum95, m).losses[-1])) for m in (1, 2, 3)}  # where widths 1–3 end
+for m in (1, 2):
+    fits = [f for f in emb.best_fits(xa95, y95, m, restarts=RESTARTS, seed=seed) if f.grad_norm < 1e-8]
+    print(f"width-{m} critical losses (L-BFGS, {RESTARTS} restarts): {np.round(emb.distinct_losses(fits, 1e-3), 5)}; "
+          f"the width-{m} runs end at {ends[m]:.5f} (median)")
+line_two = emb.brightest_line(emb.members(spectrum95, 2)).loss  # the line the claim's (ii) looks at
+third = spectrum95.history.at(STEPS_95 // 3)
+for m in emb.SPECTRUM_WIDTHS:
+    losses = emb.members(spectrum95, m).losses
+    print(f"m={m:2d}: {emb.line_share(spectrum95, m, line_two):4.0%} of (step, run) pairs on the width-2 line, "
+          f"{emb.line_share(spectrum95, m, ends[1]):4.0%} on the width-1 line; "
+          f"median loss at 1/3 {np.median(losses[third]):.1e}, final {np.median(losses[-1]):.1e}")
 
-uniq95, edges95, frac95 = emb.spectrum_of(runs95)
-fig, ax = plt.subplots(figsize=(8, 3))
+uniq95, edges95, frac95 = emb.loss_spectrum(spectrum95.losses, spectrum95.widths)
+fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11.5, 3.3), gridspec_kw={"width_ratios": [3, 2], "wspace": 0.5})
 image = ax.imshow(np.log10(np.maximum(frac95, 1e-6)), aspect="auto", origin="lower", cmap="magma",
                   extent=(edges95[0], edges95[-1], -0.5, len(uniq95) - 0.5), vmin=-6, vmax=0, interpolation="nearest")
 ax.set_yticks(range(len(uniq95)), [str(m) for m in uniq95])
-for value, colour in ((loss_one, "c"), (loss_two, "w")):
+for value, colour in zip(ends.values(), ("c", "w", "y")):
     ax.axvline(np.log10(value), color=colour, ls=":", lw=1)
+ax.set_xlim(-4.5, 0)
 ax.set_xlabel("log10(loss)")
 ax.set_ylabel("width m")
-ax.set_title("staircase target, Adam (dotted: L1*, L2*)")
+ax.set_title("ladder target, Adam (dotted: where widths 1, 2, 3 end)")
 ax.grid(False)
 plt.colorbar(image, ax=ax, label="log10 fraction of steps")
+for m in uniq95:
+    ax2.semilogy(spectrum95.steps, np.median(emb.members(spectrum95, m).losses, axis=1), label=f"m={m}")
+ax2.set_xlabel("step")
+ax2.set_ylabel("median loss")
+ax2.legend(ncol=2, fontsize=8)
 plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(emb.check_loss_lines(runs95, loss_two))
+show(emb.check_loss_spectrum(spectrum95))
 
 # %% [markdown]
 # ## 3. One wide net, from a narrow critical point to the target: outputs and spectra (图9.4)
@@ -536,8 +569,8 @@ for m in (1, 2):  # try (1, 2, 3) and more restarts (each restart takes about a 
 #
 # * Nets of every width ≥ 3 stall at the width-1 optimum's loss, with the same output and fully condensed
 #   neurons: the wide net passes through the image of a narrow critical point (图9.1/9.2, 9.5).
-# * On the staircase target the loss spectrum (图9.5) has discrete lines: width 50 stalls at a width-2 critical
-#   loss, below the line of width 10; the narrow widths 3 and 5 do not stall there at all.
+# * On a ladder of ten tanh steps the loss spectrum (图9.5) of widths 1–16 is made of discrete lines, widths 8 and 16
+#   share the line where the width-2 nets end (an embedded critical point), and the wider the net, the lower it ends.
 # * One wide net shows both principles at once (图9.4): it fits the lowest frequency first, sits at the
 #   embedded width-1 optimum, and fits the higher frequency and the target only after leaving it.
 # * The splitting embedding T^α_s preserves outputs and gradients exactly for any α; splitting a minimum

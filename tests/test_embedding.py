@@ -152,6 +152,28 @@ def test_brightest_line_is_the_fullest_bin():
         E.brightest_line(E.BatchRun(np.array([4, 5]), History(np.arange(100), series={"loss": losses})))
 
 
+def test_members_and_line_share_of_a_mixed_ensemble():
+    """Two widths in one ensemble: members() keeps one width's columns; line_share counts the pairs within one bin."""
+    steady = np.full(100, 0.05)
+    falling = np.logspace(-1, -4, 100)
+    losses = np.stack([steady, steady, falling, falling], axis=1)  # (T, K): width 2 stalls at 0.05, width 8 falls
+    batch = E.BatchRun(np.array([2, 2, 8, 8]), History(np.arange(100), series={"loss": losses}))
+    assert E.members(batch, 2).losses.shape == (100, 2) and np.all(E.members(batch, 8).widths == 8)
+    assert E.line_share(batch, 2, 0.05) == 1.0
+    assert E.line_share(batch, 8, 0.05) < 0.05  # 3 decades in 100 steps: ~1.7 steps per bin of 0.025
+    with pytest.raises(ValueError, match="width 3"):
+        E.members(batch, 3)
+
+
+def test_ladder_target_has_ten_falling_steps():
+    x, xa, y = E.ladder_target()
+    assert xa.shape == (80, 2) and y.shape == (80, 1)
+    rise = 2 * sum(0.75 ** i for i in range(10))  # each step rises 2·0.75^i (the steps at ±9 reach tanh 2 ≈ 0.96)
+    assert abs(float(y[-1, 0] - y[0, 0]) / rise - 1) < 0.01
+    with pytest.raises(ValueError, match="n ≥ 2"):
+        E.ladder_target(n=1)
+
+
 def test_group_and_merge_inverts_splitting():
     g = torch.Generator().manual_seed(1)
     a = torch.randn(3, 2, generator=g, dtype=torch.float64)

@@ -13,14 +13,15 @@ input weights ``w`` of shape (m, d+1) — the convention of :mod:`companion.core
   W^{[l]}, b^{[l]}, split column s of W^{[l+1]}).
 * :func:`train_batch` — full-batch GD on many two-layer nets at once (a leading member dimension, widths
   padded to the widest with zero neurons) through the engine :func:`companion.core.train.run`, for
-  图9.1/9.2/9.5 (``optimizer="adam"`` for 图9.5's staircase runs), :func:`loss_spectrum` and
+  图9.1/9.2 and 图9.5 (``optimizer="adam"``, all widths one ensemble: :func:`spectrum_runs` on :func:`ladder_target`),
+  :func:`loss_spectrum`, :func:`line_share` and
   :func:`brightest_line` (图9.5).
 * :func:`best_fits` — many-restart L-BFGS (+ Newton polish) for critical points of narrow nets.
 * :func:`group_neurons` / :func:`merge_groups` — compress a condensed wide net into a narrow
   one (图9.8), the inverse of splitting; :func:`compress` runs the chapter's experiment and
   measures what merging contributes beyond pruning, for a condensed run and a control run.
 * The chapter's claims (:class:`companion.kit.claims.ClaimSpec`) and their checks: :func:`check_width_plateau`,
-  :func:`check_loss_lines`, :func:`check_split_identities`, :func:`check_split_hessian`, :func:`check_embedded_saddle` (图9.7(a) on
+  :func:`check_loss_spectrum`, :func:`check_split_identities`, :func:`check_split_hessian`, :func:`check_embedded_saddle` (图9.7(a) on
   :func:`sine_task`, 图9.7(b) on :func:`iris_task`; :func:`stability_matrix` says why a split opens a descent
   direction) and :func:`check_merge`.
 """
@@ -39,7 +40,8 @@ from companion.core import neurons as condensation
 from companion.core import landscape
 from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
-from companion.kit.claims import ClaimSpec, Verdict, compare, count, identity, threshold
+from companion.kit.claims import (REVALIDATION_SEEDS, VALIDATION_SEEDS, ClaimSpec, Verdict, compare, count,
+                                  identity, threshold)
 from companion.core.nets import MLP
 from companion.core.data import Digits
 from companion.core.spectral import delta_f, first_step_below
@@ -729,6 +731,36 @@ def staircase_target(n: int = 80, lo: float = -10.0, hi: float = 10.0) -> tuple[
     return x, augment(x), y[:, None]
 
 
+def ladder_target(n: int = 80, lo: float = -10.0, hi: float = 10.0) -> tuple[Tensor, Tensor, Tensor]:
+    """The 1-D task of our 图9.5: ten tanh steps of geometrically falling heights,
+    f*(x) = Σ_{i=0}^{9} 0.75^i tanh(2(x − s_i)), the step positions s_i a fixed shuffle of −9, −7, …, 9 (see
+    :data:`LADDER_POSITIONS`).  Each extra neuron can take one more step, so the best loss of a width-m net falls with
+    m for every width up to 10 and beyond (the steps overlap): widths 1 … 16 all have distinct critical losses.
+
+    Returns x (n,), x̃ (n, 2), y (n, 1) in float64."""
+    if n < 2 or not hi > lo:
+        raise ValueError(f"need n ≥ 2 and hi > lo; got n={n}, lo={lo}, hi={hi}")
+    x = torch.linspace(lo, hi, n, dtype=torch.float64)
+    y = sum(0.75 ** i * torch.tanh(2 * (x - s)) for i, s in enumerate(LADDER_POSITIONS))
+    return x, augment(x), y[:, None]
+
+
+#: The positions s_i of :func:`ladder_target`'s steps, highest step first (a fixed shuffle of −9, −7, …, 9).
+LADDER_POSITIONS = (-1.0, 3.0, -5.0, 5.0, -3.0, 1.0, 9.0, -9.0, 7.0, -7.0)
+
+
+@cached
+def spectrum_runs(x_aug: Tensor, y: Tensor, widths: Sequence[int], n_runs: int, *, init_std: float, lr: float,
+                  steps: int, record_every: int, seed: int, progress: bool = True) -> BatchRun:
+    """图9.5's runs: ``n_runs`` nets of every width in ``widths`` as **one** ensemble (members padded with zero
+    neurons to the widest, :func:`init_batch`), every parameter N(0, init_std²) drawn from ``seed``, trained by
+    full-batch Adam with step ``lr`` (:func:`train_batch`); the returned run's ``widths`` (K,) say which width each
+    member has, as :func:`loss_spectrum` wants."""
+    a, w, per = init_batch(widths, n_runs, x_aug.shape[1], y.shape[1], init_std, generator(seed), x_aug.dtype)
+    return train_batch(x_aug, y, a, w, per, lr=lr, steps=steps, record_every=record_every, progress=progress,
+                       optimizer="adam")
+
+
 @dataclass
 class LearningPath:
     """图9.4: the training path of one wide two-layer net against the width-1 optimum ``narrow`` of the same task.
@@ -828,33 +860,61 @@ MERGE = ClaimSpec(
     "400 → 58 neurons, 6.9×, with 98.5 % of predictions kept)")
 
 
-LOSS_LINES = ClaimSpec(
-    "ch09.loss-lines", "图9.5",
-    "on the staircase target (Adam, init std 10⁻⁴, 8 seeds a width) the loss spectra of widths 10 and 50 are "
-    "discrete lines: each width's brightest bin (of 200 on log₁₀ loss ∈ [−5, 0]) holds ≥ 20 % (width 10) and ≥ 30 % "
-    "(width 50) of all (step, seed) pairs; the width-50 line lies within 3 % of a width-2 critical loss L2* and "
-    "below the width-10 line (the wider net stalls lower) — held on 20 of seeds 0–19, but with a median margin of "
-    "+0.043, under the 0.05 thin line (the width-50 line sits only about 4 % below the width-10 one): an exploration",
-    kind="exploration")
+LOSS_SPECTRUM = ClaimSpec(
+    "ch09.loss-spectrum", "图9.5",
+    "on the ten-step ladder target (Adam, init std 10⁻⁴, 16 runs of each width 1, 2, 3, 4, 6, 8, 16) the loss "
+    "spectrum is discrete, shared and ordered by width: (i) for every width, 3 of the 200 bins of log₁₀ loss hold "
+    "≥ 15 % of all (step, run) pairs; (ii) widths 8 and 16 each spend ≥ 8 % of them within one bin of the line where "
+    "the width-2 runs end (a width-2 critical point); (iii) the median final loss falls strictly from each width to "
+    "the next wider one",
+    validation_seeds=VALIDATION_SEEDS + REVALIDATION_SEEDS)
 
-#: 图9.5's widths whose lines the claim judges (a narrower and a wider one) and their least brightest-bin fractions.
-LINE_WIDTHS = (10, 50)
-LINE_FRACTIONS = (0.2, 0.3)
+#: 图9.5's widths and runs per width (the book: 100 runs a width), and the claim's bounds: the least share of the
+#: (step, run) pairs in a width's :data:`TOP_BINS` brightest bins, the narrow width whose line the wide ones share,
+#: the least share of a wide width's pairs within :data:`LINE_HALF_WIDTH` (in log₁₀ loss: one bin) of that line,
+#: and the widths that must hold it.
+SPECTRUM_WIDTHS = (1, 2, 3, 4, 6, 8, 16)
+TOP_BINS, TOP_SHARE = 3, 0.15
+LINE_WIDTH, LINE_HALF_WIDTH, LINE_SHARE, LINE_MIN_WIDTH = 2, 0.025, 0.08, 8
 
 
-def check_loss_lines(runs: dict[int, BatchRun], loss_two: float, widths: tuple[int, int] = LINE_WIDTHS,
-                     fractions: tuple[float, float] = LINE_FRACTIONS, rel: float = 0.03) -> Verdict:
-    """图9.5 on :func:`run_widths` runs: the brightest line (:func:`brightest_line`) of the narrower and the wider
-    width in ``widths`` holds at least ``fractions`` of its (step, seed) pairs — training stalls there, across seeds
-    (the book's (i)); the wider net's line lies within ``rel`` of ``loss_two``, the loss of a width-2 critical point
-    (a narrower net's critical loss, embedded: (ii)), and below the narrower net's line ((iii))."""
-    narrow, wide = (brightest_line(runs[m]) for m in widths)
-    return LOSS_LINES.judge(
-        threshold(f"brightest-bin fraction, m={narrow.width}", narrow.fraction, ">=", fractions[0]),
-        threshold(f"brightest-bin fraction, m={wide.width}", wide.fraction, ">=", fractions[1]),
-        threshold(f"|line/L2* − 1|, m={wide.width}", abs(wide.loss / loss_two - 1), "<", rel),
-        compare(f"line m={wide.width}", wide.loss, "<", f"line m={narrow.width}", narrow.loss),
-        loss_two=loss_two, lines={line.width: round(line.loss, 5) for line in (narrow, wide)})
+def members(batch: BatchRun, width: int) -> BatchRun:
+    """The members of one width of a mixed-width :func:`spectrum_runs` ensemble, as a run of their own (losses only)."""
+    keep = batch.widths == width
+    if not keep.any():
+        raise ValueError(f"no member of width {width}; the run has widths {np.unique(batch.widths).tolist()}")
+    return BatchRun(batch.widths[keep], History(batch.steps, series={"loss": batch.losses[:, keep]}))
+
+
+def line_share(batch: BatchRun, width: int, loss: float, half_width: float = LINE_HALF_WIDTH) -> float:
+    """The share of one width's (recorded step, run) pairs whose log₁₀ loss lies within ``half_width`` of
+    log₁₀ ``loss``: how much of its spectrum sits on that line."""
+    logs = np.log10(np.maximum(members(batch, width).losses, 1e-300))
+    return float((np.abs(logs - np.log10(loss)) <= half_width).mean())
+
+
+def check_loss_spectrum(batch: BatchRun) -> Verdict:
+    """图9.5 on one :func:`spectrum_runs` ensemble of several widths.
+
+    (i) Discrete lines: for every width, its :data:`TOP_BINS` brightest bins of :func:`loss_spectrum` (200 bins on
+    log₁₀ loss ∈ [−5, 0]) hold ≥ :data:`TOP_SHARE` of its (step, run) pairs (a loss falling at a steady pace through
+    the 2–3 decades these runs cross would put 3–4 % there).  (ii) Shared lines: every width ≥ :data:`LINE_MIN_WIDTH`
+    has ≥ :data:`LINE_SHARE` of its pairs within one bin of the brightest line of width :data:`LINE_WIDTH`
+    (:func:`brightest_line`, where those runs end: a narrow net's critical point, embedded in the wide nets'
+    landscapes).  (iii) Wider ends lower: the median over runs of the final loss falls strictly from each width to the
+    next wider one."""
+    uniq, _, frac = loss_spectrum(batch.losses, batch.widths)
+    top = np.sort(frac, axis=1)[:, ::-1][:, :TOP_BINS].sum(1)  # (W,)
+    line = brightest_line(members(batch, LINE_WIDTH))
+    final = [float(np.median(members(batch, int(m)).losses[-1])) for m in uniq]
+    conditions = [threshold(f"top-{TOP_BINS} bin share, m={m}", t, ">=", TOP_SHARE) for m, t in zip(uniq, top)]
+    conditions += [threshold(f"share within one bin of the m={LINE_WIDTH} line, m={m}",
+                             line_share(batch, int(m), line.loss), ">=", LINE_SHARE)
+                   for m in uniq if m >= LINE_MIN_WIDTH]
+    conditions += [compare(f"median final loss m={m2}", f2, "<", f"m={m1}", f1)
+                   for m1, f1, m2, f2 in zip(uniq, final, uniq[1:], final[1:])]
+    return LOSS_SPECTRUM.judge(*conditions, line=line.loss, widths=uniq.tolist(),
+                               runs=int((batch.widths == uniq[0]).sum()))
 
 
 SADDLE_1D = ClaimSpec(
