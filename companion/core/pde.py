@@ -449,3 +449,25 @@ def fit_wan(u_model: nn.Module, phi_model: nn.Module, problem: Problem, points: 
         return {"train_loss": loss, "weak": loss, "bc": bc, "phi_norm": norm}
 
     return run(update, steps=steps, record=record, record_every=record_every, desc="WAN")
+
+
+def sine_poisson(dim: int = 1, freqs: Sequence[float] = (1.0, 4.0), amps: Sequence[float] = (1.0, 0.2)) -> Problem:
+    """−Δu = f on (−1, 1)^d with exact u = Σ_a A_a Π_k sin(ω_a π x_k), u = exact on ∂Ω.
+
+    Each product of sines is an eigenfunction of −Δ: f = Σ_a A_a d(ω_a π)² Π_k sin(ω_a π x_k), in closed form
+    (the losses evaluate f at every step; :func:`companion.core.pde.manufactured_poisson` would differentiate u
+    twice by autograd each time — tests/test_pde.py checks that the two agree)."""
+    if dim not in (1, 2, 3):
+        raise ValueError(f"dim must be 1, 2 or 3, got {dim}")
+    if len(freqs) != len(amps) or not freqs:
+        raise ValueError(f"freqs {tuple(freqs)} and amps {tuple(amps)} must be non-empty and of equal length")
+
+    def exact(x: Tensor) -> Tensor:
+        return sum(a * torch.prod(torch.sin(w * math.pi * x), dim=1) for w, a in zip(freqs, amps))
+
+    def source(x: Tensor) -> Tensor:
+        return sum(a * dim * (w * math.pi) ** 2 * torch.prod(torch.sin(w * math.pi * x), dim=1)
+                   for w, a in zip(freqs, amps))
+
+    return Problem(NEG_LAPLACIAN, source, ((-1.0, 1.0),) * dim, boundary=exact, exact=exact,
+                   name=f"sines {tuple(freqs)} in {dim}-D")

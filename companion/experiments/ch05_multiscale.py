@@ -37,7 +37,7 @@ from companion.kit.plots import plot_delta_f_curves
 from companion.kit.seeds import active_seed, generator
 from companion.core.fprinciple import as_tensor
 from companion.core.nets import SD2DNN, FourierFeatureNet, MscaleDNN
-from companion.core.pde import Problem, divergence_operator, fit, grid_points, ritz_loss
+from companion.core.pde import Problem, divergence_operator, fit, grid_points, ritz_loss, sine_poisson
 from companion.core.spectral import delta_f, dft, first_step_below, uniform_grid
 from companion.core.train import on_device, train
 
@@ -281,7 +281,6 @@ def run_poisson_2d(kind: str, width: int = 100, depth: int = 3, n_scales: int = 
     """
     if kind not in MSCALE_2D_KINDS:
         raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(MSCALE_2D_KINDS)}")
-    from companion.experiments.ch15_pinns import sine_poisson   # the same sines problem chapter 15 solves
 
     problem = sine_poisson(2, freqs=(MU_BOOK / math.pi,), amps=(1.0,))
     scales = (1.0,) if kind == "plain" else tuple(float(s) for s in range(1, n_scales + 1))

@@ -29,7 +29,7 @@ from companion.kit.claims import ClaimSpec, Verdict, compare, identity, is_never
 from companion.core.classical import fd_solution, iterate, jacobi, jacobi_eigenvalues, mode_errors
 from companion.core.nets import MLP, MscaleDNN
 from companion.core.pde import (NEG_LAPLACIAN, Field, Points, Problem, fit, fit_wan, grid_points, newton_operator,
-                  pinn_loss, ritz_loss, sample_points, values, wan_loss)
+                  pinn_loss, ritz_loss, sample_points, sine_poisson, values, wan_loss)
 from companion.core.spectral import first_step_below
 from companion.core.train import History, on_device
 
@@ -85,28 +85,6 @@ def book_modes(k_high: float = 24.0) -> tuple[int, int, int]:
     so only even j appear: j = 2, 6, 16 for k = 4, 8, 24.
     """
     return tuple(int(2 * round(k / math.pi)) for k in (4.0, 8.0, k_high))  # type: ignore[return-value]
-
-
-def sine_poisson(dim: int = 1, freqs: Sequence[float] = (1.0, 4.0), amps: Sequence[float] = (1.0, 0.2)) -> Problem:
-    """−Δu = f on (−1, 1)^d with exact u = Σ_a A_a Π_k sin(ω_a π x_k), u = exact on ∂Ω.
-
-    Each product of sines is an eigenfunction of −Δ: f = Σ_a A_a d(ω_a π)² Π_k sin(ω_a π x_k), in closed form
-    (the losses evaluate f at every step; :func:`companion.core.pde.manufactured_poisson` would differentiate u
-    twice by autograd each time — tests/test_pde.py checks that the two agree)."""
-    if dim not in (1, 2, 3):
-        raise ValueError(f"dim must be 1, 2 or 3, got {dim}")
-    if len(freqs) != len(amps) or not freqs:
-        raise ValueError(f"freqs {tuple(freqs)} and amps {tuple(amps)} must be non-empty and of equal length")
-
-    def exact(x: Tensor) -> Tensor:
-        return sum(a * torch.prod(torch.sin(w * math.pi * x), dim=1) for w, a in zip(freqs, amps))
-
-    def source(x: Tensor) -> Tensor:
-        return sum(a * dim * (w * math.pi) ** 2 * torch.prod(torch.sin(w * math.pi * x), dim=1)
-                   for w, a in zip(freqs, amps))
-
-    return Problem(NEG_LAPLACIAN, source, ((-1.0, 1.0),) * dim, boundary=exact, exact=exact,
-                   name=f"sines {tuple(freqs)} in {dim}-D")
 
 
 def field_on_grid(fn: Field, x: np.ndarray) -> np.ndarray:
