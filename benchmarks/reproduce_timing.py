@@ -85,4 +85,11 @@ def main(names: list[str], cold_only: bool = False) -> None:
 
 if __name__ == "__main__":
     arguments = sys.argv[1:]
-    main([a for a in arguments if a != "--cold-only"], cold_only="--cold-only" in arguments)
+    if {"-h", "--help"} & set(arguments):
+        print("usage: python benchmarks/reproduce_timing.py [--cold-only] [chapter …]  (e.g. ch04 ch11; default: all)")
+        sys.exit(0)
+    try:
+        main([a for a in arguments if a != "--cold-only"], cold_only="--cold-only" in arguments)
+    except ValueError as exc:  # an unknown chapter or option: one line naming it and what is allowed
+        print(f"reproduce_timing: {exc}", file=sys.stderr)
+        sys.exit(2)

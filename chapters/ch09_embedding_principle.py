@@ -37,7 +37,7 @@
 # Two-layer nets follow (9.1), f_θ(x) = Σ_j a_j σ(w_jᵀx̃) with the bias folded in, x̃ = (x, 1). Mechanism in
 # `companion.experiments.ch09_embedding` (embeddings, batched GD, merging) and `companion.core.landscape` (Hessians).
 #
-# Run time: quick profile ≈ 40 CPU-seconds; full profile (100 seeds per width, 40 000 steps, widths to
+# Run time: quick profile 24 s on a quiet 2-core machine (AMD EPYC, `benchmarks/reproduce_timing.py`); full profile (100 seeds per width, 40 000 steps, widths to
 # 500) some minutes: 224 s on an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each, seed 0).
 # There only the claims of section 4 (图9.3, 图9.7; they compute the same in both profiles) hold. It does not
 # reproduce 图9.1/9.2 (some wide nets have left the plateau where the check looks: ‖f − f1*‖∞ up to 0.11), 图9.4 (the

@@ -35,7 +35,7 @@
 # 4. **Dherin et al.** (2025), "Learning without training", §4.3: fine-tuning against the implicit update ΔW(C_i),
 #    with "similar" given a number (section 9; the rest of that paper is in chapter 14).
 #
-# Run time: quick profile 64 s on a quiet 2-core machine (69 CPU-seconds, empty cache, kernel start included; measured
+# Run time: quick profile 30 s on a quiet 2-core machine (AMD EPYC; 32 CPU-seconds, empty cache, kernel start included; measured
 # by `benchmarks/reproduce_timing.py`). Most of it trains: the template-task transformers (section 1), Akyürek et al.'s
 # linear-attention learners, once on noiseless and once on noisy prompts (sections 7–8), chapter 14's learner (section
 # 9, shared with chapter 14's notebook through the cache) and, for section 10, the fixed-w learner and the probes. The
