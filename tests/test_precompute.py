@@ -15,6 +15,7 @@ from companion.kit.cache import code_digest
 from companion.kit import widgets as w
 from companion.kit import grids
 from companion.tools import precompute
+from companion.tools.robustness import machine_words
 
 CALLS: list[dict] = []
 
@@ -204,6 +205,10 @@ def test_a_random_grid_point_recomputes_to_its_committed_fingerprint(slug):
     grid = grids.read_grid(slug)
     if grid is None:
         pytest.fail(f"no committed grid for {slug}")
+    here = machine_words()
+    if grid.get("machine") != here:  # a run of many steps rounds differently on another processor (§ grids made)
+        pytest.skip(f"{slug}'s grid was made on {grid.get('machine')}, this is {here}: training rounds differently "
+                    "there by more than a fingerprint's 1e-3; the code-digest test above still guards the grid")
     point = random.Random().choice(grid["points"])  # a different point each run: any stale point can be caught
     with precompute.pinned_settings():  # the settings precompute used, whatever this process's environment
         result = precompute.EXPLORERS[slug].build().set(**point["values"])

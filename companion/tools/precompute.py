@@ -47,6 +47,7 @@ import numpy as np
 from companion.kit.cache import code_digest
 from companion.kit.grids import GRID_DIR, fingerprint, point_key, same_fingerprint
 from companion.tools import catalog
+from companion.tools.robustness import machine_words
 
 #: The pictures are shown at this many CSS pixels per inch of the figure (a picture of a 11-inch-wide figure is 880 CSS
 #: pixels wide) ...
@@ -283,6 +284,7 @@ def precompute(name: str, out: Path | None = None, progress: bool = True, check:
         code = spec.code()
         defaults = {n: _jsonable(v) for n, v in explorer.values().items()}
         data = {"chapter": slug, "title": explorer.title, "seed": 0, "profile": "quick", "torch": torch.__version__,
+                "machine": machine_words(),  # training's floating-point sums differ across processors
                 "dpi": DPI,
                 "code": code if check or not done or old.get("code") == code else None,
                 "controls": controls, "defaults": defaults, "default_fingerprints": default_fingerprints(spec, explorer.result),

@@ -296,10 +296,16 @@ def merge_conflict(old: dict[str, Any] | None, profile: str, runs: dict[str, tup
 
 
 def seed_text(seeds: Iterable[str | int]) -> str:
-    """Seeds as ``--seeds`` takes them: ``0-19`` for a run of consecutive seeds, else ``0,2,5``."""
-    numbers = sorted(map(int, seeds))
-    return f"{numbers[0]}-{numbers[-1]}" if numbers == list(range(numbers[0], numbers[-1] + 1)) else \
-        ",".join(map(str, numbers))
+    """Seeds as ``--seeds`` takes them, each run of consecutive seeds as a range: ``0-19``, ``0-19,500-519``,
+    ``0,2,5``."""
+    numbers = sorted(set(map(int, seeds)))
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ",".join(map(str, r)) for r in runs)
 
 
 def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
