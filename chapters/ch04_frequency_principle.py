@@ -71,7 +71,7 @@ from companion.experiments.ch04_frequency import (
     check_ricker_no_order, check_ricker_no_asi, check_sin_rate, check_image_small, check_image_large,
     check_early_stopping, check_parity, check_early_stopping_spectra, early_stop_spectra, run_digits, label_spectra,
     check_digits_spectrum, check_parity_aliasing, check_image_coarse_to_fine, image_bands, IMAGE_LOW_LEVEL,
-    IMAGE_HIGH_LEVEL, IMAGE_BAND_EDGES, radial_frequency)
+    IMAGE_HIGH_LEVEL, IMAGE_BAND_EDGES, radial_frequency, plot_label_spectra)
 from companion.core.spectral import dft, projection_spectrum, uniform_grid
 from companion.kit.plots import panels, plot_fit, plot_delta_f, plot_delta_f_curves, plot_curves
 from companion.kit.seeds import active_seed
@@ -614,16 +614,8 @@ digits = run_digits(n_train=1000, hidden=(100,), steps=pick_steps(quick=400, ful
                     members=2, seed=seed)
 dig_spec = label_spectra(digits)
 
-def draw_label_spectra(ax, sp, title):
-    amp = sp.amplitude
-    ax.plot(sp.freqs, amp(sp.true), "--", color="0.3", label="labels, all points")
-    ax.plot(sp.freqs, amp(sp.train), label="labels, training points")
-    ax.plot(sp.freqs, amp(sp.net[0]), ":", lw=2, label="trained network, all points")
-    ax.set(xlabel="frequency ξ (cycles per sd)", ylabel="|spectrum|", title=title)
-    ax.legend(fontsize=7)
-
 fig, ax = plt.subplots(figsize=(6, 3))
-draw_label_spectra(ax, dig_spec, "Fig. 4.13(a): digits, first principal direction")
+plot_label_spectra(ax, dig_spec, "Fig. 4.13(a): digits, first principal direction")
 ax.axvspan(0, 0.5, color="0.92", zorder=0)
 plt.show()
 print("train accuracy:", digits.train_acc, " test accuracy:", digits.test_acc)
@@ -657,7 +649,7 @@ par = run_parity(d=10, n_train=200, hidden=(500, 100), init_std=0.05, steps=pick
 par_spec = label_spectra(par)
 
 fig, ax = plt.subplots(figsize=(6, 3))
-draw_label_spectra(ax, par_spec, "Fig. 4.13(b): parity, d = 10, diagonal direction")
+plot_label_spectra(ax, par_spec, "Fig. 4.13(b): parity, d = 10, diagonal direction")
 ax.set(yscale="log", ylim=(1e-5, 3))
 plt.show()
 print("train accuracy:", par.train_acc, " test accuracy:", par.test_acc)

@@ -437,6 +437,17 @@ def label_spectra(fit: DigitsResult | ParityResult, freqs: np.ndarray = SPECTRUM
     return LabelSpectra(np.asarray(freqs), true, train_part, net)
 
 
+def plot_label_spectra(ax, spectra: LabelSpectra, title: str) -> None:
+    """图4.13's three lines on ``ax`` (a matplotlib Axes): the labels' spectrum on all points (dashed, the book's blue),
+    on the training points alone (the book's red) and the first member's output on all points (dotted, the green)."""
+    amp = spectra.amplitude
+    ax.plot(spectra.freqs, amp(spectra.true), "--", color="0.3", label="labels, all points")
+    ax.plot(spectra.freqs, amp(spectra.train), label="labels, training points")
+    ax.plot(spectra.freqs, amp(spectra.net[0]), ":", lw=2, label="trained network, all points")
+    ax.set(xlabel="frequency ξ (cycles per sd)", ylabel="|spectrum|", title=title)
+    ax.legend(fontsize=7)
+
+
 # ----------------------------------------------------------------------------------------------
 # Claims of chapter 4: each a sentence of the book as measured conditions (companion.kit.claims)
 # ----------------------------------------------------------------------------------------------
