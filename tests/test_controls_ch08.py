@@ -168,6 +168,27 @@ def test_control_ch08_dropout_tanh_features():
     assert result.occupied[1] >= 0.5, result.occupied  # not only the comparison with itself: the 50% bound fails too
 
 
+# 图8.13, three-layer nets (dropout after both hidden layers) — a simpler fit and condensed first-layer features
+
+@pytest.fixture(scope="module")
+def three_layer_no_dropout():
+    # the notebook's quick three-layer setting with p = 1: both nets of each pair are the same run without dropout
+    return ch08.run_three_layer_dropout(keep=1.0, trials=3, width=100, lr=2e-2, steps=4000, seed=0)
+
+
+@pytest.mark.contrast("no dropout, keep 1 (图8.13, three-layer net)")
+def test_control_ch08_dropout_three_layer_fit(three_layer_no_dropout):
+    v = ch08.check_three_layer_simpler_fit(three_layer_no_dropout)
+    assert not v.passed, v.measured_line()
+
+
+@pytest.mark.contrast("no dropout, keep 1 (图8.13, three-layer net)")
+def test_control_ch08_dropout_three_layer_features(three_layer_no_dropout):
+    v = ch08.check_three_layer_features(three_layer_no_dropout)
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[1].passed, v.measured_line()  # not only the comparison with itself: ½ × the start fails too
+
+
 # 图8.16 — dropout lowers the sample size needed to recover the two-neuron teacher
 
 @pytest.mark.contrast("no dropout, keep 1 for every student (图8.16's p = 1 row)")

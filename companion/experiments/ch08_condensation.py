@@ -49,7 +49,7 @@ from torch import Tensor
 from companion.core.classify import accuracy, cross_entropy
 from companion.core.data import digits
 from companion.core.ensemble import TwoLayerEnsemble, hessian_norms, train_ensemble
-from companion.core.nets import BatchedConvNet, activation
+from companion.core.nets import BatchedConvNet, BatchedMLP, activation
 from companion.core.neurons import (
     MAX_CLUSTER_WIDTH,
     ArrayLike,
@@ -1208,6 +1208,156 @@ def check_dropout_tanh_features(result: TanhFeatures) -> Verdict:
                   FIT_SHARE),
         occupied_no_dropout=float(occ[0]), occupied_at_start=result.occupied0,
         clusters_no_dropout=int(result.clusters[0]), clusters_dropout=int(result.clusters[1]))
+
+
+# --- 图8.13, bottom row: the three-layer variant, dropout after both hidden layers -----------------------
+
+@dataclass
+class ThreeLayerDropout:
+    """图8.13's three-layer tanh nets, per initialisation (trial-major) one with p = 1 and one with p = keep from the
+    SAME start: members' keep probabilities (K,), outputs on the grid (K, G), the first layer's input weights
+    w = (w_j, b_j) at the end and start (K, m, 2) with each first-layer neuron's outgoing-weight norm ‖W⁽²⁾_j‖ at the
+    end and start (K, m), R_S (T, K) at ``steps`` (T,), the data and grid, the total variation of each output
+    (trials, 2) and the target's, the occupied fraction of 36 angular bins of the neurons carrying half the
+    amplitude A_j = ‖W⁽²⁾_j‖·‖w_j‖ at the start and at the end (trials, 2), their number of orientation clusters
+    at the end (trials, 2), the final R_S (trials, 2) and R_S of the zero function."""
+
+    keep: np.ndarray
+    outputs: np.ndarray
+    w: np.ndarray
+    w0: np.ndarray
+    out_norm: np.ndarray
+    out_norm0: np.ndarray
+    steps: np.ndarray
+    risk: np.ndarray
+    x: Tensor
+    y: Tensor
+    grid: Tensor
+    trials: int
+    tv: np.ndarray
+    tv_target: float
+    occupied0: np.ndarray
+    occupied: np.ndarray
+    clusters: np.ndarray
+    final_risk: np.ndarray
+    zero_risk: float
+
+
+def three_layer_output(net: BatchedMLP, x: Tensor, keep: Tensor | None = None,
+                       gen: torch.Generator | None = None) -> Tensor:
+    """f(x) = W⁽³⁾·D₂ tanh(W⁽²⁾·D₁ tanh(W⁽¹⁾x + b⁽¹⁾)/√m + b⁽²⁾)/√m + b⁽³⁾ for the members of a [1, m, m, 1]
+    :class:`~companion.core.nets.BatchedMLP` with N(0, 1) parameters (the linear regime, NTK scaling as in
+    :func:`run_dropout_fit`).  With ``keep`` (K,) the dropout masks D_l = diag(1 + η) of §8.4.1 (η = −1 with
+    probability 1 − p, 1/p − 1 otherwise) follow BOTH hidden layers, as in the book's three-layer net of 图8.13;
+    their uniforms are drawn from ``gen`` on the CPU.  x: (N, 1); returns (K, N)."""
+    h = x.expand(net.n_members, *x.shape)  # (K, N, 1)
+    scale = [1.0] + [net.widths[l] ** -0.5 for l in range(1, len(net.widths) - 1)]
+    for l, (w, b) in enumerate(zip(net.weights, net.biases)):
+        h = torch.baddbmm(b, h, w, alpha=scale[l])  # (K, N, m_{l+1})
+        if l == len(net.weights) - 1:
+            break
+        h = torch.tanh(h)
+        if keep is not None:
+            p = keep.reshape(-1, 1, 1)
+            draw = torch.rand(h.shape, generator=gen, dtype=h.dtype).to(h.device)
+            h = h * (draw < p) / p  # (1 + η) ⊙ h
+    return h[..., 0]
+
+
+@cached
+def run_three_layer_dropout(*, keep: float = 0.9, trials: int = 3, width: int = 200, lr: float = 1e-2,
+                            steps: int = 4_000, seed: int = 0) -> ThreeLayerDropout:
+    """图8.13 (the book's three-layer net): the data of 图8.13 (10 evenly spaced points of f = tanh(x − 6) +
+    tanh(x + 6) on [−10, 10]); for each of ``trials`` initialisations two three-layer tanh nets (1-m-m-1,
+    :func:`three_layer_output`) from the same linear-regime start, p = 1 and p = ``keep`` with dropout after both
+    hidden layers, all 2·trials trained by Adam at ``lr`` as one ensemble on the loss ½⟨(f − y)²⟩ through the
+    engine (:func:`~companion.core.train.run`).  Features as in the book: the first layer's input weights only,
+    each neuron's amplitude A_j = ‖W⁽²⁾_j‖·‖w_j‖ (its outgoing weights' norm in place of |a_j|)."""
+    if not 0 < keep <= 1 or trials < 1 or not 2 <= width <= 2000 or steps < 1 or not lr > 0:
+        raise ValueError(f"need 0 < keep ≤ 1, trials ≥ 1, 2 ≤ width ≤ 2000, steps ≥ 1, lr > 0; got keep={keep}, "
+                         f"trials={trials}, width={width}, steps={steps}, lr={lr}")
+    x = torch.linspace(-10, 10, 10).reshape(-1, 1)
+    y = target_8_13(x).ravel()
+    grid = torch.linspace(-10, 10, 2001).reshape(-1, 1)
+    keeps = torch.tensor([1.0, keep] * trials)  # (K,) trial-major
+    net = BatchedMLP([1, width, width, 1], 2 * trials, act="tanh", init_std=1.0, generator=generator(seed))
+    with torch.no_grad():
+        for p in (*net.weights, *net.biases):
+            p.copy_(p[torch.arange(2 * trials) // 2 * 2])  # both members of a trial start alike
+    first0 = torch.cat([net.biases[0], net.weights[0]], dim=1).transpose(1, 2)[..., [1, 0]].detach().clone()
+    norm0 = net.weights[1].detach().norm(dim=2).clone()  # (K, m)
+    gen = generator(seed, stream=1)
+    opt = make_optimizer("adam", net.parameters(), lr)
+
+    def risk(dropout: bool) -> Tensor:  # R_S per member (K,), with dropout masks or without
+        return 0.5 * ((three_layer_output(net, x, keeps if dropout else None, gen) - y) ** 2).mean(dim=1)
+
+    def record(step: int) -> dict[str, Tensor]:
+        with torch.no_grad():
+            return {"risk": risk(False)}
+
+    hist = run(descend(opt, lambda: risk(True)), steps=steps, record=record, record_every=max(1, steps // 100),
+               desc="three-layer dropout")
+    with torch.no_grad():
+        outputs = three_layer_output(net, grid).numpy()  # (K, G)
+    w = torch.cat([net.biases[0], net.weights[0]], dim=1).transpose(1, 2)[..., [1, 0]].detach().numpy()  # (K, m, 2)
+    out_norm = net.weights[1].detach().norm(dim=2).numpy()  # (K, m)
+    occupied0 = [occupied_fraction(orientation(first0[k]), amplitude(norm0[k], first0[k]), mass=0.5)
+                 for k in range(2 * trials)]
+    amp, ang = [amplitude(out_norm[k], w[k]) for k in range(2 * trials)], orientation(w)
+    occupied = [occupied_fraction(ang[k], amp[k], mass=0.5) for k in range(2 * trials)]
+    clusters = [count_angle_clusters(ang[k], amp[k], mass=0.5) for k in range(2 * trials)]
+    return ThreeLayerDropout(keep=keeps.numpy(), outputs=outputs, w=w, w0=first0.numpy(), out_norm=out_norm,
+                             out_norm0=norm0.numpy(), steps=hist.steps, risk=hist["risk"], x=x, y=y, grid=grid,
+                             trials=trials, tv=total_variation(outputs).reshape(trials, 2),
+                             tv_target=total_variation(target_8_13(grid).ravel()),
+                             occupied0=np.reshape(occupied0, (trials, 2)), occupied=np.reshape(occupied, (trials, 2)),
+                             clusters=np.reshape(clusters, (trials, 2)),
+                             final_risk=hist["risk"][-1].reshape(trials, 2), zero_risk=0.5 * float((y ** 2).mean()))
+
+
+THREE_LAYER_SIMPLER_FIT = ClaimSpec(
+    "ch08.dropout-three-layer-fit", "图8.13",
+    "in the three-layer tanh nets with dropout after both hidden layers, the mean output total variation is at "
+    "least twice as close to the target's as without dropout, while both fit the data (mean R_S below 2% of the "
+    "zero function's)")
+
+
+def check_three_layer_simpler_fit(result: ThreeLayerDropout) -> Verdict:
+    """图8.13 (three-layer nets) on a :func:`run_three_layer_dropout` result, the test of
+    :func:`check_dropout_simpler_fit`: |TV̄(p) − TV*| < ½|TV̄(1) − TV*| (means over the initialisations), and the
+    larger mean final R_S < :data:`FIT_SHARE` of the zero function's."""
+    tv = result.tv.mean(axis=0)  # p = 1, p = keep
+    excess = np.abs(tv - result.tv_target)
+    risk = result.final_risk.mean(axis=0) / result.zero_risk
+    return THREE_LAYER_SIMPLER_FIT.judge(
+        compare("|TV − TV*| with dropout", float(excess[1]), "<", "½|TV − TV*| without", 0.5 * float(excess[0])),
+        threshold("larger mean R_S / R_S(zero function)", float(risk.max()), "<", FIT_SHARE),
+        tv_target=result.tv_target, tv_no_dropout=tv[0], tv_dropout=tv[1])
+
+
+THREE_LAYER_FEATURES = ClaimSpec(
+    "ch08.dropout-three-layer-features", "图8.13",
+    "in the three-layer tanh nets with dropout after both hidden layers, the first layer's neurons carrying half "
+    "the amplitude gather on fewer than half as many orientation clusters as those of the same nets trained "
+    "without dropout, and occupy fewer than half of the angular bins they occupied at the start, while the "
+    "dropout nets fit the data (mean R_S below 2% of the zero function's)")
+
+
+def check_three_layer_features(result: ThreeLayerDropout) -> Verdict:
+    """图8.13's three-layer features on a :func:`run_three_layer_dropout` result (means over the initialisations;
+    first layer, neurons carrying half the amplitude A_j = ‖W⁽²⁾_j‖·‖w_j‖): the number of orientation clusters
+    (:func:`~companion.core.neurons.count_angle_clusters`) with dropout < ½ × without; the fraction of 36 angular
+    bins they occupy (图8.12's measure) < ½ × at the start; the dropout nets' final R_S < :data:`FIT_SHARE` of the
+    zero function's."""
+    clusters, occupied, occupied0 = (v.mean(axis=0) for v in (result.clusters, result.occupied, result.occupied0))
+    return THREE_LAYER_FEATURES.judge(
+        compare("clusters with dropout", float(clusters[1]), "<", "½ × without", 0.5 * float(clusters[0])),
+        compare("occupied fraction with dropout", float(occupied[1]), "<", "½ × at the start",
+                0.5 * float(occupied0[1])),
+        threshold("R_S with dropout / R_S(zero function)", float(result.final_risk[:, 1].mean() / result.zero_risk),
+                  "<", FIT_SHARE),
+        occupied_no_dropout=float(occupied[0]), clusters_each=result.clusters)
 
 
 @dataclass
