@@ -534,7 +534,7 @@ show(check_dropout_condenses(drop))
 # p = 0.9, three initialisations each. The same ensemble also trains, for each initialisation, the net of
 # 图8.14 below (a small initialisation without dropout): nine nets in one batched computation (the figure
 # shows the first initialisation). (The book's text of 图8.13 also mentions a three-layer net with dropout
-# after both hidden layers; we keep to the two-layer net it describes first.) We compare the fits by their
+# after both hidden layers; it follows in its own section after 图8.14.) We compare the fits by their
 # **total variation** (全变差) TV(f) = ∫|f′(x)|dx on [−10, 10], measured on a grid of 2001 points: the target
 # rises monotonically from −2 to 2, so TV(f*) ≈ 4; every extra wiggle of a fit adds to its TV. The claim
 # uses the mean over the three initialisations (a single net occasionally lands at a ratio near ½).
