@@ -30,7 +30,13 @@ Three experiments:
   moves within a few hundred Adam steps: the orientations Ω_k = atan2(b_k, w_k) of the neurons
   carrying the amplitude fall into at most 2p clusters;
 * :func:`run_residual_condensation` — 图8.11: a residual net h_{l+1} = σ_l(W_l h_l + b_l) + h_l
-  with a different activation in each of its five residual layers.
+  with a different activation in each of its five residual layers; every layer condenses
+  (:func:`check_residual_condensation`, in effective numbers of lines, the participation ratio of
+  :func:`~companion.core.neurons.effective_direction_count`).
+
+At the end of the module, 图8.6's CPU analogue: :func:`run_residual_cnn`, a small residual CNN
+(:class:`BatchedResidualCNN`) trained on the digits from the default initialisation, whose last layer condenses
+(:func:`check_resnet_last_layer`), read through :func:`cosine_participation`.
 
 :func:`lines_needed` counts the lines a set of input weights lies on without clustering: the
 number of eigenvalues of the direction Gram (1/m) Σ ŵ_kŵ_kᵀ that together hold a given share of its
@@ -1653,11 +1659,10 @@ class BatchedResidualCNN(torch.nn.Module):
             outputs.append(z)
         return [z.reshape(n, k, c, -1).permute(1, 0, 3, 2) for z in outputs]
 
-    def forward(self, images: Tensor, outputs: list[Tensor] | None = None) -> Tensor:
+    def forward(self, images: Tensor) -> Tensor:
         """Images (N, 8, 8) or (N, 64) → logits (K, N, 10)."""
-        outs = self.layer_outputs(images) if outputs is None else outputs
         # the last residual state averaged over positions: pool(h_1) + Σ_l branch_l, and pooling keeps the mean
-        h = sum(o.mean(2) for o in outs)  # (K, N, C)
+        h = sum(o.mean(2) for o in self.layer_outputs(images))  # (K, N, C)
         return torch.baddbmm(self.fc_bias, h, self.fc)
 
     def conv_weights(self) -> list[Tensor]:
