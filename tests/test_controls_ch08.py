@@ -246,3 +246,27 @@ def test_initial_plateau_check_holds_at_the_book_initialisation():
     result = ch08.run_initial_condensation("tanh", n_members=1, steps=4000, record_every=20, seed=0)
     v = ch08.check_initial_plateau(result)
     assert v.passed, v.measured_line()
+
+
+# 图8.11 — every residual layer condenses from the small initialisation N(0, 0.01²)
+
+@pytest.mark.contrast("the usual scale, std 1/√18 instead of 0.01 (the linear regime)")
+def test_control_ch08_residual_condensation():
+    # the book's residual net and epochs from the usual scale: 1400 Adam steps of 4·10⁻⁵ hardly turn the weights,
+    # which keep the ≈ 9.5 effective lines of random vectors in every layer
+    result = ch08.run_residual_condensation(n_members=1, std=18 ** -0.5, seed=0)
+    v = ch08.check_residual_condensation(result)
+    assert not v.passed, v.measured_line()
+    assert not any(c.passed for c in v.conditions), v.measured_line()  # no layer condenses
+
+
+# 图8.6 — the last convolution layer of a residual CNN condenses from the default initialisation
+
+@pytest.mark.contrast("three times the default initialisation (the lazy regime)")
+def test_control_ch08_resnet_last_layer():
+    # the same residual CNN from 3× PyTorch's default scale: Adam's steps of 10⁻³ are small against the weights,
+    # so no layer's cosine map changes (its effective number of lines keeps ≈ its value at t = 0)
+    result = ch08.run_residual_cnn(n_members=1, init_scale=3.0, seed=0)
+    v = ch08.check_resnet_last_layer(result)
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[0].passed and not v.conditions[1].passed, v.measured_line()

@@ -95,3 +95,40 @@ def test_activation_lines_check_holds_on_the_notebook_run_and_fails_at_a_large_i
     assert not ic.check_activation_lines(large).passed
     assert (large.lines() > 30).all()
     assert not ic.check_activation_line_counts(large).passed
+
+
+def test_cosine_participation_is_the_direction_grams_participation_ratio():
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(16, 9))
+    value = ic.cosine_participation(cond.cosine_similarity_matrix(w))
+    assert value == pytest.approx(cond.effective_direction_count(w), rel=1e-10)
+    assert 4 < value < 9  # about C·d/(C + d) ≈ 5.8 for 16 random directions in R⁹
+    line = np.outer(rng.choice([-1.0, 1.0], size=12), rng.normal(size=5))  # one line, both signs
+    assert ic.cosine_participation(cond.cosine_similarity_matrix(line)) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="square"):
+        ic.cosine_participation(np.ones((3, 4)))
+
+
+def test_residual_cnn_members_are_independent_and_the_run_rejects_bad_input():
+    net = ic.BatchedResidualCNN(channels=4, blocks=2, n_members=2, generator=torch.Generator().manual_seed(0))
+    images = torch.rand(5, 8, 8)
+    logits = net(images)
+    assert logits.shape == (2, 5, 10)
+    assert [tuple(o.shape) for o in net.layer_outputs(images)] == [(2, 5, 64, 4), (2, 5, 16, 4), (2, 5, 16, 4)]
+    assert [tuple(w.shape) for w in net.conv_weights()] == [(2, 4, 9), (2, 4, 36), (2, 4, 36)]
+    with torch.no_grad():
+        net.weights[1][:4] += 1.0  # member 0's first residual layer only
+    moved = net(images)
+    assert not torch.allclose(moved[0], logits[0]) and torch.equal(moved[1], logits[1])
+    with pytest.raises(ValueError, match="n_train"):
+        ic.run_residual_cnn(n_train=5)
+    with pytest.raises(ValueError, match="init_scale"):
+        ic.BatchedResidualCNN(init_scale=0.0)
+
+
+def test_residual_condensation_summaries_have_one_row_per_layer():
+    result = ic.run_residual_condensation(n_members=2, epochs=(5, 5, 5, 5, 5), seed=0)
+    assert result.effective_lines().shape == (5, 2) and result.lines().shape == (5, 2)
+    assert ((result.effective_lines() >= 1 - 1e-9) & (result.effective_lines() <= 19)).all()
+    v = ic.check_residual_line_counts(result)
+    assert len(v.conditions) == 7  # ≤ p for the five layers, ≥ p for the two with p > 1

@@ -30,7 +30,13 @@ Three experiments:
   moves within a few hundred Adam steps: the orientations Ω_k = atan2(b_k, w_k) of the neurons
   carrying the amplitude fall into at most 2p clusters;
 * :func:`run_residual_condensation` — 图8.11: a residual net h_{l+1} = σ_l(W_l h_l + b_l) + h_l
-  with a different activation in each of its five residual layers.
+  with a different activation in each of its five residual layers; every layer condenses
+  (:func:`check_residual_condensation`, in effective numbers of lines, the participation ratio of
+  :func:`~companion.core.neurons.effective_direction_count`).
+
+At the end of the module, 图8.6's CPU analogue: :func:`run_residual_cnn`, a small residual CNN
+(:class:`BatchedResidualCNN`) trained on the digits from the default initialisation, whose last layer condenses
+(:func:`check_resnet_last_layer`), read through :func:`cosine_participation`.
 
 :func:`lines_needed` counts the lines a set of input weights lies on without clustering: the
 number of eigenvalues of the direction Gram (1/m) Σ ŵ_kŵ_kᵀ that together hold a given share of its
@@ -62,6 +68,7 @@ from companion.core.neurons import (
     count_angle_clusters,
     direction_gram_eigenvalues,
     dropout_regulariser,
+    effective_direction_count,
     dropout_risk_monte_carlo,
     occupied_fraction,
     orientation,
@@ -453,6 +460,14 @@ class ResidualCondensation:
     weights: list[np.ndarray]
     loss_ratio: np.ndarray
 
+    def effective_lines(self) -> np.ndarray:
+        """:func:`~companion.core.neurons.effective_direction_count` of every layer's input weights per net, (L, K)."""
+        return np.array([[effective_direction_count(wk) for wk in w] for w in self.weights])
+
+    def lines(self, share: float = 0.95) -> np.ndarray:
+        """:func:`lines_needed` of every layer's input weights per net, (L, K)."""
+        return np.array([[lines_needed(wk, share) for wk in w] for w in self.weights])
+
 
 @cached
 def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 4e-5, std: float = 0.01,
@@ -504,6 +519,48 @@ def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 
                record_at=[0, *epochs], desc="residual condensation")
     return ResidualCondensation(weights=[hist[f"layer{i}"][hist.at(epoch)] for i, epoch in enumerate(epochs)],
                                 loss_ratio=hist["loss"][-1] / hist["loss"][0])
+
+
+RESIDUAL_CONDENSATION = ClaimSpec(
+    "ch08.residual-condensation", "图8.11",
+    "from the small initialisation N(0, 0.01²) every one of the five residual layers has condensed at the epoch "
+    "of its panel: its input weights lie on a few lines (an effective number of at most 4.5 in the median net, "
+    "where random weights give about 9.5)")
+
+#: "A few lines": the participation ratio of the direction Gram (:func:`~companion.core.neurons.
+#: effective_direction_count`) at most this; 18 random input weights in R¹⁹ give about 9.5 (at t = 0 and from the
+#: usual scale, std 1/√18, which hardly turns them in 1400 epochs).
+RESIDUAL_FEW_LINES = 4.5
+
+
+def check_residual_condensation(result: ResidualCondensation) -> Verdict:
+    """图8.11 on :func:`run_residual_condensation`: in each residual layer the median over nets of the effective
+    number of lines of its input weights (bias appended) is ≤ :data:`RESIDUAL_FEW_LINES`."""
+    med = np.median(result.effective_lines(), axis=1)
+    return RESIDUAL_CONDENSATION.judge(
+        *(threshold(f"layer {i + 1} ({act}): effective lines (median net)", float(med[i]), "<=", RESIDUAL_FEW_LINES)
+          for i, (act, _) in enumerate(RESIDUAL_LAYERS)),
+        lines95=result.lines())
+
+
+RESIDUAL_LINE_COUNTS = ClaimSpec(
+    "ch08.residual-line-counts", "图8.11",
+    "the five residual layers condense on exactly the book's 3, 2, 1, 1 and 1 lines (the multiplicity p of each "
+    "layer's activation), counted as the eigenvalues of the direction Gram that hold 95% of its trace, in the "
+    "median net", kind="exploration")
+
+
+def check_residual_line_counts(result: ResidualCondensation) -> Verdict:
+    """Exploration (图8.11, the book's counts): per layer, the median over nets of :func:`lines_needed` equals the
+    multiplicity p of its activation (:data:`MULTIPLICITY`: 3, 2, 1, 1, 1)."""
+    med = np.median(result.lines(), axis=1)
+    conditions = []
+    for i, (act, _) in enumerate(RESIDUAL_LAYERS):
+        p = MULTIPLICITY[act]
+        conditions.append(count(f"layer {i + 1} ({act}): lines (median net)", int(round(med[i])), "<=", p))
+        if p > 1:
+            conditions.append(count(f"layer {i + 1} ({act}): lines (median net)", int(round(med[i])), ">=", p))
+    return RESIDUAL_LINE_COUNTS.judge(*conditions, lines95=result.lines())
 
 
 # --- the condensation process and dropout (图8.1–8.4, 图8.12–8.16) ---------------------------------
@@ -1688,3 +1745,200 @@ def check_initial_plateau(result: InitialCondensation, *, stage: int = 100) -> V
         threshold(f"fall of the loss by step {stage} (worst net)", float(early.max()), "<=", STAGE_DROP),
         threshold(f"R_S(end)/R_S({stage}) (worst net)", float(later.max()), "<", LATER_FALL),
         end=int(result.steps[-1]), fall_by_stage=early, end_over_stage=later)
+
+
+# --- 图8.6: a residual CNN from the default initialisation — the last layer condenses, the first does not ---
+
+def cosine_participation(cosines: ArrayLike) -> float:
+    """Effective number of lines of C vectors from their cosine matrix D (C, C) (8.4): 1 / mean_ij D_ij².
+
+    The direction Gram (1/C) Σ ûûᵀ and D/C share their nonzero eigenvalues λ_i, and Σ λ_i² = ‖D‖_F² / C², so this
+    is the participation ratio 1 / Σ λ_i² of :func:`~companion.core.neurons.effective_direction_count`, read off
+    the heat map itself (its mean squared entry): 1 for vectors on one line, L for L orthogonal lines shared
+    equally, about C·d/(C + d) for C random directions in R^d.  It needs only the C × C matrix, so it serves the
+    channels' outputs too (vectors of N·P entries)."""
+    d = _np(cosines).astype(float)
+    if d.ndim != 2 or d.shape[0] != d.shape[1] or len(d) == 0:
+        raise ValueError(f"expected a square cosine matrix; got shape {d.shape}")
+    return float(1.0 / np.mean(d ** 2))
+
+
+class BatchedResidualCNN(torch.nn.Module):
+    """K small residual CNNs as one batched computation (grouped convolutions): 图8.6's CPU analogue.
+
+    Member k on an 8×8 grey image x: a first convolution layer h_1 = ReLU(W_1 * x + b_1) with C channels, then
+    2×2 average pooling (to 4×4 positions, as ResNet halves its grid), ``blocks`` residual layers
+    h_{l+1} = ReLU(W_l * h_l + b_l) + h_l (the residual form of §8.3; every convolution 3×3, stride 1, zero
+    padding 1), global average pooling and a fully connected layer to the 10 logits.  Every weight and bias
+    starts from PyTorch's default initialisation, U(−s, s) with s = 1/√fan-in (fan-in 9 for the first
+    layer, 9·C after it, C for the last), times ``init_scale`` (1: the book's 默认初始化).  ``conv_weights()``
+    lists each convolution layer's kernels per member, (K, C, C_in·9), a row per output channel (the book
+    flattens a kernel over its input channels and its 3×3 positions)."""
+
+    def __init__(self, channels: int = 16, blocks: int = 2, n_members: int = 1, *, init_scale: float = 1.0,
+                 generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        if channels < 2 or blocks < 1 or n_members < 1 or not init_scale > 0:
+            raise ValueError(f"need channels ≥ 2, blocks ≥ 1, n_members ≥ 1, init_scale > 0; got channels={channels}, "
+                             f"blocks={blocks}, n_members={n_members}, init_scale={init_scale}")
+        self.channels, self.blocks, self.n_members = int(channels), int(blocks), int(n_members)
+        k, c = self.n_members, self.channels
+
+        def uniform(fan_in: int, *shape: int) -> torch.nn.Parameter:
+            s = init_scale / fan_in ** 0.5
+            return torch.nn.Parameter((torch.rand(*shape, generator=generator) * 2 - 1) * s)
+
+        self.weights = torch.nn.ParameterList([uniform(9, k * c, 1, 3, 3)]
+                                              + [uniform(9 * c, k * c, c, 3, 3) for _ in range(blocks)])
+        self.biases = torch.nn.ParameterList([uniform(9, k * c)] + [uniform(9 * c, k * c) for _ in range(blocks)])
+        self.fc = uniform(c, k, c, 10)
+        self.fc_bias = uniform(c, k, 1, 10)
+
+    def layer_outputs(self, images: Tensor) -> list[Tensor]:
+        """Each convolution layer's outputs ReLU(W_l * h_l + b_l), before the skip is added: (K, N, P, C) each,
+        P = 64 positions for the first layer, 16 after the pooling."""
+        n, k, c = len(images), self.n_members, self.channels
+        x = images.reshape(n, 1, 8, 8).to(self.fc.dtype).expand(n, k, 8, 8)
+        conv = torch.nn.functional.conv2d
+        h = torch.relu(conv(x, self.weights[0], self.biases[0], padding=1, groups=k))
+        outputs = [h]
+        h = torch.nn.functional.avg_pool2d(h, 2)
+        for w, b in zip(self.weights[1:], self.biases[1:]):
+            z = torch.relu(conv(h, w, b, padding=1, groups=k))
+            h = h + z
+            outputs.append(z)
+        return [z.reshape(n, k, c, -1).permute(1, 0, 3, 2) for z in outputs]
+
+    def forward(self, images: Tensor) -> Tensor:
+        """Images (N, 8, 8) or (N, 64) → logits (K, N, 10)."""
+        # the last residual state averaged over positions: pool(h_1) + Σ_l branch_l, and pooling keeps the mean
+        h = sum(o.mean(2) for o in self.layer_outputs(images))  # (K, N, C)
+        return torch.baddbmm(self.fc_bias, h, self.fc)
+
+    def conv_weights(self) -> list[Tensor]:
+        """Each convolution layer's kernels per member, (K, C, C_in·9), detached."""
+        return [w.detach().reshape(self.n_members, self.channels, -1) for w in self.weights]
+
+
+@dataclass
+class ResidualCNNCondensation:
+    """图8.6: per convolution layer l (first … last) and member k, :func:`cosine_participation` of the kernels and
+    of the outputs at initialisation and after training, (L, K) each; the cosine matrices of the first and last
+    layer's kernels and outputs (t = 0 and trained) of member 0, (C, C) each, keyed ``"{first|last}_{kernels|
+    outputs}{0|}"``; the recorded steps (T,), training loss and accuracy (T, K), test accuracy (K,)."""
+
+    kernels0: np.ndarray
+    kernels: np.ndarray
+    outputs0: np.ndarray
+    outputs: np.ndarray
+    maps: dict[str, np.ndarray]
+    steps: np.ndarray
+    loss: np.ndarray
+    accuracy: np.ndarray
+    test_accuracy: np.ndarray
+
+
+@cached
+def run_residual_cnn(*, n_train: int = 150, n_test: int = 150, channels: int = 16, blocks: int = 2,
+                     n_members: int = 3, init_scale: float = 1.0, lr: float = 1e-3, steps: int = 250,
+                     record_every: int = 25, seed: int = 0) -> ResidualCNNCondensation:
+    """图8.6's CPU analogue: :class:`BatchedResidualCNN` (``n_members`` nets, the default initialisation times
+    ``init_scale``) on ``n_train`` of the bundled 8×8 digits (standing in for CIFAR-10), cross-entropy, full-batch
+    Adam at the book's lr 10⁻³ for ``steps`` steps.  The condensation of each convolution layer is read, as in the
+    book, from the cosine matrices (8.4) of its kernels (flattened over input channels and positions) and of its
+    channels' outputs on the training and test images together (each channel's outputs over every image and
+    position as one vector), at initialisation and at the end; summarised by :func:`cosine_participation`."""
+    if n_train < 10 or n_test < 1 or steps < record_every or record_every < 1 or not lr > 0:
+        raise ValueError(f"need n_train ≥ 10, n_test ≥ 1, steps ≥ record_every ≥ 1, lr > 0; got n_train={n_train}, "
+                         f"n_test={n_test}, steps={steps}, record_every={record_every}, lr={lr}")
+    data = digits(n_train, n_test, seed=seed, standardise=True)
+    net = BatchedResidualCNN(channels, blocks, n_members, init_scale=init_scale, generator=generator(seed, 2))
+    both = torch.cat([data.x, data.x_test])
+
+    def measure() -> tuple[np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]:
+        with torch.no_grad():
+            outs = [o.reshape(n_members, -1, channels).numpy() for o in net.layer_outputs(both)]
+        kern = [cosine_similarity_matrix(wk) for w in net.conv_weights() for wk in w.numpy()]
+        out = [cosine_similarity_matrix(ok.T) for o in outs for ok in o]
+        shape = (len(outs), n_members)
+        return (np.array([cosine_participation(m) for m in kern]).reshape(shape),
+                np.array([cosine_participation(m) for m in out]).reshape(shape), kern, out)
+
+    kernels0, outputs0, kern0, out0 = measure()
+    with on_device(net) as device:
+        x, labels = data.x.to(device), data.labels.to(device)
+
+        def loss() -> Tensor:
+            return cross_entropy(net(x), labels)
+
+        def record(step: int) -> dict[str, Tensor]:
+            with torch.no_grad():
+                logits = net(x)
+                return {"loss": cross_entropy(logits, labels), "accuracy": accuracy(logits, labels)}
+
+        hist = run(descend(make_optimizer("adam", net.parameters(), lr), loss), steps=steps, record=record,
+                   record_every=record_every, desc="residual CNN")
+    kernels, outputs, kern, out = measure()
+    last = (len(kern) // n_members - 1) * n_members  # member 0 of the last layer
+    maps = {"first_kernels0": kern0[0], "first_kernels": kern[0], "first_outputs0": out0[0], "first_outputs": out[0],
+            "last_kernels0": kern0[last], "last_kernels": kern[last], "last_outputs0": out0[last],
+            "last_outputs": out[last]}
+    with torch.no_grad():
+        test_acc = accuracy(net(data.x_test), data.labels_test).numpy()
+    return ResidualCNNCondensation(kernels0=kernels0, kernels=kernels, outputs0=outputs0, outputs=outputs, maps=maps,
+                                   steps=hist.steps, loss=hist["loss"], accuracy=hist["accuracy"],
+                                   test_accuracy=test_acc)
+
+
+RESNET_LAST_LAYER = ClaimSpec(
+    "ch08.resnet-last-layer", "图8.6",
+    "trained from the default initialisation, the last convolution layer of a residual CNN condenses — its kernels "
+    "and its outputs each lose at least a fifth of their effective number of lines (median net) — and its outputs "
+    "condense more than the first layer's (that the first layer's kernels and outputs do not condense at all is the "
+    "exploration ch08.resnet-first-layer)")
+
+#: "Condensed": the effective number of lines (:func:`cosine_participation`) after training at most this share of
+#: its value at t = 0.
+RESNET_CONDENSED = 0.8
+
+
+def _resnet_ratios(result: ResidualCNNCondensation) -> tuple[np.ndarray, np.ndarray]:
+    """Per convolution layer the median over nets of the effective number of lines, trained / t = 0: kernels and
+    outputs, (L,) each."""
+    return (np.median(result.kernels / result.kernels0, axis=1), np.median(result.outputs / result.outputs0, axis=1))
+
+
+def check_resnet_last_layer(result: ResidualCNNCondensation) -> Verdict:
+    """图8.6 on :func:`run_residual_cnn`: for the last convolution layer the effective number of lines
+    (:func:`cosine_participation`) of its kernels and of its outputs, trained over t = 0 (median net), are each
+    ≤ :data:`RESNET_CONDENSED`, and the output ratio is below the first layer's.  (The kernels' ratio is not
+    compared: on the design seeds 102–116 the first layer's kernels lost 10–33% of their lines too, and on one
+    seed as many as the last layer's.)"""
+    kernels, outputs = _resnet_ratios(result)
+    return RESNET_LAST_LAYER.judge(
+        threshold("last layer: kernels' effective lines, trained / t = 0 (median net)", float(kernels[-1]), "<=",
+                  RESNET_CONDENSED),
+        threshold("last layer: outputs' effective lines, trained / t = 0 (median net)", float(outputs[-1]), "<=",
+                  RESNET_CONDENSED),
+        compare("last layer's output ratio", float(outputs[-1]), "<", "first layer's", float(outputs[0])),
+        train_accuracy=result.accuracy[-1], test_accuracy=result.test_accuracy)
+
+
+RESNET_FIRST_LAYER = ClaimSpec(
+    "ch08.resnet-first-layer", "图8.6",
+    "the first convolution layer does not condense: its kernels and its outputs each keep at least 85% of their "
+    "effective number of lines after training (median net)", kind="exploration")
+
+#: "Not condensed": the effective number of lines after training at least this share of its value at t = 0.
+RESNET_NOT_CONDENSED = 0.85
+
+
+def check_resnet_first_layer(result: ResidualCNNCondensation) -> Verdict:
+    """Exploration (图8.6(e, f)): the first layer's kernel and output ratios (as in :func:`check_resnet_last_layer`)
+    are each ≥ :data:`RESNET_NOT_CONDENSED`."""
+    kernels, outputs = _resnet_ratios(result)
+    return RESNET_FIRST_LAYER.judge(
+        threshold("first layer: kernels' effective lines, trained / t = 0 (median net)", float(kernels[0]), ">=",
+                  RESNET_NOT_CONDENSED),
+        threshold("first layer: outputs' effective lines, trained / t = 0 (median net)", float(outputs[0]), ">=",
+                  RESNET_NOT_CONDENSED))
