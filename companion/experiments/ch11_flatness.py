@@ -10,8 +10,12 @@
 * The same run trains with mini-batches (表11.1, 图11.3), with dropout (图11.6, 11.7), or with an
   extra noise term η ε_t (11.4)–(11.5) (:func:`isotropic_noise`, GLD).
 * Test accuracy (表11.1, 图11.4) is compared over an ensemble: K initialisations, each trained by SGD, GD
-  and GLD, every dynamics one :class:`~companion.core.nets.BatchedMLP` (:func:`train_ensembles`); the
-  claims compare mean accuracies, paired by initialisation.
+  and the three GLDs of 表11.2 (constant, dynamic, diagonal), SGD one :class:`~companion.core.nets.BatchedMLP`, the
+  four full-batch dynamics another (:func:`train_ensembles`); the claims compare mean accuracies, paired by
+  initialisation.
+* 表11.4 over a span of η (:func:`edge_span`): one batched network per span, each member full-batch GD at its own
+  η (:class:`companion.core.ensemble.MemberwiseStep`), λ_max of every member at once by a block-diagonal power
+  iteration (:func:`batched_sharpness`).
 * Loss along lines in parameter space: the interpolation θ = αθ_L + (1 − α)θ_S between a
   large-batch and a small-batch solution (图11.3), and L(α) = R_S(θ + αd) along a filter-normalised
   random direction d (Li et al. 2017; 图11.6, 11.7).
@@ -604,9 +608,10 @@ def train_ensembles(widths: Sequence[int], data, *, members: int, eta: float, st
     * ``"GLD diag"``: the full batch plus η ε_t, ε_t ~ N(0, diag(Σ_sgd)) of member k
       (:func:`ensemble_noise_diagonal`), re-estimated every ``refresh_every`` steps ("GLD diagonal" of 表11.2).
 
-    Streams of ``seed``: 0 the initialisations, 1 the mini-batches, 2 the Langevin noise (one stream, drawn by the
-    GLD dynamics in their order in ``dynamics``), all drawn on the CPU;
-    each dynamics trains on the settings' device (:func:`engine.on_device`), and its accuracies are read on the
+    SGD trains as one :class:`~companion.core.nets.BatchedMLP`; GD and the GLDs as another, of K members per
+    dynamics (member j·K + k: the j-th full-batch dynamics from initialisation k).  Streams of ``seed``: 0 the
+    initialisations, 1 the mini-batches, 2 the Langevin noise (drawn for all full-batch members at once, zero-scaled
+    for GD's), all drawn on the CPU; each network trains on the settings' device (:func:`engine.on_device`), and its accuracies are read on the
     CPU, where the model is handed back."""
     unknown = [d for d in dynamics if d not in DYNAMICS]
     if unknown or not dynamics or members < 1 or steps < 1 or not eta > 0 or refresh_every < 1:
@@ -661,9 +666,11 @@ def train_ensembles(widths: Sequence[int], data, *, members: int, eta: float, st
 
             step = engine.descend(torch.optim.SGD(params, lr=eta), full_loss_)
 
+            noisy = any(d in GLD_DYNAMICS for d in full)
+
             def update(t: int) -> None:
                 step(t)
-                if not (kind > 0).any():
+                if not noisy:
                     return
                 if t % refresh_every == 0:   # the noise's size measured after the gradient step, as (11.5) adds it
                     diag = ensemble_noise_diagonal(model, x_on, y_on, batch_size)
@@ -1711,9 +1718,8 @@ def edge_span(etas: Sequence[float] = SPAN_ETAS, *, inits: int = SPAN_INITS, ste
         def record(step: int) -> dict[str, np.ndarray]:
             with torch.no_grad():
                 loss = 0.5 * ((model(x) - y) ** 2).sum(-1).mean(-1)
-            finite = torch.isfinite(loss)
-            if not finite.all():   # a diverged member: no sharpness; its power iteration restarts from a clean row
-                state["v"] = torch.where(finite[:, None], state["v"], torch.ones_like(state["v"]))
+            finite = torch.isfinite(loss)   # a diverged member: no sharpness; its power iteration restarts cleanly
+            state["v"] = torch.where(finite[:, None], state["v"], torch.ones_like(state["v"]))
             lam, state["v"] = batched_sharpness(model, full_sum, state["v"],
                                                 power_iters[0] if state["first"] else power_iters[1])
             state["first"] = False
