@@ -611,8 +611,8 @@ def train_ensembles(widths: Sequence[int], data, *, members: int, eta: float, st
     SGD trains as one :class:`~companion.core.nets.BatchedMLP`; GD and the GLDs as another, of K members per
     dynamics (member j·K + k: the j-th full-batch dynamics from initialisation k).  Streams of ``seed``: 0 the
     initialisations, 1 the mini-batches, 2 the Langevin noise (drawn for all full-batch members at once, zero-scaled
-    for GD's), all drawn on the CPU; each network trains on the settings' device (:func:`engine.on_device`), and its accuracies are read on the
-    CPU, where the model is handed back."""
+    for GD's), all drawn on the CPU; each network trains on the settings' device
+    (:func:`engine.on_device`), and its accuracies are read on the CPU, where the model is handed back."""
     unknown = [d for d in dynamics if d not in DYNAMICS]
     if unknown or not dynamics or members < 1 or steps < 1 or not eta > 0 or refresh_every < 1:
         raise ValueError(f"need dynamics from {DYNAMICS}, members ≥ 1, steps ≥ 1, eta > 0, refresh_every ≥ 1; got "
@@ -734,7 +734,8 @@ def check_sgd_best_accuracy(res: EnsembleAccuracy, best: str = "SGD") -> Verdict
     errors of that mean — SGD best, the others "significantly lower".  ``best`` names the dynamics in the claim's
     slot: the negative control puts another one there (GLD diagonal, trained without SGD)."""
     if best not in res.dynamics or len(res.dynamics) < 2:
-        raise ValueError(f"best must be one of the run's dynamics {res.dynamics} and there must be another; got {best!r}")
+        raise ValueError(f"best must be one of the run's dynamics {res.dynamics}, which must hold another; "
+                         f"got {best!r}")
     conds = [mean_gain(res, best, other, f"mean test-acc gain, {best} over {other}")
              for other in res.dynamics if other != best]
     return SGD_BEST_ACCURACY.judge(*conds, best=best, members=res.members,
