@@ -465,11 +465,12 @@ def test_dropout_flatness_trains_on_the_settings_device(on_meta_device):
 
 
 def test_ensembles_train_on_the_settings_device(on_meta_device):
-    """SGD (each member its own mini-batches), GD and GLD (noise trace, noise drawn on the CPU) of train_ensembles."""
+    """SGD (each member its own mini-batches), then GD and the three GLDs as one network (noise trace and diagonal,
+    noise drawn on the CPU) of train_ensembles."""
     data = digits(12, 6, standardise=True)
     res = fl.train_ensembles.__wrapped__([64, 8, 10], data, members=2, eta=0.1, steps=2, batch_size=4,
                                          refresh_every=1)
-    assert len(on_meta_device) == 3 and res.test_accuracy.shape == (3, 2)
+    assert len(on_meta_device) == 2 and res.test_accuracy.shape == (5, 2)
 
 
 def test_explorer_run_is_on_the_settings_device(on_meta_device):
@@ -556,3 +557,13 @@ def test_dropout_digits_trains_on_the_settings_device(on_meta_device):
     res = fl.dropout_digits.__wrapped__(0.8, members=2, widths=(64, 8, 10), n_train=12, steps=2, batch_size=4,
                                         n_dirs=1, alphas=np.array([0.0]), seed=0)
     assert res.accuracy.test_accuracy.shape == (2, 2)
+
+
+def test_edge_span_trains_on_the_settings_device(on_meta_device):
+    """表11.4 over a span: every η's members (MemberwiseStep), their mini-batches (SGD) and the batched power
+    iteration where the model is."""
+    for batch_size in (None, 4):
+        span = fl.edge_span.__wrapped__((0.01, 0.1), inits=2, steps=2, track_every=1, batch_size=batch_size,
+                                        widths=(64, 8, 10), n=12)
+        assert span.sharpness.shape[1:] == (2, 2)
+    assert len(on_meta_device) == 2

@@ -10,8 +10,12 @@
 * The same run trains with mini-batches (表11.1, 图11.3), with dropout (图11.6, 11.7), or with an
   extra noise term η ε_t (11.4)–(11.5) (:func:`isotropic_noise`, GLD).
 * Test accuracy (表11.1, 图11.4) is compared over an ensemble: K initialisations, each trained by SGD, GD
-  and GLD, every dynamics one :class:`~companion.core.nets.BatchedMLP` (:func:`train_ensembles`); the
-  claims compare mean accuracies, paired by initialisation.
+  and the three GLDs of 表11.2 (constant, dynamic, diagonal), SGD one :class:`~companion.core.nets.BatchedMLP`, the
+  four full-batch dynamics another (:func:`train_ensembles`); the claims compare mean accuracies, paired by
+  initialisation.
+* 表11.4 over a span of η (:func:`edge_span`): one batched network per span, each member full-batch GD at its own
+  η (:class:`companion.core.ensemble.MemberwiseStep`), λ_max of every member at once by a block-diagonal power
+  iteration (:func:`batched_sharpness`).
 * Loss along lines in parameter space: the interpolation θ = αθ_L + (1 − α)θ_S between a
   large-batch and a small-batch solution (图11.3), and L(α) = R_S(θ + αd) along a filter-normalised
   random direction d (Li et al. 2017; 图11.6, 11.7).
@@ -522,33 +526,47 @@ def check_sgd_flatter(sgd: Run, gld: Run) -> Verdict:
 
 
 # ------------------------------------------------------------------ test accuracy over an ensemble (表11.1, 图11.4)
-DYNAMICS = ("SGD", "GD", "GLD")
+#: The dynamics of 图11.4 / 表11.2: SGD, full-batch GD and GD plus Langevin noise of three structures — "GLD" the
+#: dynamic isotropic one (σ_t² = Tr(Σ_sgd)/D), "GLD const" isotropic of a constant size, "GLD diag" diag(Σ_sgd).
+DYNAMICS = ("SGD", "GD", "GLD", "GLD const", "GLD diag")
+GLD_DYNAMICS = ("GLD", "GLD const", "GLD diag")
 
 
-def ensemble_noise_trace(model: BatchedMLP, x: Tensor, y: Tensor, batch_size: int) -> Tensor:
-    """Tr(Σ_sgd) = (1/(nB)) Σ_i ‖g_i − ḡ‖² of every member of a tanh :class:`~companion.core.nets.BatchedMLP`
-    under the loss ½‖f(x_i) − y_i‖², shape (K,), without forming a per-sample gradient.
+def ensemble_noise_diagonal(model: BatchedMLP, x: Tensor, y: Tensor, batch_size: int) -> list[Tensor]:
+    """diag(Σ_sgd) = (1/(nB)) Σ_i (g_i − ḡ)² (elementwise) of every member of a tanh
+    :class:`~companion.core.nets.BatchedMLP` under the loss ½‖f(x_i) − y_i‖², in the model's parameter layout
+    (weights (K, m_l, m_{l+1}), then biases (K, 1, m_{l+1}), as ``model.parameters()``), without forming a
+    per-sample gradient — the noise of "GLD diagonal" in 表11.2.
 
-    Per-sample gradient norms of a layer z = a W + b are ‖a_i‖²‖δ_i‖² + ‖δ_i‖² with δ_i = ∂ℓ_i/∂z_i
-    (the gradient ∂ℓ_i/∂W = a_iᵀδ_i has rank one), so one forward and one backward pass of the summed loss
-    give Σ_i ‖g_i‖²; ‖ḡ‖² comes from the same pass, and Σ_i ‖g_i − ḡ‖² = Σ_i ‖g_i‖² − n‖ḡ‖²."""
+    The per-sample gradient of a layer z = a W + b is ∂ℓ_i/∂W = a_iᵀδ_i (rank one) with δ_i = ∂ℓ_i/∂z_i, so
+    Σ_i (∂ℓ_i/∂W)² = (a²)ᵀ(δ²) and Σ_i (∂ℓ_i/∂b)² = Σ_i δ_i²: one forward and one backward pass of the summed loss
+    give them, and ḡ from the same pass; Σ_i (g_i − ḡ)² = Σ_i g_i² − nḡ²."""
     n = x.shape[0]
     if not 1 <= batch_size <= n:
         raise ValueError(f"batch_size must lie in [1, {n}], got {batch_size}")
     weights, biases = [w.detach() for w in model.weights], [b.detach() for b in model.biases]
     a = x.expand(model.n_members, *x.shape)                                    # (K, n, d_in)
     inputs, outs = [], []
-    for l, (w, b) in enumerate(zip(weights, biases)):
-        inputs.append(a)
-        z = torch.baddbmm(b, a, w).requires_grad_(True)                        # (K, n, m_l)
-        outs.append(z)
-        a = model.act(z) if l < len(weights) - 1 else z
-    loss = 0.5 * ((a - y) ** 2).sum()                                          # Σ_k Σ_i ℓ_ki
-    deltas = torch.autograd.grad(loss, outs)
-    square_norms = sum(((inp ** 2).sum(-1) + 1) * (d ** 2).sum(-1) for inp, d in zip(inputs, deltas))  # (K, n)
-    mean_norm = sum(((inp.transpose(1, 2) @ d) ** 2).sum((1, 2)) + (d.sum(1) ** 2).sum(-1)
-                    for inp, d in zip(inputs, deltas)) / n ** 2                # ‖ḡ‖², (K,)
-    return (square_norms.sum(1) - n * mean_norm) / (n * batch_size)
+    with torch.enable_grad():
+        for l, (w, b) in enumerate(zip(weights, biases)):
+            inputs.append(a.detach())
+            z = torch.baddbmm(b, a, w).requires_grad_(True)                    # (K, n, m_l)
+            outs.append(z)
+            a = model.act(z) if l < len(weights) - 1 else z
+        loss = 0.5 * ((a - y) ** 2).sum()                                      # Σ_k Σ_i ℓ_ki
+        deltas = torch.autograd.grad(loss, outs)
+    scale = 1.0 / (n * batch_size)
+    diag_w = [((inp ** 2).transpose(1, 2) @ d ** 2 - (inp.transpose(1, 2) @ d) ** 2 / n) * scale
+              for inp, d in zip(inputs, deltas)]                                # (K, m_l, m_{l+1})
+    diag_b = [((d ** 2).sum(1, keepdim=True) - d.sum(1, keepdim=True) ** 2 / n) * scale
+              for d in deltas]                                                 # (K, 1, m_{l+1})
+    return [*diag_w, *diag_b]
+
+
+def ensemble_noise_trace(model: BatchedMLP, x: Tensor, y: Tensor, batch_size: int) -> Tensor:
+    """Tr(Σ_sgd) = (1/(nB)) Σ_i ‖g_i − ḡ‖² of every member of a tanh :class:`~companion.core.nets.BatchedMLP`
+    under the loss ½‖f(x_i) − y_i‖², shape (K,): the sum of :func:`ensemble_noise_diagonal`."""
+    return sum(d.sum((1, 2)) for d in ensemble_noise_diagonal(model, x, y, batch_size))
 
 
 @dataclass
@@ -584,11 +602,17 @@ def train_ensembles(widths: Sequence[int], data, *, members: int, eta: float, st
     * ``"GD"``: the full batch;
     * ``"GLD"``: the full batch plus η ε_t, ε_t ~ N(0, σ_k² I), σ_k² = Tr(Σ_sgd)/D of member k for batches of
       ``batch_size`` (:func:`ensemble_noise_trace`), re-estimated every ``refresh_every`` steps (11.5,
-      "GLD dynamic" of 表11.2).
+      "GLD dynamic" of 表11.2);
+    * ``"GLD const"``: the same isotropic noise with σ_k held at its value at the initialisation, ϱ = σ_k(θ₀)
+      for the whole run ("GLD constant" of 表11.2, whose ϱ is a tunable constant: ours is not tuned);
+    * ``"GLD diag"``: the full batch plus η ε_t, ε_t ~ N(0, diag(Σ_sgd)) of member k
+      (:func:`ensemble_noise_diagonal`), re-estimated every ``refresh_every`` steps ("GLD diagonal" of 表11.2).
 
-    Streams of ``seed``: 0 the initialisations, 1 the mini-batches, 2 the Langevin noise, all drawn on the CPU;
-    each dynamics trains on the settings' device (:func:`engine.on_device`), and its accuracies are read on the
-    CPU, where the model is handed back."""
+    SGD trains as one :class:`~companion.core.nets.BatchedMLP`; GD and the GLDs as another, of K members per
+    dynamics (member j·K + k: the j-th full-batch dynamics from initialisation k).  Streams of ``seed``: 0 the
+    initialisations, 1 the mini-batches, 2 the Langevin noise (drawn for all full-batch members at once, zero-scaled
+    for GD's), all drawn on the CPU; each network trains on the settings' device
+    (:func:`engine.on_device`), and its accuracies are read on the CPU, where the model is handed back."""
     unknown = [d for d in dynamics if d not in DYNAMICS]
     if unknown or not dynamics or members < 1 or steps < 1 or not eta > 0 or refresh_every < 1:
         raise ValueError(f"need dynamics from {DYNAMICS}, members ≥ 1, steps ≥ 1, eta > 0, refresh_every ≥ 1; got "
@@ -599,42 +623,73 @@ def train_ensembles(widths: Sequence[int], data, *, members: int, eta: float, st
     std = torch.tensor([1.0 / math.sqrt(w) for w in widths[:-1]])[None].expand(members, -1)
     start = BatchedMLP(widths, members, "tanh", init_std=std, generator=generator(seed))
     batches, noise = generator(seed, 1), generator(seed, 2)
-    train_acc, test_acc, losses = [], [], []
-    for name in dynamics:
+    accuracies: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def read(model: BatchedMLP) -> tuple[np.ndarray, np.ndarray, np.ndarray]:   # each (members of model,)
+        with torch.no_grad():
+            return ((model(x).argmax(-1) == data.labels).float().mean(-1).numpy(),
+                    (model(data.x_test).argmax(-1) == data.labels_test).float().mean(-1).numpy(),
+                    (0.5 * ((model(x) - y) ** 2).sum(-1).mean(-1)).numpy())
+
+    if "SGD" in dynamics:   # each member its own mini-batches
         model = copy.deepcopy(start)
         with engine.on_device(model) as device:
-            params = list(model.parameters())
-            dim = sum(p[0].numel() for p in params)
-            sigma = torch.zeros(members, device=device)
             x_on, y_on = x.to(device), y.to(device)
 
-            def loss(model: BatchedMLP = model, name: str = name, x_on: Tensor = x_on,
-                     y_on: Tensor = y_on) -> Tensor:   # (K,)
-                if name != "SGD":
-                    return 0.5 * ((model(x_on) - y_on) ** 2).sum(-1).mean(-1)
+            def batch_loss() -> Tensor:   # (K,)
                 idx = torch.argsort(torch.rand(members, n, generator=batches), 1)[:, :batch_size]  # (K, B), CPU
                 idx = idx.to(x_on.device)
                 return 0.5 * ((model(x_on[idx]) - y_on[idx]) ** 2).sum(-1).mean(-1)
 
-            step = engine.descend(torch.optim.SGD(params, lr=eta), loss)
+            engine.run(engine.descend(torch.optim.SGD(model.parameters(), lr=eta), batch_loss), steps=steps,
+                       record=lambda t: {}, record_every=steps, progress=False, desc="SGD ensemble")
+        accuracies["SGD"] = read(model)
+    full = [d for d in dynamics if d != "SGD"]
+    if full:   # GD and the GLD variants: one BatchedMLP, member j·K + k = dynamics full[j] from initialisation k
+        model = copy.deepcopy(start)
+        with torch.no_grad():
+            for p in (*model.weights, *model.biases):
+                p.data = p.data.repeat(len(full), 1, 1)
+        model.n_members = m = members * len(full)
+        kind = torch.tensor([GLD_DYNAMICS.index(d) + 1 if d in GLD_DYNAMICS else 0 for d in full]).repeat_interleave(
+            members)                                                           # (M,): 0 GD, 1 dyn, 2 const, 3 diag
+        with engine.on_device(model) as device:
+            x_on, y_on, kind = x.to(device), y.to(device), kind.to(device)
+            params = [*model.weights, *model.biases]
+            dim = sum(p[0].numel() for p in params)
+            sigma = torch.zeros(m, device=device)                              # isotropic: the noise's sd
+            diag_sd = [torch.zeros_like(p) for p in params]                    # GLD diag: √diag(Σ_sgd)
+            iso = ((kind == 1) | (kind == 2)).float()
 
-            def update(t: int, step=step, model: BatchedMLP = model, params=params, name: str = name,
-                       sigma: Tensor = sigma, dim: int = dim, x_on: Tensor = x_on, y_on: Tensor = y_on) -> None:
+            def full_loss_() -> Tensor:   # (M,)
+                return 0.5 * ((model(x_on) - y_on) ** 2).sum(-1).mean(-1)
+
+            step = engine.descend(torch.optim.SGD(params, lr=eta), full_loss_)
+
+            noisy = any(d in GLD_DYNAMICS for d in full)
+
+            def update(t: int) -> None:
                 step(t)
-                if name == "GLD":
-                    if t % refresh_every == 0:
-                        sigma.copy_((ensemble_noise_trace(model, x_on, y_on, batch_size) / dim).sqrt())
-                    with torch.no_grad():
-                        for p in params:  # the noise drawn on the CPU, added on the parameters' device
-                            p.add_(eta * sigma.reshape(-1, *[1] * (p.ndim - 1))
-                                   * torch.randn(p.shape, generator=noise).to(p.device))
+                if not noisy:
+                    return
+                if t % refresh_every == 0:   # the noise's size measured after the gradient step, as (11.5) adds it
+                    diag = ensemble_noise_diagonal(model, x_on, y_on, batch_size)
+                    new = (sum(d.sum((1, 2)) for d in diag) / dim).sqrt()
+                    refresh = (kind == 1) | ((kind == 2) & (t == 0))           # GLD const: once, at step 0
+                    sigma.copy_(torch.where(refresh, new, sigma))
+                    for sd, d in zip(diag_sd, diag):
+                        sd.copy_(d.clamp_min(0).sqrt() * (kind == 3).float().reshape(-1, 1, 1))
+                with torch.no_grad():
+                    for p, sd in zip(params, diag_sd):   # the noise drawn on the CPU, added on the parameters' device
+                        scale = sd + (sigma * iso).reshape(-1, 1, 1)
+                        p.add_(eta * scale * torch.randn(p.shape, generator=noise).to(p.device))
 
             engine.run(update, steps=steps, record=lambda t: {}, record_every=steps, progress=False,
-                       desc=f"{name} ensemble")
-        with torch.no_grad():
-            train_acc.append((model(x).argmax(-1) == data.labels).float().mean(-1).numpy())
-            test_acc.append((model(data.x_test).argmax(-1) == data.labels_test).float().mean(-1).numpy())
-            losses.append((0.5 * ((model(x) - y) ** 2).sum(-1).mean(-1)).numpy())
+                       desc="GD and GLD ensembles")
+        whole = read(model)
+        for j, name in enumerate(full):
+            accuracies[name] = tuple(a[j * members:(j + 1) * members] for a in whole)
+    train_acc, test_acc, losses = ([accuracies[d][i] for d in dynamics] for i in range(3))
     return EnsembleAccuracy(tuple(dynamics), batch_size, np.array(train_acc), np.array(test_acc), np.array(losses),
                             int(data.x_test.shape[0]))
 
@@ -646,8 +701,9 @@ SMALL_BATCH_GENERALISES = ClaimSpec(
     validation_seeds=REVALIDATION_SEEDS)
 SGD_BEST_ACCURACY = ClaimSpec(
     "ch11.sgd-beats-gld-accuracy", "图11.4",
-    "over networks trained from the same initialisations, SGD's mean test accuracy is higher than that of isotropic "
-    "Langevin noise of the same size (SGD against GD: ch11.small-batch-generalises)",
+    "over networks trained from the same initialisations, SGD's mean test accuracy is higher than that of every other "
+    "dynamics of 表11.2: full-batch GD and GD plus Langevin noise of SGD's size, isotropic (dynamic and constant) "
+    "or with SGD's diagonal covariance",
     validation_seeds=REVALIDATION_SEEDS)
 
 
@@ -672,13 +728,18 @@ def check_small_batch_generalises(res: EnsembleAccuracy) -> Verdict:
         members=res.members, mean_test_accuracy=res.test_accuracy.mean(1), dynamics=list(res.dynamics))
 
 
-def check_sgd_best_accuracy(res: EnsembleAccuracy) -> Verdict:
-    """图11.4 on :func:`train_ensembles`: the members' mean paired test-accuracy gain of SGD over GLD (isotropic noise
-    of SGD's size) > 0 — what the figure adds to 表11.1: the noise's structure, not its size.  (SGD over GD, the same
-    gain as 表11.1's, is :func:`check_small_batch_generalises`'s.)"""
-    return SGD_BEST_ACCURACY.judge(mean_gain(res, "SGD", "GLD", "mean test-acc gain, SGD over GLD"),
-                                   members=res.members, mean_test_accuracy=res.test_accuracy.mean(1),
-                                   dynamics=list(res.dynamics))
+def check_sgd_best_accuracy(res: EnsembleAccuracy, best: str = "SGD") -> Verdict:
+    """图11.4 on :func:`train_ensembles`: for every other dynamics of the run (GD, GLD dynamic, GLD constant, GLD
+    diagonal: 表11.2), the members' mean paired test-accuracy gain of ``best`` over it > 0, its margin in standard
+    errors of that mean — SGD best, the others "significantly lower".  ``best`` names the dynamics in the claim's
+    slot: the negative control puts another one there (GLD diagonal, trained without SGD)."""
+    if best not in res.dynamics or len(res.dynamics) < 2:
+        raise ValueError(f"best must be one of the run's dynamics {res.dynamics}, which must hold another; "
+                         f"got {best!r}")
+    conds = [mean_gain(res, best, other, f"mean test-acc gain, {best} over {other}")
+             for other in res.dynamics if other != best]
+    return SGD_BEST_ACCURACY.judge(*conds, best=best, members=res.members,
+                                   mean_test_accuracy=res.test_accuracy.mean(1), dynamics=list(res.dynamics))
 
 
 # --------------------------------------------------------------------------- loss along lines (图11.3, 11.6)
@@ -1544,3 +1605,158 @@ def check_rescaling(rescale: Callable[[DropoutMLP, float], DropoutMLP] | None, m
     print(f"{'✔' if same else '✘'} outputs {'unchanged' if same else 'changed'} (max |Δf| = {change:.1e}); "
           f"{'✔' if moved else '✘'} lambda_max {lam0:.3g} → {lam1:.3g}")
     return same and moved
+
+
+# --------------------------------------------------------------------------- 表11.4 over the book's span of η
+#: 表11.4 over a span of η like the book's (0.01 … 5, edges 200 … 0.4): five η spanning a factor 20 (the book's 0.01,
+#: 0.05 and 0.1, with 0.005 and 0.02), edges 2/η = 400 … 20, each run from SPAN_INITS initialisations (the book: 5).
+SPAN_ETAS = (0.005, 0.01, 0.02, 0.05, 0.1)
+SPAN_INITS = 5
+#: The span's network and data: a tanh MLP 64-32-32-10 on the first 64 digits, every layer ~ N(0, 1/fan_in) except
+#: the output layer, ~ N(0, SPAN_OUT_SCALE²/fan_in): a network that starts sharper (λ_max ≈ 1200) than every edge of
+#: the span, so that GD at each η must leave the initial region for one flat enough for that η (the dynamical
+#: stability selection of Wu et al. 2018) — reaching 2/η within a few hundred steps even at η = 0.005, where
+#: progressive sharpening from a flat start would take tens of thousands (design seeds 100–107).
+SPAN_WIDTHS, SPAN_SAMPLES, SPAN_OUT_SCALE = (64, 32, 32, 10), 64, 12.0
+
+
+def batched_sharpness(model: BatchedMLP, loss_sum: Callable[[], Tensor], v0: Tensor, iters: int,
+                      tol: float = 1e-3) -> tuple[Tensor, Tensor]:
+    """λ_max of every member's training loss, shape (K,), and the unit eigenvectors (K, D), by at most ``iters``
+    steps of :func:`companion.core.landscape.power_iteration` from ``v0`` (K, D).
+
+    ``loss_sum()`` is the SUM of the members' losses; members share no parameter, so its Hessian is block-diagonal
+    and one Hessian-vector product v ↦ ∇(∇L·v) (reverse over reverse, the gradient's graph kept between products)
+    applies every member's block at once.  D runs over the weights, then the biases (the model's layout)."""
+    params = [*model.weights, *model.biases]
+    k = model.n_members
+    sizes = [p[0].numel() for p in params]
+    with torch.enable_grad():
+        grads = torch.autograd.grad(loss_sum(), params, create_graph=True)
+
+        def matvec(v: Tensor) -> Tensor:  # (K, D) -> (K, D)
+            gv = sum((g * u.reshape(g.shape)).sum() for g, u in zip(grads, v.split(sizes, dim=1)))
+            return torch.cat([h.reshape(k, -1) for h in torch.autograd.grad(gv, params, retain_graph=True)], dim=1)
+
+        lam, _, v = landscape.power_iteration(matvec, v0, iters=iters, tol=tol)
+    return lam.detach(), v.detach()
+
+
+@dataclass
+class EdgeSpan:
+    """表11.4 over a span of η: full-batch GD (or SGD with batches of ``batch_size``) at each η from each of the same
+    initialisations; ``steps`` (T,) the steps at which λ_max was measured, ``sharpness`` and ``loss`` (T, E, I) for
+    the E learning rates and I initialisations (NaN once a run has diverged)."""
+
+    etas: np.ndarray
+    batch_size: int | None
+    steps: np.ndarray
+    sharpness: np.ndarray
+    loss: np.ndarray
+
+    def final(self, fraction: float = 0.25) -> np.ndarray:
+        """Per η and initialisation, the median λ_max over the last ``fraction`` of training (E, I); NaN for a run
+        that diverged (a NaN anywhere in that stretch)."""
+        tail = self.sharpness[self.steps >= self.steps[-1] * (1 - fraction)]
+        out = np.median(tail, axis=0)
+        return np.where(np.isnan(tail).any(0), np.nan, out)
+
+    def table(self) -> np.ndarray:
+        """表11.4's row: per η the median over initialisations of :meth:`final` (E,)."""
+        return np.median(self.final(), axis=1)
+
+
+@cached
+def edge_span(etas: Sequence[float] = SPAN_ETAS, *, inits: int = SPAN_INITS, steps: int = 600,
+              track_every: int = 50, batch_size: int | None = None, widths: Sequence[int] = SPAN_WIDTHS,
+              n: int = SPAN_SAMPLES, out_scale: float = SPAN_OUT_SCALE, power_iters: tuple[int, int] = (30, 10),
+              seed: int = 0) -> EdgeSpan:
+    """表11.4 over a span of η: ``inits`` tanh MLPs of ``widths`` (hidden layers ~ N(0, 1/fan_in), the output layer
+    ~ N(0, out_scale²/fan_in)), each trained at every η of ``etas`` on the first ``n`` digits (standardised) with the
+    loss ½·(1/n)Σ‖f(x_i) − y_i‖² — all E·I runs one :class:`~companion.core.nets.BatchedMLP` on the engine,
+    :class:`companion.core.ensemble.MemberwiseStep` giving each member its η (full-batch GD; with ``batch_size``,
+    SGD: each member its own mini-batches, drawn without replacement) — and λ_max of the full-batch loss every
+    ``track_every`` steps by :func:`batched_sharpness` (``power_iters`` = (first, later) iterations, each later one
+    warm-started from the previous eigenvectors).
+
+    Streams of ``seed``: 30 the initialisations, 31 the power iteration's start, 32 the mini-batches."""
+    from companion.core.ensemble import MemberwiseStep
+
+    etas_a = np.asarray(etas, dtype=float)
+    if etas_a.ndim != 1 or not len(etas_a) or not (etas_a > 0).all() or inits < 1 or steps < 1 or track_every < 1:
+        raise ValueError(f"need positive etas, inits ≥ 1, steps ≥ 1, track_every ≥ 1; got etas={tuple(etas)}, "
+                         f"inits={inits}, steps={steps}, track_every={track_every}")
+    if batch_size is not None and not 1 <= batch_size <= n:
+        raise ValueError(f"batch_size must lie in [1, {n}] or be None, got {batch_size}")
+    data = digits(n, None, standardise=True)
+    x, y = data.x, data.one_hot()
+    e = len(etas_a)
+    std = torch.tensor([1.0 / math.sqrt(w) for w in widths[:-2]] + [out_scale / math.sqrt(widths[-2])])
+    start = BatchedMLP(widths, inits, "tanh", init_std=std[None].expand(inits, -1), generator=generator(seed, 30))
+    model = copy.deepcopy(start)   # member i·I + j: η_i from initialisation j
+    with torch.no_grad():
+        for p in (*model.weights, *model.biases):
+            p.data = p.data.repeat(e, 1, 1)
+    model.n_members = k = e * inits
+    lr = torch.tensor(etas_a, dtype=torch.float32).repeat_interleave(inits)
+    batches = generator(seed, 32)
+    with engine.on_device(model) as device:
+        x, y, lr = x.to(device), y.to(device), lr.to(device)
+
+        def full_sum() -> Tensor:
+            return (0.5 * ((model(x) - y) ** 2).sum(-1).mean(-1)).sum()
+
+        def batch_loss() -> Tensor:   # (K,)
+            if batch_size is None:
+                return 0.5 * ((model(x) - y) ** 2).sum(-1).mean(-1)
+            idx = torch.argsort(torch.rand(k, n, generator=batches), 1)[:, :batch_size].to(device)  # (K, B)
+            return 0.5 * ((model(x[idx]) - y[idx]) ** 2).sum(-1).mean(-1)
+
+        update = engine.descend(MemberwiseStep([*model.weights, *model.biases], lr), batch_loss)
+        dim = sum(p[0].numel() for p in (*model.weights, *model.biases))
+        state = {"v": torch.randn(k, dim, generator=generator(seed, 31)).to(device), "first": True}
+
+        def record(step: int) -> dict[str, np.ndarray]:
+            with torch.no_grad():
+                loss = 0.5 * ((model(x) - y) ** 2).sum(-1).mean(-1)
+            finite = torch.isfinite(loss)   # a diverged member: no sharpness; its power iteration restarts cleanly
+            state["v"] = torch.where(finite[:, None], state["v"], torch.ones_like(state["v"]))
+            lam, state["v"] = batched_sharpness(model, full_sum, state["v"],
+                                                power_iters[0] if state["first"] else power_iters[1])
+            state["first"] = False
+            lam = torch.where(finite, lam, torch.full_like(lam, float("nan")))
+            return {"sharpness": lam.reshape(e, inits).cpu(), "loss": loss.reshape(e, inits).cpu()}
+
+        history = engine.run(update, steps=steps, record=record, record_every=track_every, progress=False,
+                             desc="edge over a span of eta")
+    return EdgeSpan(etas_a, batch_size, history.steps, history["sharpness"], history["loss"])
+
+
+#: The band of λ_final·η/2 at every η: the book's "around 2/η, or slightly above it" (图11.8's text), from design seeds
+#: 100–119 (600 steps): every η's median over initialisations lay in 0.97–1.23, above 1 most at the larger η, where
+#: GD settles into a period-2 oscillation across the sharpest direction and λ_max at its iterates exceeds 2/η.
+EOS_SPAN_LOW, EOS_SPAN_HIGH = 0.9, 1.3
+EOS_TABLE_SPAN = ClaimSpec(
+    "ch11.eos-table-span", "表11.4",
+    "over a span of learning rates like the book's (eta = 0.005 ... 0.1, a factor 20; edges 2/eta = 400 ... 20) "
+    "full-batch GD ends at the edge: at every eta the final sharpness (median over 5 initialisations) lies between "
+    "0.9 and 1.3 times 2/eta (around it or slightly above)")
+
+
+def check_eos_table_span(span: EdgeSpan) -> Verdict:
+    """表11.4 (Wu et al. 2018) over a span of η: per η, the median over initialisations of the final λ_max (each the
+    median over the last quarter of training) satisfies 0.9 < λ_final·η/2 < 1.3 (:data:`EOS_SPAN_LOW`,
+    :data:`EOS_SPAN_HIGH`).  With λ_final spanning a factor 20 across the η, the band at every η is what makes it
+    follow the prediction row 2/η; a run that never comes down to its edge, or never sharpens up to it, fails its η.
+    A run that diverged has no final sharpness (NaN) and counts in its η's median as the largest value would
+    (a diverged run is not at the edge)."""
+    finals = span.final()
+    finals = np.where(np.isnan(finals), np.inf, finals)
+    table = np.median(finals, axis=1)
+    table = np.where(np.isfinite(table), table, np.nan)
+    conds = []
+    for eta, lam in zip(span.etas, table):
+        conds += [threshold(f"lambda_final*eta/2 (eta={eta:g})", lam * eta / 2, ">", EOS_SPAN_LOW),
+                  threshold(f"lambda_final*eta/2 (eta={eta:g})", lam * eta / 2, "<", EOS_SPAN_HIGH)]
+    return EOS_TABLE_SPAN.judge(*conds, etas=span.etas.tolist(), final_sharpness=table.tolist(),
+                                slope=table_slope(span.etas, table), diverged=int(np.isinf(finals).sum()))
