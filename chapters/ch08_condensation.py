@@ -218,11 +218,7 @@ for k, name in enumerate(("small init", "control")):
     ax.legend(fontsize=6)
     for ax, mat, what in zip(axes[4 * k + 1: 4 * k + 4], (cnn.kernel_cos0[k], cnn.kernel_cos[k], cnn.output_cos[k]),
                              ("kernels, t = 0", "kernels, fitted", "outputs, fitted")):
-        order = cond.leading_eigenvector_order(mat)
-        ax.imshow(mat[np.ix_(order, order)], cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
-        ax.set(xticks=[], yticks=[])
-        ax.grid(False)
-        ax.set_title(f"{name}: {what}\nshare on top line {ch8.line_share(mat):.2f}", fontsize=8)
+        ch8.plot_cosine_map(ax, mat, f"{name}: {what}\nshare on top line {ch8.line_share(mat):.2f}")
 plt.show()
 print("test accuracy when the training set is fitted:",
       {name: round(float(a), 3) for name, a in zip(("small init", "control"), cnn.test_accuracy)})
@@ -285,12 +281,8 @@ for row, layer in enumerate(("first", "last")):
     for j, (what, key) in enumerate((("kernels, t = 0", "kernels0"), ("kernels, trained", "kernels"),
                                      ("outputs, t = 0", "outputs0"), ("outputs, trained", "outputs"))):
         mat = resnet.maps[f"{layer}_{key}"]
-        ax = axes[4 * row + j]
-        order = cond.leading_eigenvector_order(mat)
-        ax.imshow(mat[np.ix_(order, order)], cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
-        ax.set(xticks=[], yticks=[])
-        ax.grid(False)
-        ax.set_title(f"{layer} layer: {what}\neffective lines {ch8.cosine_participation(mat):.1f}", fontsize=8)
+        ch8.plot_cosine_map(axes[4 * row + j], mat,
+                            f"{layer} layer: {what}\neffective lines {ch8.cosine_participation(mat):.1f}")
 plt.show()
 kern_ratio, out_ratio = resnet.kernels / resnet.kernels0, resnet.outputs / resnet.outputs0
 for i, name in enumerate(["first"] + [f"residual {j}" for j in range(1, len(kern_ratio))]):
@@ -645,18 +637,8 @@ x13, y13, grid13 = fit13.x, fit13.y, fit13.grid
 tv_each, tv_target = fit13.tv, fit13.tv_target  # tv_each: (trial, 3): p = 1, p = 0.9, small init
 risk13, zero_risk13 = fit13.final_risk, fit13.zero_risk
 fig, axes = panels(5, width=2.6, height=2.5)
-for k, name in enumerate(names):
-    axes[0].semilogy(fit13.steps, fit13.risk[:, k], label=name)
-    axes[1 + k].plot(grid13.ravel(), ch8.target_8_13(grid13).ravel(), "--", color="0.4", label="target")
-    axes[1 + k].plot(grid13.ravel(), fit13.outputs[k], color="#d62728", label="fit")
-    axes[1 + k].plot(x13.ravel(), y13, "*", ms=7, color="k")
-    axes[1 + k].set_title(f"{name}: TV = {tv_each[0, k]:.2f}")
-    cond.plot_feature_scatter(axes[3 + k], fit13.a[k], fit13.w[k], a0=fit13.a0[k], w0=fit13.w0[k],
-                              title=f"{name}: RD = {fit13.rd[k]:.2f}")
-axes[0].set_title("R_S (no dropout at evaluation)")
-axes[0].set_xlabel("step")
-axes[0].legend()
-axes[1].legend()
+ch8.plot_dropout_fits(axes, fit13, names, fit13.a, fit13.a0,
+                      [f"{n}: RD = {rd:.2f}" for n, rd in zip(names, fit13.rd)])
 plt.show()
 print(f"TV of the target {tv_target:.2f}; of the fits (per initialisation): p = 1 {np.round(tv_each[:, 0], 2)}, "
       f"p = {KEEP} {np.round(tv_each[:, 1], 2)}; mean final R_S {risk13[0]:.1e} / {risk13[1]:.1e} "
@@ -787,18 +769,8 @@ deep = ch8.run_three_layer_dropout(keep=KEEP, trials=pick(quick=3, full=3, smoke
                                    width=pick(quick=100, full=500), lr=pick(quick=2e-2, full=1e-2),
                                    steps=pick_steps(quick=4_000, full=10_000, every=400, smoke=100), seed=seed)
 fig, axes = panels(5, width=2.6, height=2.5)
-for k, name in enumerate(names):
-    axes[0].semilogy(deep.steps, deep.risk[:, k], label=name)
-    axes[1 + k].plot(deep.grid.ravel(), ch8.target_8_13(deep.grid).ravel(), "--", color="0.4", label="target")
-    axes[1 + k].plot(deep.grid.ravel(), deep.outputs[k], color="#d62728", label="fit")
-    axes[1 + k].plot(deep.x.ravel(), deep.y, "*", ms=7, color="k")
-    axes[1 + k].set_title(f"{name}: TV = {deep.tv[0, k]:.2f}")
-    cond.plot_feature_scatter(axes[3 + k], deep.out_norm[k], deep.w[k], a0=deep.out_norm0[k], w0=deep.w0[k],
-                              title=f"{name}: {deep.clusters[0, k]} clusters")
-axes[0].set_title("R_S (no dropout at evaluation)")
-axes[0].set_xlabel("step")
-axes[0].legend()
-axes[1].legend()
+ch8.plot_dropout_fits(axes, deep, names, deep.out_norm, deep.out_norm0,
+                      [f"{n}: {c} clusters" for n, c in zip(names, deep.clusters[0])])
 plt.show()
 print(f"three-layer nets, per initialisation: TV p = 1 {np.round(deep.tv[:, 0], 2)}, p = {KEEP} "
       f"{np.round(deep.tv[:, 1], 2)} (target {deep.tv_target:.2f}); clusters {deep.clusters.tolist()}; "

@@ -278,6 +278,17 @@ def test_positive_ch11_ensemble_accuracy(digits_split):
         assert v.passed, v.measured_line()
 
 
+def _member_as_module(ens: BatchedMLP, widths: list[int], k: int):
+    """Member ``k`` of a batched ensemble copied into a plain :class:`DropoutMLP` (BatchedMLP's weights are the
+    transposes of nn.Linear's)."""
+    net = fl.DropoutMLP(widths, "tanh", generator=gen(4))
+    with torch.no_grad():
+        for layer, w, b in zip(net.layers, ens.weights, ens.biases):
+            layer.weight.copy_(w[k].T)
+            layer.bias.copy_(b[k, 0])
+    return net
+
+
 def test_ensemble_noise_trace_matches_per_sample_gradients(digits_split):
     """The ghost-norm Tr(Σ_sgd) of a batched ensemble equals the one from vmapped per-sample gradients."""
     d = digits_split
@@ -285,11 +296,7 @@ def test_ensemble_noise_trace_matches_per_sample_gradients(digits_split):
     ens = BatchedMLP(widths, 2, "tanh", init_std=0.2, generator=gen(3))
     trace = fl.ensemble_noise_trace(ens, d.x, d.one_hot(), 8)
     for k in range(2):
-        net = fl.DropoutMLP(widths, "tanh", generator=gen(4))
-        with torch.no_grad():
-            for layer, w, b in zip(net.layers, ens.weights, ens.biases):
-                layer.weight.copy_(w[k].T)
-                layer.bias.copy_(b[k, 0])
+        net = _member_as_module(ens, widths, k)
         c = fl.noise_factor(fl.per_sample_gradients(net, d.x, d.one_hot()), 8)
         assert math.isclose(float(trace[k]), float((c * c).sum()), rel_tol=1e-4)
 
@@ -303,11 +310,7 @@ def test_ensemble_noise_diagonal_matches_per_sample_gradients(digits_split):
     diag = fl.ensemble_noise_diagonal(ens, d.x, d.one_hot(), 8)
     assert [tuple(t.shape) for t in diag] == [tuple(p.shape) for p in (*ens.weights, *ens.biases)]
     for k in range(2):
-        net = fl.DropoutMLP(widths, "tanh", generator=gen(4))
-        with torch.no_grad():
-            for layer, w, b in zip(net.layers, ens.weights, ens.biases):
-                layer.weight.copy_(w[k].T)
-                layer.bias.copy_(b[k, 0])
+        net = _member_as_module(ens, widths, k)
         c = fl.noise_factor(fl.per_sample_gradients(net, d.x, d.one_hot()), 8)
         per_sample = (c * c).sum(0).split([p.numel() for p in net.parameters()])   # layer by layer: W, b, W, b
         for l in range(len(widths) - 1):

@@ -45,7 +45,7 @@ trace (1 for one line, whatever the signs).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -69,10 +69,11 @@ from companion.core.neurons import (
     direction_gram_eigenvalues,
     dropout_regulariser,
     effective_direction_count,
+    leading_eigenvector_order,
     dropout_risk_monte_carlo,
     occupied_fraction,
     orientation,
-    sorted_cosine_matrix,
+    plot_feature_scatter,
 )
 from companion.core.train import History, descend, make_optimizer, on_device, run
 from companion.kit.bounds import SEED, Bounds, integer, real
@@ -577,12 +578,17 @@ def plot_polar(ax, w: ArrayLike, a: ArrayLike, *, dead: np.ndarray | None = None
 
 def plot_cosine_heatmap(ax, u: ArrayLike, title: str = "") -> None:
     """§8.1.2: cosine-similarity matrix (8.4) of the rows of u, ordered by its leading eigenvector."""
-    d_sorted, _ = sorted_cosine_matrix(u)
-    ax.imshow(d_sorted, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
-    ax.set_xticks([])
-    ax.set_yticks([])
+    plot_cosine_map(ax, cosine_similarity_matrix(u), title, fontsize=None)
+
+
+def plot_cosine_map(ax, d_matrix: np.ndarray, title: str, *, fontsize: float | None = 8) -> None:
+    """A heat map of §8.1.2: the cosine matrix D (8.4) of a layer's kernels or outputs, its neurons sorted by D's
+    leading eigenvector so that condensed groups show as blocks (red: parallel, blue: opposite)."""
+    order = leading_eigenvector_order(d_matrix)
+    ax.imshow(d_matrix[np.ix_(order, order)], cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+    ax.set(xticks=[], yticks=[])
     ax.grid(False)
-    ax.set_title(title)
+    ax.set_title(title, fontsize=fontsize)
 
 
 
@@ -1446,6 +1452,27 @@ EXPLORER_MAX_LR = 0.5
 #: large initialisation the Hessian is large at once (init std 1, m = 100: ReLU 72, x·tanh 143), and the
 #: chapter's η = 0.05 catapults there or diverges.
 EXPLORER_STABILITY = 1.5
+
+
+
+def plot_dropout_fits(axes, run: TanhDropout | ThreeLayerDropout, names: Sequence[str], amplitudes: np.ndarray,
+                      amplitudes0: np.ndarray, feature_titles: Sequence[str]) -> None:
+    """图8.13's five panels for the first initialisation of ``run``: (a) R_S over the steps of each net named in
+    ``names``, (b, c) each net's output against the target and the data, (d, e) each net's first-layer features
+    (orientation, amplitude ``amplitudes[k]``; start ``amplitudes0[k]``) titled ``feature_titles[k]``."""
+    grid = run.grid.ravel()
+    for k, name in enumerate(names):
+        axes[0].semilogy(run.steps, run.risk[:, k], label=name)
+        axes[1 + k].plot(grid, target_8_13(run.grid).ravel(), "--", color="0.4", label="target")
+        axes[1 + k].plot(grid, run.outputs[k], color="#d62728", label="fit")
+        axes[1 + k].plot(run.x.ravel(), run.y, "*", ms=7, color="k")
+        axes[1 + k].set_title(f"{name}: TV = {run.tv[0, k]:.2f}")
+        plot_feature_scatter(axes[3 + k], amplitudes[k], run.w[k], a0=amplitudes0[k], w0=run.w0[k],
+                             title=feature_titles[k])
+    axes[0].set_title("R_S (no dropout at evaluation)")
+    axes[0].set_xlabel("step")
+    axes[0].legend()
+    axes[1].legend()
 
 
 def initial_sharpness(*, width: int, init_std: float, act: str, seed: int) -> float:
