@@ -62,9 +62,10 @@ def activation_spectrum(act: str, xi: np.ndarray, *, w: float = 1.0, a: float = 
 # ----------------------------------------------------------------------------------------------
 SMALL_INIT_ORDER = ClaimSpec("ch06.small-init-order", "图6.2", "small initialisation keeps the order 1, 3, 5")
 LARGE_INIT_NO_ORDER = ClaimSpec("ch06.large-init-no-order", "图6.2",
-                                "large initialisation breaks the order: the three peaks' fitting times (the areas under "
-                                "their Δ_F curves) lie within a factor 2 of each other, where the small initialisation "
-                                "fits k=5 over ten times later than k=1", validation_seeds=REVALIDATION_SEEDS)
+                                "large initialisation breaks the order: the three peaks' fitting times (the areas "
+                                "under their Δ_F curves) lie within a factor 2 of each other, where the small "
+                                "initialisation fits k=5 over ten times later than k=1",
+                                validation_seeds=REVALIDATION_SEEDS)
 LARGE_INIT_HIGH_FIRST = ClaimSpec("ch06.large-init-high-first", "图6.2",
                                   "the book's stronger version: with a large initialisation the highest frequency "
                                   "k=5 converges before the lowest, k=1 — held on 6 of 20 seeds (500–519)",
@@ -89,9 +90,9 @@ def check_small_init_order(init: FPResult) -> Verdict:
 
 def check_large_init_no_order(init: FPResult) -> Verdict:
     """图6.2: member 1 (large init std) has max/min of its fitting times τ_k ≤ 2 (τ_k: the area under Δ_F(k),
-    :func:`~companion.core.fprinciple.fitting_time`).  Threshold set on design seeds 100–104: max/min τ was about 1.0–1.2
-    at the large init and 15–17 (τ₅/τ₁) at the small one.  Until this version the check compared first steps below 0.1
-    (within a factor 2 on 15 of seeds 500–519)."""
+    :func:`~companion.core.fprinciple.fitting_time`).  Threshold set on design seeds 100–104: max/min τ was about
+    1.0–1.2 at the large init and 15–17 (τ₅/τ₁) at the small one.  Until this version the check compared first steps
+    below 0.1 (within a factor 2 on 15 of seeds 500–519)."""
     tau = fitting_time(init)
     return LARGE_INIT_NO_ORDER.judge(threshold("max/min τ(large)", time_spread(tau[1]), "<=", 2.0),
                                      tau_large=tau[1], tau_small=tau[0], t_large=init.first[1], t_small=init.first[0])
