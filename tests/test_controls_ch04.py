@@ -120,7 +120,7 @@ def ricker_run(a, asi=True, fine_until=100):
 @pytest.mark.contrast("wide Ricker activation a=0.3 in the a=0.1 slot (图4.9 row 3)")
 def test_control_ch04_ricker_no_order():
     v = check_ricker_no_order(ricker_run((0.3, 0.3)))  # the "a=0.1" member is a wide Ricker: ordered, generalises
-    assert not v.passed, v.measured_line()
+    assert not v.passed and not v.conditions[0].passed, v.measured_line()   # its fitting times are far apart
 
 
 @pytest.mark.contrast("wide Ricker activation a=0.3 in the no-ASI slot (图4.9 row 3)")
@@ -133,10 +133,8 @@ def test_ricker_positive_twins():
     res = ricker_run((0.3, 0.1, 0.1), (True, True, False))
     v = check_ricker_no_asi(res)
     assert v.passed, v.measured_line()
-    # an exploration (with ASI every peak converges within ~10 steps, where "a factor 2" is a step or two): the twin
-    # asserts its robust part, the a = 0.1 test error over twice that of a = 0.3
     v = check_ricker_no_order(res)
-    assert v.exploration and v.conditions[1].passed, v.measured_line()
+    assert v.passed and not v.exploration, v.measured_line()
 
 
 def test_ricker_convergence_is_measured_step_by_step():
@@ -153,8 +151,7 @@ def test_ricker_convergence_is_measured_step_by_step():
     for m in (1, 2):
         assert spread_ratio(coarse.first[m], coarse.steps) >= spread_ratio(fine.first[m], fine.steps)
     assert np.all(coarse.first[1] == 10)                       # the ASI member: everything inside the first interval …
-    v = check_ricker_no_order(coarse)
-    assert not v.passed, v.measured_line()                     # … no longer passes by the grid
+    assert spread_ratio(coarse.first[1], coarse.steps) > 2     # … no longer passes "≤ 2" by the grid
 
 
 def sin_run(a):
@@ -165,14 +162,12 @@ def sin_run(a):
 @pytest.mark.contrast("slow sin(ax) activation a=1 in every slot (图4.10)")
 def test_control_ch04_sin_rate():
     v = check_sin_rate(sin_run((1.0, 1.0, 1.0)))      # every member has the slow rate a=1: nothing to tell apart
-    assert not v.passed, v.measured_line()
+    assert not v.passed and not v.conditions[0].passed, v.measured_line()   # a=1 fits k=5 far later than k=1
 
 
 def test_sin_rate_positive_twin():
-    # an exploration (the "within a factor 2" order condition is fragile when every peak converges within ~20
-    # steps): the twin asserts the robust part, both a=10 members' test errors over twice that of a=1
     v = check_sin_rate(sin_run((10.0, 10.0, 1.0)))
-    assert v.exploration and all(c.passed for c in v.conditions[1:]), v.measured_line()
+    assert v.passed and not v.exploration, v.measured_line()
 
 
 # 图4.4, 图4.11 --------------------------------------------------------------------------------------------------

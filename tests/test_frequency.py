@@ -4,7 +4,8 @@ for a unit test."""
 import numpy as np
 import pytest
 
-from companion.core.fprinciple import FPConfig, median_step, midway_step, run_fprinciple, spread_ratio, sum_of_sines
+from companion.core.fprinciple import (FPConfig, fitting_time, median_step, midway_step, run_fprinciple, spread_ratio,
+                                       sum_of_sines, time_spread)
 from companion.experiments import ch04_frequency as ch04
 from companion.experiments.ch04_frequency import check_fp_order, parity_data, run_parity
 
@@ -53,6 +54,21 @@ def test_spread_ratio_on_a_coarse_grid_is_the_largest_the_records_allow():
     assert spread_ratio([30.0, 40.0, 50.0], coarse) == 50.0 / 21.0
     fine = np.arange(0, 101)
     assert spread_ratio([10.0, 10.0, 20.0], fine) == 2.0
+
+
+def test_fitting_time_is_the_area_under_the_clipped_error():
+    """τ_k = ∫ min(Δ_F(k, t), 1) dt: an error e^{−t/τ} recorded every step gives ≈ τ; an error above 1 counts as 1;
+    time_spread is max/min over the peaks, NaN for a zero time."""
+    from types import SimpleNamespace
+
+    steps = np.arange(0, 2001)
+    taus = np.array([5.0, 50.0, 200.0])
+    deltas = np.exp(-steps[:, None, None] / taus)                      # (T, 1 member, 3 peaks)
+    deltas[:10, 0, 0] = 7.0                                             # a large early error is clipped at 1
+    measured = fitting_time(SimpleNamespace(steps=steps, deltas=deltas))[0]
+    assert np.allclose(measured[1:], taus[1:], rtol=0.02) and 10.0 <= measured[0] <= 10.0 + taus[0]
+    assert time_spread(measured) == measured.max() / measured.min()
+    assert np.isnan(time_spread([0.0, 1.0, 2.0])) and np.isnan(time_spread([1.0, np.nan, 2.0]))
 
 
 def test_fine_until_records_every_step_of_the_early_stretch():

@@ -13,6 +13,9 @@ claims share:
 * :func:`median_step`, :func:`order_conditions`, :func:`spread_ratio` — "converges in the order 1, 3, 5"
   and "no order: all peaks within a factor 2 of each other" as conditions with margins
   (:mod:`companion.kit.claims`); a peak that never converged is "never", not a number.
+* :func:`fitting_time`, :func:`time_spread` — each peak's integrated error ∫ Δ_F(k, t) dt (its fitting time)
+  and their max/min: "no frequency order" read from the whole Δ_F curves rather than from one crossing;
+  :func:`plot_fitting_times` draws them.
 * :func:`fit_target` and :func:`draw_fit` — one network on a chosen target, the compute and draw
   functions of the chapters' explorers; :func:`plot_spectrum` draws |f̂_k| and |ĥ_k|.
 
@@ -282,6 +285,39 @@ def spread_ratio(t: np.ndarray, steps: np.ndarray | None = None) -> float:
         before = steps[steps < earliest]
         earliest = before.max() + 1.0 if before.size else earliest
     return float(t.max() / earliest)
+
+
+def fitting_time(result: FPResult) -> np.ndarray:
+    """(K, len(ks)) the integrated error τ_k = ∫₀ᵀ min(Δ_F(k, t), 1) dt of each member and tracked peak, in steps.
+
+    The area under a curve of 图4.7's relative error Δ_F(k) (clipped at 1, "not fitted at all", so that a large
+    initial output counts as missing rather than as many times missing), by the trapezoid rule over the recorded
+    steps: for an error that falls like e^{−t/τ} it is τ, the peak's fitting time.  Unlike the first step below a
+    level it reads the whole curve, so peaks fitted within a few steps of each other are compared by their curves
+    and not by one crossing a step or two apart (图4.9, 图4.10, 图6.2, 图6.3).  Record the early steps one by one
+    (``FPConfig.fine_until``) where the peaks converge within a few dozen steps."""
+    return np.trapezoid(np.minimum(result.deltas, 1.0), result.steps.astype(float), axis=0)
+
+
+def time_spread(tau: np.ndarray) -> float:
+    """max/min of one member's fitting times τ_k (:func:`fitting_time`): near 1 when every frequency is fitted at
+    the same pace ("no frequency order"), ≫ 1 when the high ones wait for the low ones.  NaN (a failing value)
+    when a time is not a positive finite number."""
+    tau = np.asarray(tau, dtype=float)
+    if not np.isfinite(tau).all() or tau.min() <= 0:
+        return float("nan")
+    return float(tau.max() / tau.min())
+
+
+def plot_fitting_times(ax: Axes, result: FPResult, members: Sequence[int], names: Sequence[str], *,
+                       title: str = "fitting times τ_k") -> None:
+    """The fitting time τ_k (:func:`fitting_time`) of each tracked frequency k, one line per chosen member, on a log
+    scale: a flat line is "no frequency order", a steep rise the frequency principle (图4.9, 4.10, 6.2, 6.3)."""
+    tau = fitting_time(result)
+    for m, name in zip(members, names):
+        ax.semilogy(result.config.ks, tau[m], "o-", label=name)
+    ax.set(xlabel="frequency k", ylabel="τ_k (steps)", title=title, xticks=list(result.config.ks))
+    ax.legend()
 
 
 def plot_spectrum(ax: Axes, target: np.ndarray, output: np.ndarray | None = None, *, k_max: int = 12,
