@@ -4,8 +4,9 @@ is absent fails (and, where cheap, passes on the same small setting with the phe
 A control marked ``contrast`` runs the setting the book (or the paper a claim's label names) sets against the
 phenomenon: a shallower learner (Akyürek et al.), a network pre-trained on one task, which has nothing to learn in
 context (Dherin et al.'s learning-vs-retrieval question), out-of-domain patterns below Li et al.'s threshold, the
-straight line between two minima (图14.9), no weight decay (图14.6), random pruning (图14.7).  The unmarked ones
-have no such setting in their source, or it does not make the check fail:
+straight line between two minima (图14.9), no weight decay (图14.6), random pruning (图14.7), no label noise and
+label noise (图14.8, the trained width sweep).  The unmarked ones have no such setting in their source, or it does
+not make the check fail:
 
 * ch14.error-falls (Akyürek et al.): every learner and baseline of the paper improves with k — the one-block
   learner, the paper's shallow end, too (MSE 3.67 → 1.70 over k = 2…16, seed 100); no setting of the paper
@@ -21,7 +22,8 @@ have no such setting in their source, or it does not make the check fail:
   100–111, quick profile: peak error 0.69–0.82 against 0.81–0.87; peak − least error over m ≤ n/2: 0.50–0.65
   against 0.50–0.58; peak / that least error 3.7–4.8 against 2.6–3.1), so none of these measures of the peak's
   height separates the two, and the check passes without noise.  The control keeps the ridge penalty, which the book
-  does not name.
+  does not name.  The book's contrast is tested on trained networks instead (ch14.trained-double-descent and
+  ch14.trained-double-descent-clean).
 """
 
 from dataclasses import replace
@@ -249,3 +251,23 @@ def test_control_ch14_lottery():
     v = phenomena.check_lottery(result)
     assert not v.passed, v.measured_line()
     assert not v.conditions[2].passed, v.measured_line()
+
+
+@pytest.mark.contrast("no label noise (§14.7: without it the peak is barely visible)")
+def test_control_ch14_trained_double_descent():
+    # the book's contrast: the same trained width sweep on clean labels.  The noisiest arm of a sweep with
+    # label_noise=(0.0,) is the clean one; its test error falls with the width, with no peak at the threshold
+    config = phenomena.TrainedDoubleDescentConfig(label_noise=(0.0,), seed=1)
+    v = phenomena.check_trained_double_descent(phenomena.run_trained_double_descent.__wrapped__(config))
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[1].passed, v.measured_line()  # the bump
+
+
+@pytest.mark.contrast("20 % label noise (图14.8: the peak is there)")
+def test_control_ch14_trained_double_descent_clean():
+    # the book's contrast the other way: on the noisy sweep (label_noise=(0.2,), its least noisy arm the noisy
+    # one) the bump is the noisy peak, far above 0.02
+    config = phenomena.TrainedDoubleDescentConfig(label_noise=(0.2,), seed=1)
+    v = phenomena.check_trained_double_descent_clean(phenomena.run_trained_double_descent.__wrapped__(config))
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[1].passed, v.measured_line()

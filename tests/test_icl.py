@@ -413,6 +413,26 @@ def test_prune_smallest_removes_the_smallest_remaining_fraction():
     assert torch.equal(target[0], torch.tensor([[0.0, -3.0], [0.0, 0.0]]))
 
 
+def test_width_masks_make_a_masked_member_the_narrower_network_and_keep_it_so_in_training():
+    """图14.8's width sweep: member k of a [d, H, c] ensemble under width_masks computes the width-m_k network of its
+    first m_k hidden units (the padding reaches no output), and stays one through Adam steps with the masks re-applied."""
+    gen = generator(6)
+    model = BatchedMLP([5, 8, 3], 2, act="relu", init_std=0.5, generator=gen)
+    masks = pruning.width_masks(model.widths, [3, 8])
+    assert [tuple(m.shape) for m in masks] == [(2, 5, 8), (2, 8, 3)] and masks[0][0].sum() == 15
+    x, labels = torch.randn(10, 5, generator=gen), torch.randint(0, 3, (10,), generator=gen)
+    with torch.no_grad():
+        pruning.apply_masks(model.weights, masks)
+    classify.train_classifiers(model, x, labels, steps=5, lr=0.05, progress=False,
+                               after_step=lambda: pruning.apply_masks(model.weights, masks))
+    w1, b1, w2, b2 = model.weights[0][0], model.biases[0][0], model.weights[1][0], model.biases[1][0]
+    assert torch.all(w1[:, 3:] == 0) and torch.all(w2[3:] == 0)
+    narrow = torch.relu(x @ w1[:, :3] + b1[:, :3]) @ w2[:3] + b2
+    assert torch.allclose(model(x)[0], narrow, atol=1e-6)
+    with pytest.raises(ValueError, match="hidden widths"):
+        pruning.width_masks(model.widths, [3, 9])
+
+
 def test_min_norm_random_features_interpolate_beyond_the_threshold():
     gen = generator(2)
     x, y = torch.randn(20, 5, generator=gen, dtype=torch.float64), torch.randn(20, 3, generator=gen, dtype=torch.float64)

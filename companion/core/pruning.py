@@ -5,6 +5,8 @@ fraction ``rate`` of a layer's *remaining* weights with the smallest score (ties
 magnitude |w| of the trained weights, or random numbers for the random-pruning control.  After r rounds a
 fraction (1 − rate)^r is left.  Biases are never pruned.  :func:`apply_masks` sets the pruned weights to
 zero in place; re-applied after every optimiser step, it keeps a subnetwork fixed while it trains.
+:func:`width_masks` builds the masks that make the members of one two-layer ensemble networks of different widths
+(a width sweep trained as one batched computation, the double descent of 图14.8).
 """
 
 from __future__ import annotations
@@ -41,6 +43,21 @@ def apply_masks(weights: Sequence[Tensor], masks: Sequence[Tensor]) -> None:
     reaches a weight on another device (a GPU) as a copy."""
     for w, m in zip(weights, masks):
         w.mul_(m.to(w.device))
+
+
+def width_masks(layer_widths: Sequence[int], hidden: Sequence[int]) -> list[Tensor]:
+    """Masks of a two-layer :class:`~companion.core.nets.BatchedMLP` [d_in, H, d_out] that leave member k only its
+    first ``hidden[k]`` hidden units: member k is then a network of width hidden[k] padded to H (its padding units
+    have no input and no output weights; their biases reach nothing).  Shapes (K, d_in, H) and (K, H, d_out)."""
+    if len(layer_widths) != 3:
+        raise ValueError(f"width masks are for two-layer nets [d_in, H, d_out], got layer widths {list(layer_widths)}")
+    d_in, H, d_out = (int(w) for w in layer_widths)
+    units = torch.as_tensor(list(hidden))
+    if units.ndim != 1 or len(units) == 0 or int(units.min()) < 1 or int(units.max()) > H:
+        raise ValueError(f"hidden widths must lie in [1, {H}], one per member; got {list(hidden)}")
+    keep = (torch.arange(H)[None, :] < units[:, None]).float()  # (K, H)
+    K = len(units)
+    return [keep[:, None, :].expand(K, d_in, H).clone(), keep[:, :, None].expand(K, H, d_out).clone()]
 
 
 def remaining(masks: Sequence[Tensor]) -> float:

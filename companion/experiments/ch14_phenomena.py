@@ -25,7 +25,8 @@ The book's other phenomena of chapter 14 (更多现象), each on a CPU-sized ana
 * lottery tickets (幸运彩票, §14.6, 图14.7): iterative magnitude pruning with rewinding on a digits MLP, against
   the same masks randomly re-initialised (:mod:`companion.core.pruning`);
 * double descent (§14.7, 图14.8): a width sweep of minimum-norm random-features models on digits with label
-  noise (:mod:`companion.core.random_features`);
+  noise (:mod:`companion.core.random_features`), and a width sweep of trained two-layer ReLU
+  networks on digits with and without label noise, all widths one masked ensemble (:mod:`companion.core.pruning`);
 * mode connectivity (§14.9, 图14.9): two digits MLPs from different initialisations joined by a trained
   quadratic Bézier curve, against the straight line (:mod:`companion.core.connectivity`).
 """
@@ -1221,3 +1222,121 @@ def check_connectivity(result: ConnectivityResult) -> Verdict:
     return MODE_CONNECTIVITY.judge(compare_values("curve barrier", b_curve, "<", "0.2·line barrier", 0.2 * b_line),
                                    threshold("curve test-accuracy drop", drop_curve, "<=", 0.02),
                                    line_barrier=b_line, line_accuracy_drop=drop_line)
+
+
+# ------------------------------------------------------------- double descent in trained networks (图14.8)
+@dataclass(frozen=True)
+class TrainedDoubleDescentConfig:
+    """A width sweep of two-layer ReLU networks 64 → m → 10 with **both layers trained** (Nakkiran et al. 2021,
+    the book's 图14.8, ResNet-18 of growing width on CIFAR, shrunk to the bundled digits): full-batch Adam on the
+    cross-entropy for ``steps`` steps on ``n_train`` digits whose training labels are corrupted at each rate of
+    ``label_noise`` (the same images and test split for every rate; :func:`noisy_digits`).  Every (noise, width)
+    pair is one member of one batched ensemble: a narrower member is the widest network with its extra hidden
+    units masked off (:func:`companion.core.pruning.width_masks`).  Initialisation: He (std √(2/64)) for the
+    first layer, std 1/√m for the output layer of a width-m member."""
+
+    n_train: int = 800
+    n_test: int | None = None
+    label_noise: tuple[float, ...] = (0.0, 0.2)
+    widths: tuple[int, ...] = (2, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+    steps: int = 1000
+    lr: float = 1e-2
+    record_every: int = 100
+    seed: int = 0
+
+
+@dataclass
+class TrainedDoubleDescentResult:
+    """Errors of every member at the recorded ``steps`` (T,): ``test_error`` and ``train_error`` (the latter on
+    the member's own, possibly corrupted, labels), each (T, L, W) for the L noise rates and W widths."""
+
+    config: TrainedDoubleDescentConfig
+    widths: np.ndarray
+    label_noise: np.ndarray
+    steps: np.ndarray
+    test_error: np.ndarray
+    train_error: np.ndarray
+
+
+@cached
+def run_trained_double_descent(config: TrainedDoubleDescentConfig) -> TrainedDoubleDescentResult:
+    """Train every (noise, width) member of ``config`` as one ensemble (initialisation from stream 3 of the seed)
+    through :func:`companion.core.classify.train_classifiers`, the width masks re-applied after every step."""
+    if not config.label_noise or len(config.widths) < 3 or sorted(set(config.widths)) != list(config.widths):
+        raise ValueError(f"need at least one noise rate and ≥ 3 increasing widths; got label_noise="
+                         f"{config.label_noise}, widths={config.widths}")
+    sets = [noisy_digits(config.n_train, config.n_test, p, seed=config.seed) for p in config.label_noise]
+    L, W, H = len(config.label_noise), len(config.widths), max(config.widths)
+    hidden = [m for _ in config.label_noise for m in config.widths]  # member k = (noise k // W, width k % W)
+    labels = torch.stack([d.labels for d in sets for _ in config.widths])  # (K, n): each member its own labels
+    stds = torch.tensor([[math.sqrt(2 / 64), 1 / math.sqrt(m)] for m in hidden])
+    model = BatchedMLP([64, H, 10], L * W, act="relu", init_std=stds, generator=generator(config.seed, 3))
+    masks = pruning.width_masks(model.widths, hidden)
+    with torch.no_grad():
+        pruning.apply_masks(model.weights, masks)
+    history = classify.train_classifiers(
+        model, sets[0].x, labels, x_test=sets[0].x_test, labels_test=sets[0].labels_test, steps=config.steps,
+        lr=config.lr, record_every=config.record_every, desc="width sweep",
+        after_step=lambda: pruning.apply_masks(model.weights, masks))
+    T = len(history.steps)
+    return TrainedDoubleDescentResult(config, np.asarray(config.widths), np.asarray(config.label_noise),
+                                      history.steps, 1 - history["test_acc"].reshape(T, L, W),
+                                      1 - history["train_acc"].reshape(T, L, W))
+
+
+FIT_LEVEL = 0.01  # a width "fits" its training set when its final training error is ≤ 1 %
+
+
+def interpolation_width(result: TrainedDoubleDescentResult, arm: int = -1) -> float:
+    """The interpolation threshold of noise arm ``arm``: the narrowest width whose final training error (on its
+    own labels) is ≤ :data:`FIT_LEVEL`; NaN when no width of the sweep fits."""
+    fits = np.flatnonzero(result.train_error[-1, arm] <= FIT_LEVEL)
+    return float(result.widths[fits[0]]) if fits.size else float("nan")
+
+
+def error_bump(err: np.ndarray) -> tuple[float, int]:
+    """The height of the highest bump of a test-error curve over increasing widths, and where it is: the largest
+    err[j] − max(min err[:j], err[−1]) over the inner widths j, i.e. how far the curve rises above the best
+    narrower model and above the widest one; 0 when the curve has no bump (it only falls)."""
+    err = np.asarray(err, dtype=float)
+    if err.ndim != 1 or len(err) < 3:
+        raise ValueError(f"need a curve over ≥ 3 widths, got shape {err.shape}")
+    heights = [err[j] - max(err[:j].min(), err[-1]) for j in range(1, len(err) - 1)]
+    j = int(np.argmax(heights))
+    return max(float(heights[j]), 0.0), j + 1
+
+
+TRAINED_DD_PEAK = ClaimSpec(
+    "ch14.trained-double-descent", "图14.8",
+    "with 20% label noise, the test error of trained two-layer networks first falls, then peaks near the "
+    "interpolation threshold (the narrowest width that fits the noisy training set; peak width within a factor 2 "
+    "of it), at least 0.05 above both the best narrower network and the widest one")
+TRAINED_DD_CLEAN = ClaimSpec(
+    "ch14.trained-double-descent-clean", "图14.8",
+    "without label noise, the same sweep's peak is barely visible: its highest bump is at most a quarter of the "
+    "noisy sweep's and at most 0.02 in test error")
+
+
+def check_trained_double_descent(result: TrainedDoubleDescentResult) -> Verdict:
+    """On the noisiest arm: err(narrowest) > the least error below the peak (first descent); the bump
+    (:func:`error_bump`) ≥ 0.05; the peak width m_peak within [m*/2, 2m*] of the interpolation width m*
+    (:func:`interpolation_width`; NaN, never fitted, fails)."""
+    err = result.test_error[-1, -1]
+    height, j = error_bump(err)
+    m_peak, m_fit = float(result.widths[j]), interpolation_width(result, -1)
+    ratio = m_peak / m_fit if not math.isnan(m_fit) else float("nan")
+    return TRAINED_DD_PEAK.judge(
+        compare_values("err(narrowest)", float(err[0]), ">", "min err(narrower than peak)", float(err[:j].min())),
+        threshold("peak bump", height, ">=", 0.05),
+        threshold("m_peak/m*", ratio, ">=", 0.5), threshold("m_peak/m*", ratio, "<=", 2.0),
+        label_noise=float(result.label_noise[-1]), m_peak=m_peak, m_fit=m_fit)
+
+
+def check_trained_double_descent_clean(result: TrainedDoubleDescentResult) -> Verdict:
+    """The least noisy arm's bump ≤ 0.25 × the noisiest arm's bump and ≤ 0.02 (a single-arm run compares the
+    arm with itself, and fails)."""
+    clean, _ = error_bump(result.test_error[-1, 0])
+    noisy, _ = error_bump(result.test_error[-1, -1])
+    return TRAINED_DD_CLEAN.judge(compare_values("bump(clean)", clean, "<=", "0.25·bump(noisy)", 0.25 * noisy),
+                                  threshold("bump(clean)", clean, "<=", 0.02),
+                                  label_noise=(float(result.label_noise[0]), float(result.label_noise[-1])))
