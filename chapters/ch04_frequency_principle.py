@@ -572,7 +572,8 @@ for t, name in ((best, "test minimum"), (-1, "end")):
     axes[3].plot(ks, np.abs(dft(es.out_train[t, 0]))[ks], label=name)
 axes[3].axvspan(3 * es.periods + 1, ks[-1], color="0.9", zorder=0)
 axes[3].set(yscale="log", xlabel="frequency index", title="spectra on the training points")
-axes[3].legend(fontsize=7)
+axes[3].set_ylim(top=1e4 * np.abs(dft(es.y_train))[ks].max())  # head-room: the legend sits above the curves
+axes[3].legend(fontsize=6, loc="upper right")
 fig.suptitle("Fig. 4.12: fitting noisy data")
 plt.show()
 print("test-minimum step:", es.steps[best], " final / minimal test loss (averaged):",

@@ -609,12 +609,12 @@ for i, arm in enumerate(fnn_acc.dynamics):
     axes[0].plot(fnn.alphas, fnn.profiles[i].T, color=f"C{i}", lw=0.4, alpha=0.4)
     axes[0].plot(fnn.alphas, fnn.profiles[i].mean(0), color=f"C{i}", lw=2, label=label)
 axes[0].set(xlabel="alpha", ylabel="L(theta + alpha d)",
-            title="loss along random directions (thin lines: single networks)")
+            title="Fig. 11.7(a): loss along random directions (thin lines: single networks)")
 axes[0].legend()
 axes[1].bar([0, 1], 100 * fnn_acc.test_accuracy.mean(1), yerr=100 * fnn_acc.test_accuracy.std(1), capsize=4,
             color=["C0", "C1"])
 axes[1].set_xticks([0, 1], [f"dropout (keep {fnn.keep:g})", "no dropout"])
-axes[1].set(ylabel="test accuracy (%)", title=f"mean of {DIGITS_MEMBERS} networks (bars: sd)",
+axes[1].set(ylabel="test accuracy (%)", title=f"Table 11.3 (FNN row): mean of {DIGITS_MEMBERS} networks (bars: sd)",
             ylim=(100 * fnn_acc.test_accuracy.min() - 1, 100 * fnn_acc.test_accuracy.max() + 0.5))
 plt.show()
 
