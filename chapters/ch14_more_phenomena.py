@@ -269,8 +269,8 @@ fig, ax = panels(3, width=3.6)
 for i, noise in enumerate(tdd.label_noise):
     ax[0].plot(tdd.widths, tdd.test_error[-1, i], "o-", ms=3, color=PALETTE[i], label=f"{noise:.0%} label noise")
     ax[1].plot(tdd.widths, tdd.train_error[-1, i], "s--", ms=3, color=PALETTE[i], label=f"{noise:.0%} label noise")
-for j, t in enumerate((100, 300, tdd_config.steps)):
-    at = int(np.searchsorted(tdd.steps, t))
+for j, t in enumerate((tdd_config.steps // 10, 3 * tdd_config.steps // 10, tdd_config.steps)):
+    at = min(int(np.searchsorted(tdd.steps, t)), len(tdd.steps) - 1)  # a smoke run records only a few steps
     ax[2].plot(tdd.widths, tdd.test_error[at, -1], "o-", ms=3, color=PALETTE[j + 2], label=f"step {tdd.steps[at]}")
 for a in ax:
     a.axvline(m_fit, color="0.5", ls=":", label="interpolation threshold m*" if a is ax[0] else None)
