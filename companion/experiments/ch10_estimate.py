@@ -802,8 +802,8 @@ class CompletionCurves:
         return {r: (v if np.isfinite(v) else math.nan) for r, v in med.items()}
 
 
-#: 图10.2 as the book draws it: init std 10⁻⁹, GD step 0.2, 20 000 steps; transition: mean relative error < 10⁻³.
-CURVES = dict(init_std=1e-9, lr=0.2, steps=20_000, tol=1e-3)
+#: 图10.2 as the book draws it: init std 10⁻⁶, GD step 0.2, 20 000 steps; transition: mean relative error < 10⁻³.
+CURVES = dict(init_std=1e-6, lr=0.2, steps=20_000, tol=1e-3)
 
 
 @cached
