@@ -208,3 +208,31 @@ def test_model_ranks_are_generic_off_the_target_set():
     assert off.f_nl_best == 3 and off.matrix == [16] * 4 and off.fnn[3] == 18 and off.example2["Q1"] == 6
     with pytest.raises(ValueError, match="perturb"):
         S.model_ranks(0, perturb=-1.0)
+
+
+def test_conditioned_targets_have_the_rank_norm_and_conditioning_asked():
+    rng = np.random.default_rng(0)
+    for r in (1, 2, 3, 4):
+        m = S.conditioned_low_rank_targets(5, 4, r, rng, min_ratio=0.1)
+        s = np.linalg.svd(m, compute_uv=False)
+        assert m.shape == (5, 4, 4)
+        assert np.allclose(np.linalg.norm(m, axis=(1, 2)), 4)
+        assert np.all(s[:, r - 1] / s[:, 0] >= 0.1) and np.all(s[:, r:] < 1e-10)
+    with pytest.raises(ValueError, match="min_ratio"):
+        S.conditioned_low_rank_targets(2, 4, 1, rng, min_ratio=1.0)
+
+
+def test_identifying_order_sees_every_row_and_column_of_a_rank_one_target():
+    """A rank-1 4×4 target is identified by 7 entries exactly when they join every row and column (a spanning tree of
+    the rows-columns graph): its first 7 entries touch all 4 rows and all 4 columns."""
+    rng = np.random.default_rng(1)
+    for target in S.conditioned_low_rank_targets(5, 4, 1, rng):
+        first = S.identifying_order(target, 1, rng)[:7]
+        assert set(first // 4) == set(range(4)) and set(first % 4) == set(range(4))
+
+
+def test_completion_curves_recover_from_the_optimistic_size_and_not_before():
+    res = S.completion_curves(1, 2, ranks=(1,), seed=3)
+    assert res.error.shape == (1, 16, 2) and res.ranks.tolist() == [1]
+    assert res.transition[0] >= 7 and not np.isnan(res.transition[0])
+    assert res.mean_error[0, :6].min() > 1e-2  # below 7 entries a rank-1 target is not determined
