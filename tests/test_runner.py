@@ -387,7 +387,8 @@ def test_a_timed_out_chapter_counts_its_claims_as_not_run(tmp_path):
 
 def test_expected_claims_reads_the_chapter_and_its_experiments_module():
     ids = runner.expected_claims(catalog.find("ch10").source)
-    assert len(ids) == 11 and "ch10.fl-vs-fnl" in ids and "ch10.width-free-cnn" in ids  # 图10.3(b)–(d) added three
+    assert len(ids) == 12 and "ch10.fl-vs-fnl" in ids and "ch10.width-free-cnn" in ids  # 图10.3(b)–(d) added three
+    assert "ch10.completion-order" in ids  # 图10.2 in the book's setting (stop 53) added the twelfth
     ch12 = runner.expected_claims(catalog.find("ch12").source)  # `from companion.experiments import ch12_anchors`
     assert len(ch12) == 10 and "ch12.transformer-vs-lstm" not in ch12  # an exploration is not counted
 
