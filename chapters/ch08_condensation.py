@@ -64,15 +64,6 @@ import torch
 
 from companion.core import neurons as cond
 from companion.experiments import ch08_condensation as ch8
-from companion.experiments.ch08_condensation import (check_activation_line_counts, check_activation_lines,
-                                                     check_cnn_condensation, check_cnn_one_line, check_dead_neurons,
-                                                     check_dropout_condenses, check_dropout_fast_route,
-                                                     check_dropout_risk, check_dropout_simpler_fit,
-                                                     check_dropout_sample_size, check_dropout_tanh_features,
-                                                     check_initial_plateau, check_loss_stalls,
-                                                     check_multiplicity_bound, check_p1_one_line,
-                                                     check_plateau_condensation, check_three_layer_features,
-                                                     check_three_layer_simpler_fit)
 from companion.kit.claims import show
 from companion.kit.config import pick, pick_steps, settings
 from companion.kit.exercises import feedback
@@ -134,7 +125,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_loss_stalls(proc))
+show(ch8.check_loss_stalls(proc))
 
 # %% [markdown]
 # Through the first plateau every amplitude-carrying neuron sits on one orientation: the net is
@@ -152,7 +143,7 @@ show(check_loss_stalls(proc))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_plateau_condensation(proc))
+show(ch8.check_plateau_condensation(proc))
 
 # %% [markdown]
 # **The outputs at those times** (图8.4). A condensed net acts as one neuron, so on the plateau its output
@@ -181,7 +172,7 @@ show(ch8.check_plateau_outputs(proc))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_dead_neurons(proc))
+show(ch8.check_dead_neurons(proc))
 
 # %% [markdown]
 # ### 图8.5 — condensation in a convolutional layer
@@ -234,7 +225,7 @@ print("test accuracy when the training set is fitted:",
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_cnn_condensation(cnn))
+show(ch8.check_cnn_condensation(cnn))
 
 # %% [markdown]
 # **One line? (exploration).** The book sees the kernels condensed onto about two opposite directions, one
@@ -248,7 +239,7 @@ show(check_cnn_condensation(cnn))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_cnn_one_line(cnn))
+show(ch8.check_cnn_one_line(cnn))
 
 # %% [markdown]
 # ### 图8.6 — a residual network: the last layer condenses, the first hardly
@@ -360,7 +351,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_initial_plateau(stage89))
+show(ch8.check_initial_plateau(stage89))
 
 # %%
 initial = {act: ch8.run_initial_condensation(act, n_members=3, steps=100, seed=seed) for act in ch8.MULTIPLICITY}
@@ -385,7 +376,7 @@ for act in initial:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_p1_one_line(initial))
+show(ch8.check_p1_one_line(initial))
 
 # %% [markdown]
 # At this initialisation x²·tanh has not moved at all (loss ratio 1.0): its gradients here are ~10⁻²⁰, far
@@ -442,11 +433,11 @@ for r, label in ((lines10, "std 50⁻²"), (lines10_large, "std 1")):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_activation_lines(lines10))
+show(ch8.check_activation_lines(lines10))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_activation_line_counts(lines10))
+show(ch8.check_activation_line_counts(lines10))
 
 # %% [markdown]
 # The multiplicity bound is therefore also checked in a 1-D setting where every activation moves in float32.
@@ -486,7 +477,7 @@ print(f"mean clusters per net: p = 1 {p1_counts.mean():.2f}, p ≥ 2 {p23_counts
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_multiplicity_bound(multiplicity))
+show(ch8.check_multiplicity_bound(multiplicity))
 
 # %% [markdown]
 # The polar plots show one net per activation: orientation Ω_k as angle, log₁₀ A_k as radius (as in 图8.2).
@@ -579,7 +570,7 @@ print(f"R_S = {drop.r_s:.5f}, R_1 = {drop.r_1:.5f}, Monte Carlo E R_drop = {drop
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_dropout_risk(drop))
+show(ch8.check_dropout_risk(drop))
 
 # %%
 drop_net, drop_hist, x8, y8 = drop.net, drop.hist, drop.x, drop.y
@@ -611,7 +602,7 @@ print({names[k]: f"{drop.clusters[k]} clusters, {drop.occupied[k]:.0%} of 36 ang
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_dropout_condenses(drop))
+show(ch8.check_dropout_condenses(drop))
 
 # %% [markdown]
 # Without dropout the net interpolates the 8 points while its input weights hardly move (RD ≈ 0.02-0.05):
@@ -653,7 +644,7 @@ print(f"TV of the target {tv_target:.2f}; of the fits (per initialisation): p = 
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_dropout_simpler_fit(fit13))
+show(ch8.check_dropout_simpler_fit(fit13))
 
 # %% [markdown]
 # Without dropout the net interpolates the 10 points with extra oscillations between them (图8.13(b)); with
@@ -698,7 +689,7 @@ print({names[k]: f"{feat.occupied[k]:.0%} of 36 bins (start {feat.occupied0[k]:.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_dropout_tanh_features(feat))
+show(ch8.check_dropout_tanh_features(feat))
 
 # %% [markdown]
 # Without dropout the large neurons stay spread over the orientations, as they started (their occupied
@@ -751,7 +742,7 @@ print(f"first step below 2%: dropout {first13[:, 1]}, small init {first13[:, 2]}
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_dropout_fast_route(fit13))
+show(ch8.check_dropout_fast_route(fit13))
 
 # %% [markdown]
 # ### 图8.13, the three-layer net: dropout after both hidden layers
@@ -790,11 +781,11 @@ print(f"three-layer nets, per initialisation: TV p = 1 {np.round(deep.tv[:, 0], 
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_three_layer_simpler_fit(deep))
+show(ch8.check_three_layer_simpler_fit(deep))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_three_layer_features(deep))
+show(ch8.check_three_layer_features(deep))
 
 # %% [markdown]
 # The three-layer nets behave like the two-layer ones: without dropout the output overshoots between the
@@ -842,7 +833,7 @@ print({n: {name: f"{e:.4f}" for name, e in zip(names, row)} for n, row in zip(SI
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_dropout_sample_size(err16, SIZES))
+show(ch8.check_dropout_sample_size(err16, SIZES))
 
 # %% [markdown]
 # At n = 8–9 the students without dropout interpolate the samples with the oscillating fit of 图8.13(b) and

@@ -127,6 +127,7 @@ for k, lam in enumerate(grok_config.weight_decay):
 ax[0].set(xscale="log", xlabel="optimisation step", ylabel="accuracy", title=f"modular division, p={grok_config.p}")
 ax[0].legend()
 ax[1].set(xscale="log", yscale="log", xlabel="optimisation step", ylabel="cross-entropy", title="losses")
+fig.suptitle("Fig. 14.6 analogue: grokking on modular division")
 plt.show()
 print(f"λ={grok_config.weight_decay[0]:g}: train accuracy ≥ 0.99 at step {t_train:.0f}, test accuracy ≥ 0.9 at step {t_test:.0f}")
 
@@ -180,6 +181,7 @@ for acc, style, label in ((lottery.ticket, "o-", "tickets (rewound to θ₀)"),
 ax[1].set(xscale="log", xlabel="weights left (%)", ylabel="final test accuracy", title="pruning rounds")
 ax[1].invert_xaxis()
 ax[1].legend()
+fig.suptitle("Fig. 14.7 analogue: lottery tickets on the digits")
 plt.show()
 
 # %%
@@ -222,6 +224,7 @@ ax[0].legend()
 ax[1].plot(dd.widths, dd.test_mse, "o-", ms=3)
 ax[1].axvline(dd_config.n_train, color="0.5", ls=":")
 ax[1].set(xscale="log", yscale="log", xlabel="number of random features m", ylabel="test squared error")
+fig.suptitle("Fig. 14.8 analogue: double descent in random features")
 plt.show()
 
 # %%
@@ -280,6 +283,7 @@ ax[1].set(ylabel="training error", title="on the training labels")
 ax[2].set(ylabel="test error", title=f"{tdd.label_noise[-1]:.0%} label noise, during training")
 for a in ax:
     a.legend(fontsize=7)
+fig.suptitle("Fig. 14.8: double descent in trained two-layer nets")
 plt.show()
 
 # %%
@@ -322,6 +326,7 @@ ax[0].legend()
 ax[1].plot(mc.t, mc.line_acc, "--", label="straight line")
 ax[1].plot(mc.t, mc.curve_acc, "-", label="trained Bézier curve")
 ax[1].set(xlabel="t", ylabel="test accuracy", title="accuracy along the path")
+fig.suptitle("Fig. 14.9 analogue: mode connectivity of two digits MLPs")
 plt.show()
 
 # %%
