@@ -797,7 +797,7 @@ def plot_width_trend(axes: Sequence, run: PhaseRun, trend: WidthTrend, widths: S
                      colors: Sequence[str] = ("#1f77b4", "#d62728", "#e6b800")) -> None:
     """图7.6 at three points, one panel each (linear, critical, condensed): the (orientation, A/max A) scatter of the
     first initialisation at each of ``widths`` (default: smallest, a middle one, largest) in ``colors``, the
-    degree of condensation (median) in the legend."""
+    :func:`condensation_degree` (median over the initialisations) in the legend."""
     if widths is None:
         ws = run.widths.tolist()
         widths = sorted({ws[0], ws[len(ws) // 2], ws[-1]})
@@ -811,11 +811,11 @@ def plot_width_trend(axes: Sequence, run: PhaseRun, trend: WidthTrend, widths: S
             net, k = run.net(g, gp, int(m))
             a, w = net.a.detach()[k].numpy(), net.w.detach()[k].numpy()
             amp = amplitude(a, w)
-            ax.plot(orientation(w), amp / amp.max(), ".", ms=2, color=color, label=f"m = {m}: {med[int(m)]:+.2f}")
+            ax.plot(orientation(w), amp / amp.max(), ".", ms=2, color=color,
+                    label=f"m = {m}, condensation degree {med[int(m)]:+.2f}")
         ax.set(xlim=(-math.pi, math.pi), ylim=(0, 1.05), xlabel="orientation", ylabel="A / max A",
                title=f"{role} (γ = {g:g}, γ′ = {gp:g})")
-        ax.legend(fontsize=7, loc="upper left", markerscale=4, handletextpad=0.2, title="condensation degree",
-                  title_fontsize=7)
+        ax.legend(fontsize=6, loc="upper right", markerscale=4, handletextpad=0.2)
 
 
 # --- 图7.5(b) and 图7.7: the same diagram on real images (the bundled 8×8 digits) -----------------------
