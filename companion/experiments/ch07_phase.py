@@ -15,7 +15,8 @@ The theoretical boundary (Luo et al., JMLR 2021; not written out in the book) is
 
 This module maps (γ, γ′, m) to (β1, β2, α) with β2 = 1, runs the grid of 图7.5(a) on
 :mod:`companion.core.ensemble` (one batched ensemble per width), fits S_w, reads the neurons' features
-across the diagram (图7.3, 图7.6) and, on the 8×8 digits standing in for MNIST, their effective number of
+across the diagram (图7.3, 图7.6) and their degree of condensation along the width at a condensed, a critical and
+a linear point (图7.6: sharpening, constancy) and, on the 8×8 digits standing in for MNIST, their effective number of
 directions and projections I_ŵ (图7.5(b), 图7.7), places the initialisations of 表7.1 on the diagram and
 grades exercises 17 and 19.
 """
