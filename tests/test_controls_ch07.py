@@ -164,6 +164,16 @@ def test_control_ch07_width_critical(trend_run):
     assert twin.passed, twin.measured_line()
 
 
+
+@pytest.mark.contrast("the condensed point γ=1.75 in the slanted-branch critical slot (图7.6 along the width)")
+def test_control_ch07_width_critical_slanted(trend_run):
+    # the condensed point sharpens as m grows: "stays the same" must fail there too
+    v = phase.check_width_critical_slanted(phase.width_trend(trend_run, points={"critical": (1.75, 0.0)}))
+    assert not v.passed, v.measured_line()
+    slanted = phase.run_phase([phase.SLANTED_POINT[0]], [phase.SLANTED_POINT[1]], [100, 200, 400], seed=1, n_seeds=4)
+    twin = phase.check_width_critical_slanted(phase.width_trend(slanted, points={"critical": phase.SLANTED_POINT}))
+    assert twin.passed, twin.measured_line()
+
 def test_peak_share_and_degree():
     rng = np.random.default_rng(0)
     two = np.concatenate([np.full(50, 0.3), np.full(50, -2.0)])  # every neuron on two orientations

@@ -794,6 +794,25 @@ def check_width_critical(trend: WidthTrend) -> Verdict:
         **_trend_info(trend))
 
 
+WIDTH_CRITICAL_SLANTED = ClaimSpec(
+    "ch07.width-critical-slanted", "图7.6",
+    "on the slanted branch of the critical line (γ′ = γ − 1, at (γ, γ′) = (1.5, 0.5)) the degree of condensation "
+    "stays the same as the width m grows: it changes by less than 0.1 per doubling of m")
+
+#: The point of the slanted branch γ′ = γ − 1 of the critical line read by :func:`check_width_critical_slanted`.
+SLANTED_POINT = (1.5, 0.5)
+
+
+def check_width_critical_slanted(trend: WidthTrend) -> Verdict:
+    """图7.6 on the critical line's other branch: :func:`check_width_critical`'s condition on a :class:`WidthTrend` whose
+    "critical" point is :data:`SLANTED_POINT` (a run of its own: the nets of 图7.4 all have γ′ = 0)."""
+    g, gp = trend.points["critical"]
+    return WIDTH_CRITICAL_SLANTED.judge(
+        threshold(f"|degree per doubling of m|, (γ, γ′) = ({g:g}, {gp:g})", abs(trend.slope("critical")), "<",
+                  TREND_SLOPE),
+        **_trend_info(trend))
+
+
 def plot_width_trend(axes: Sequence, run: PhaseRun, trend: WidthTrend, widths: Sequence[int] | None = None,
                      colors: Sequence[str] = ("#1f77b4", "#d62728", "#e6b800")) -> None:
     """图7.6 at three points, one panel each (linear, critical, condensed): the (orientation, A/max A) scatter of the
