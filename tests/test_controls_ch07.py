@@ -136,3 +136,52 @@ def test_control_ch07_digits_condensation(digits_data):
     twin = phase.check_digits_condensation(phase.direction_features(
         phase.run_phase([0.5, 1.75], [0.0], [100, 200], x=x, y=y, **DIGITS)))
     assert twin.passed, twin.measured_line()
+
+
+# 图7.6 along the width: the three points of 图7.4 at small widths, 4 initialisations each
+@pytest.fixture(scope="module")
+def trend_run():
+    return phase.run_phase([0.5, 1.0, 1.75], [0.0], [100, 200, 400], seed=1, n_seeds=4)
+
+
+@pytest.mark.contrast("the linear-regime point γ=0.5 in the condensed slot (图7.6 along the width)")
+def test_control_ch07_width_sharpening(trend_run):
+    # linear-regime neurons stay where they were drawn: their degree of condensation does not grow with m
+    v = phase.check_width_sharpening(phase.width_trend(trend_run, points={**phase.TREND_POINTS,
+                                                                          "condensed": (0.5, 0.0)}))
+    assert not v.passed, v.measured_line()
+    twin = phase.check_width_sharpening(phase.width_trend(trend_run))
+    assert twin.passed, twin.measured_line()
+
+
+@pytest.mark.contrast("the condensed point γ=1.75 in the critical slot (图7.6 along the width)")
+def test_control_ch07_width_critical(trend_run):
+    # the condensed point sharpens as m grows: "stays the same" must fail there
+    v = phase.check_width_critical(phase.width_trend(trend_run, points={**phase.TREND_POINTS,
+                                                                        "critical": (1.75, 0.0)}))
+    assert not v.passed, v.measured_line()
+    twin = phase.check_width_critical(phase.width_trend(trend_run))
+    assert twin.passed, twin.measured_line()
+
+
+
+@pytest.mark.contrast("the condensed point γ=1.75 in the slanted-branch critical slot (图7.6 along the width)")
+def test_control_ch07_width_critical_slanted(trend_run):
+    # the condensed point sharpens as m grows: "stays the same" must fail there too
+    v = phase.check_width_critical_slanted(phase.width_trend(trend_run, points={"critical": (1.75, 0.0)}))
+    assert not v.passed, v.measured_line()
+    slanted = phase.run_phase([phase.SLANTED_POINT[0]], [phase.SLANTED_POINT[1]], [100, 200, 400], seed=1, n_seeds=4)
+    twin = phase.check_width_critical_slanted(phase.width_trend(slanted, points={"critical": phase.SLANTED_POINT}))
+    assert twin.passed, twin.measured_line()
+
+def test_peak_share_and_degree():
+    rng = np.random.default_rng(0)
+    two = np.concatenate([np.full(50, 0.3), np.full(50, -2.0)])  # every neuron on two orientations
+    assert phase.peak_share(two, np.ones(100)) == pytest.approx(1.0)
+    spread = rng.uniform(-np.pi, np.pi, 4000)  # uniform: two ±5° windows hold about 2·10/360 of the mass
+    assert 0.05 < phase.peak_share(spread, np.ones(4000)) < 0.08
+    wrap = np.array([np.pi - 0.01, -np.pi + 0.01, 1.0])  # a window wraps around ±π
+    assert phase.peak_share(wrap, np.array([1.0, 1.0, 2.0]), peaks=1) == pytest.approx(0.5)
+    assert phase.condensation_degree(two, np.ones(100), 50) == pytest.approx(np.log((1 - 1e-6) / 1e-6))
+    with pytest.raises(ValueError, match="block"):
+        phase.condensation_degree(two, np.ones(100), 101)

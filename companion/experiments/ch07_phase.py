@@ -15,7 +15,8 @@ The theoretical boundary (Luo et al., JMLR 2021; not written out in the book) is
 
 This module maps (γ, γ′, m) to (β1, β2, α) with β2 = 1, runs the grid of 图7.5(a) on
 :mod:`companion.core.ensemble` (one batched ensemble per width), fits S_w, reads the neurons' features
-across the diagram (图7.3, 图7.6) and, on the 8×8 digits standing in for MNIST, their effective number of
+across the diagram (图7.3, 图7.6) and their degree of condensation along the width at a condensed, a critical and
+a linear point (图7.6: sharpening, constancy) and, on the 8×8 digits standing in for MNIST, their effective number of
 directions and projections I_ŵ (图7.5(b), 图7.7), places the initialisations of 表7.1 on the diagram and
 grades exercises 17 and 19.
 """
@@ -648,6 +649,193 @@ def check_grid_sharpening(feat: GridFeatures) -> Verdict:
                 f"m={feat.widths[0]}", first),
         per_cell={c: [round(float(v), 3) for v in med[i, j][[0, -1]]] for c, (i, j) in
                   zip(_cells(feat, near), zip(*np.nonzero(near)))})
+
+
+# --- 图7.6 along the width: sharpening in the condensed regime, constancy on the critical line ----------------
+
+#: Half-width of an orientation window: ±5°, one of the 36 bins of :func:`~companion.core.neurons.occupied_fraction`.
+PEAK_HALF_WIDTH = math.pi / 36
+#: The condensed fit of the four points has two kinks (ReLU(x − 1/3), ReLU(−x − 1/3)): two orientations.
+PEAKS = 2
+#: A block whose whole amplitude lies in the windows reads logit(1 − 1e-6) ≈ 13.8, the measurement's ceiling.
+SHARE_CLIP = 1e-6
+
+
+def peak_share(angles: np.ndarray, amp: np.ndarray, *, peaks: int = PEAKS, half: float = PEAK_HALF_WIDTH) -> float:
+    """Share of Σ_k A_k carried by the neurons within ±``half`` of the ``peaks`` heaviest orientations (图7.6's scatter
+    read as a number): the window centred on a neuron's orientation that holds the most amplitude, then, among
+    the neurons it does not cover, the next heaviest window, and so on.  1 when every amplitude-carrying
+    neuron sits on ``peaks`` orientations; ≈ peaks·2·half/2π for orientations spread uniformly (plus the excess the
+    greedy choice finds in a finite sample)."""
+    angles, amp = np.mod(np.asarray(angles, dtype=float).ravel(), 2 * math.pi), np.asarray(amp, dtype=float).ravel()
+    if angles.shape != amp.shape or angles.size == 0 or amp.sum() <= 0:
+        raise ValueError(f"need as many amplitudes as angles (> 0 of them, total amplitude > 0); got {angles.shape}, "
+                         f"{amp.shape}")
+    order = np.argsort(angles)
+    a, p = angles[order], amp[order] / amp.sum()
+    doubled = np.concatenate([a, a + 2 * math.pi])  # windows that wrap around 2π
+    lo = np.searchsorted(doubled, a - half + 2 * math.pi)
+    hi = np.searchsorted(doubled, a + half + 2 * math.pi, side="right")
+    covered, share = np.zeros(a.size, dtype=bool), 0.0
+    for _ in range(peaks):
+        free = np.where(covered, 0.0, p)
+        cum = np.concatenate([[0.0], np.cumsum(np.concatenate([free, free]))])
+        mass = cum[hi] - cum[lo]
+        i = int(np.argmax(mass))
+        share += float(mass[i])
+        covered |= np.abs((a - a[i] + math.pi) % (2 * math.pi) - math.pi) <= half
+    return share
+
+
+def condensation_degree(angles: np.ndarray, amp: np.ndarray, block: int, **window) -> float:
+    """The degree of condensation of one net: the log-odds log(s/(1 − s)) of its :func:`peak_share` s, averaged over
+    consecutive blocks of ``block`` neurons (the last incomplete block left out).
+
+    Nets of different widths are compared at the same number of neurons: the greedy windows find some excess in
+    any finite sample, more in a small one, so a width-m net measured whole would look less condensed as m grows
+    even where its distribution does not change.  The neurons are drawn i.i.d., so consecutive blocks are random
+    subsets; the log-odds read a share of 0.98 → 0.995 (condensed) and one of 0.15 → 0.13 (spread) on one scale."""
+    angles, amp = np.asarray(angles, dtype=float).ravel(), np.asarray(amp, dtype=float).ravel()
+    if block < 1 or angles.size < block:
+        raise ValueError(f"block must lie in [1, {angles.size}] (the number of neurons), got {block}")
+    out = []
+    for start in range(0, angles.size - block + 1, block):
+        s = float(np.clip(peak_share(angles[start:start + block], amp[start:start + block], **window),
+                          SHARE_CLIP, 1 - SHARE_CLIP))
+        out.append(math.log(s / (1 - s)))
+    return float(np.mean(out))
+
+
+#: The three points read by :func:`width_trend`: the paper's condensed, critical (the mean-field point α = m,
+#: β1 = β2 = 1 of the book's 表7.1) and linear points of 图7.4.
+TREND_POINTS = {"condensed": (1.75, 0.0), "critical": (1.0, 0.0), "linear": (0.5, 0.0)}
+
+
+@dataclass
+class WidthTrend:
+    """图7.6 along the width at three points of the diagram: ``degree[role]`` is the :func:`condensation_degree`
+    of every trained net at (γ, γ′) = ``points[role]``, shape (W, S) (widths × initialisations), each measured in
+    blocks of ``block`` neurons."""
+
+    points: dict
+    widths: np.ndarray
+    block: int
+    degree: dict
+
+    def median(self, role: str) -> np.ndarray:
+        """Median over the initialisations of the degree at every width, (W,)."""
+        return np.median(self.degree[role], axis=-1)
+
+    def slope(self, role: str) -> float:
+        """Least-squares slope of :meth:`median` against log₂ m: the change of the degree per doubling of the width."""
+        return float(np.polyfit(np.log2(self.widths), self.median(role), 1)[0])
+
+
+def width_trend(run: PhaseRun, *, points: Mapping[str, tuple[float, float]] | None = None,
+                block: int | None = None) -> WidthTrend:
+    """The :class:`WidthTrend` of the nets of ``run`` (four-point data) at ``points`` (default :data:`TREND_POINTS`),
+    every width and initialisation of the run, in blocks of ``block`` neurons (default: the smallest width).  No
+    training: the notebook passes the nets of 图7.4 (γ′ = 0, γ = 0.5, 1, 1.75, 8 initialisations per width)."""
+    points = dict(TREND_POINTS if points is None else points)
+    if run.nets[0].w.shape[-1] != 2:
+        raise ValueError(f"图7.6's orientations need 1-D input with bias; this run has w of shape "
+                         f"{tuple(run.nets[0].w.shape)}")
+    block = int(run.widths.min()) if block is None else int(block)
+    n_seeds = run.rd.shape[-1]
+    degree = {}
+    for role, (g, gp) in points.items():
+        values = np.empty((len(run.widths), n_seeds))
+        for j, m in enumerate(run.widths.tolist()):
+            net, k0 = run.net(g, gp, m)
+            a, w = net.a.detach().numpy(), net.w.detach().numpy()
+            for s in range(n_seeds):
+                values[j, s] = condensation_degree(orientation(w[k0 + s]), amplitude(a[k0 + s], w[k0 + s]), block)
+        degree[role] = values
+    return WidthTrend(points, run.widths, block, degree)
+
+
+#: "Grows" / "stays the same": more / less than 0.1 of log-odds per doubling of m (over 250 → 4000, four
+#: doublings, a change of the peak share's odds by a factor e^0.4 ≈ 1.5).  Set on the design seeds 100–103, where
+#: the condensed point rose by 0.35–0.37 per doubling and the critical and linear ones moved by at most 0.03.
+TREND_SLOPE = 0.1
+
+WIDTH_SHARPENING = ClaimSpec(
+    "ch07.width-sharpening", "图7.6",
+    "in the condensed regime ((γ, γ′) = (1.75, 0)) condensation sharpens as the width m grows: the degree of "
+    "condensation rises by more than 0.1 per doubling of m")
+
+WIDTH_CRITICAL = ClaimSpec(
+    "ch07.width-critical", "图7.6",
+    "on the critical line (the mean-field point (γ, γ′) = (1, 0)) the degree of condensation stays the same as the "
+    "width m grows: it changes by less than 0.1 per doubling of m")
+
+
+def _trend_info(trend: WidthTrend) -> dict:
+    return dict(widths=trend.widths, block=trend.block,
+                median_by_width={role: [round(float(v), 2) for v in trend.median(role)] for role in trend.points},
+                slopes={role: round(trend.slope(role), 3) for role in trend.points})
+
+
+def check_width_sharpening(trend: WidthTrend) -> Verdict:
+    """图7.6, right of the boundary: the slope of the condensed point's degree (median over initialisations) against
+    log₂ m exceeds :data:`TREND_SLOPE`.  The measured line shows every point's medians and slopes."""
+    g, gp = trend.points["condensed"]
+    return WIDTH_SHARPENING.judge(
+        threshold(f"degree per doubling of m, (γ, γ′) = ({g:g}, {gp:g})", trend.slope("condensed"), ">", TREND_SLOPE),
+        **_trend_info(trend))
+
+
+def check_width_critical(trend: WidthTrend) -> Verdict:
+    """图7.6, on the critical line: |slope| of the critical point's degree against log₂ m below :data:`TREND_SLOPE`."""
+    g, gp = trend.points["critical"]
+    return WIDTH_CRITICAL.judge(
+        threshold(f"|degree per doubling of m|, (γ, γ′) = ({g:g}, {gp:g})", abs(trend.slope("critical")), "<",
+                  TREND_SLOPE),
+        **_trend_info(trend))
+
+
+WIDTH_CRITICAL_SLANTED = ClaimSpec(
+    "ch07.width-critical-slanted", "图7.6",
+    "on the slanted branch of the critical line (γ′ = γ − 1, at (γ, γ′) = (1.5, 0.5)) the degree of condensation "
+    "stays the same as the width m grows: it changes by less than 0.1 per doubling of m")
+
+#: The point of the slanted branch γ′ = γ − 1 of the critical line read by :func:`check_width_critical_slanted`.
+SLANTED_POINT = (1.5, 0.5)
+
+
+def check_width_critical_slanted(trend: WidthTrend) -> Verdict:
+    """图7.6 on the critical line's other branch: :func:`check_width_critical`'s condition on a :class:`WidthTrend` whose
+    "critical" point is :data:`SLANTED_POINT` (a run of its own: the nets of 图7.4 all have γ′ = 0)."""
+    g, gp = trend.points["critical"]
+    return WIDTH_CRITICAL_SLANTED.judge(
+        threshold(f"|degree per doubling of m|, (γ, γ′) = ({g:g}, {gp:g})", abs(trend.slope("critical")), "<",
+                  TREND_SLOPE),
+        **_trend_info(trend))
+
+
+def plot_width_trend(axes: Sequence, run: PhaseRun, trend: WidthTrend, widths: Sequence[int] | None = None,
+                     colors: Sequence[str] = ("#1f77b4", "#d62728", "#e6b800")) -> None:
+    """图7.6 at three points, one panel each (linear, critical, condensed): the (orientation, A/max A) scatter of the
+    first initialisation at each of ``widths`` (default: smallest, a middle one, largest) in ``colors``, the
+    :func:`condensation_degree` (median over the initialisations) in the legend."""
+    if widths is None:
+        ws = run.widths.tolist()
+        widths = sorted({ws[0], ws[len(ws) // 2], ws[-1]})
+    roles = [r for r in ("linear", "critical", "condensed") if r in trend.points]
+    if len(axes) != len(roles):
+        raise ValueError(f"need one axis per point ({len(roles)}), got {len(axes)}")
+    for ax, role in zip(axes, roles):
+        g, gp = trend.points[role]
+        med = dict(zip(trend.widths.tolist(), trend.median(role)))
+        for m, color in zip(widths, colors):
+            net, k = run.net(g, gp, int(m))
+            a, w = net.a.detach()[k].numpy(), net.w.detach()[k].numpy()
+            amp = amplitude(a, w)
+            ax.plot(orientation(w), amp / amp.max(), ".", ms=2, color=color,
+                    label=f"m = {m}, condensation degree {med[int(m)]:+.2f}")
+        ax.set(xlim=(-math.pi, math.pi), ylim=(0, 1.05), xlabel="orientation", ylabel="A / max A",
+               title=f"{role} (γ = {g:g}, γ′ = {gp:g})")
+        ax.legend(fontsize=6, loc="upper right", markerscale=4, handletextpad=0.2)
 
 
 # --- 图7.5(b) and 图7.7: the same diagram on real images (the bundled 8×8 digits) -----------------------
