@@ -365,8 +365,8 @@ for (m, err), color in zip(contrast.hybrid_max_error.items(), ("tab:red", "tab:o
                    label=f"network M={m}, then Jacobi")
 axes[0].set(xlabel="CPU seconds", ylabel="max |h - u_ref|", title="(d) max error vs run time")
 axes[1].set(xlabel="Jacobi iterations", ylabel="max |h - u_ref|", title="(d) max error vs Jacobi sweeps")
-for ax in axes:
-    ax.legend(fontsize=7)
+for ax, where in zip(axes, ("upper right", "lower left")):
+    ax.legend(fontsize=7, loc=where)
 plt.show()
 
 # %% [markdown]
