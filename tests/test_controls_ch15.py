@@ -15,8 +15,9 @@ import pytest
 
 from companion.core.classical import jacobi
 from companion.experiments import ch15_pinns as pe
-from companion.experiments.ch15_pinns import (check_hybrid, check_jacobi_high_first, check_jacobi_mode_factor, check_mscale,
-                                       check_net_low_first, check_newton, check_pinn_ritz, check_wan_scaling)
+from companion.experiments.ch15_pinns import (check_hybrid, check_hybrid_time, check_jacobi_high_first,
+                                       check_jacobi_mode_factor, check_mscale, check_net_low_first, check_newton,
+                                       check_pinn_ritz, check_wan_scaling)
 
 SEED = 1
 
@@ -75,7 +76,8 @@ def test_wan_scaling_positive_twin():
 # 图15.1 ------------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def small_contrast():
-    """图15.1 on a 100-interval grid: a small Ritz net (1500 steps), Jacobi from zero, hybrids from steps 0 and 1500."""
+    """图15.1 on a 100-interval grid: a small Ritz net (1500 steps), Jacobi from zero and from a random guess, hybrids
+    from steps 0 and 1500."""
     return pe.run_frequency_contrast.__wrapped__(k_high=24.0, n=100, width=64, depth=3, steps=1500, lr=3e-3,
                                                  beta=2000.0, record_every=20, jacobi_iterations=5000,
                                                  switch_steps=(0, 1500), hybrid_iterations=20, seed=SEED)
@@ -83,8 +85,9 @@ def small_contrast():
 
 @pytest.mark.contrast("Jacobi iteration in the network's slot (图15.1(c))")
 def test_control_ch15_net_low_first(small_contrast):
-    v = check_net_low_first(small_contrast.jacobi_trajectory)    # Jacobi: j=16 is long fitted when j=2 is
-    assert not v.passed, v.measured_line()
+    for jacobi_run in (small_contrast.jacobi_random_trajectory, small_contrast.jacobi_trajectory):
+        v = check_net_low_first(jacobi_run)          # Jacobi, from a random guess or zero: j=16 long fitted when j=2 is
+        assert not v.passed, v.measured_line()
 
 
 def test_net_low_first_positive_twin(small_contrast):
@@ -92,14 +95,25 @@ def test_net_low_first_positive_twin(small_contrast):
     assert v.passed, v.measured_line()
 
 
+@pytest.mark.contrast("the network in Jacobi's slot (图15.1(b))")
 def test_control_ch15_jacobi_high_first(small_contrast):
-    v = check_jacobi_high_first(small_contrast.net_trajectory)   # the network: low modes first
+    v = check_jacobi_high_first(small_contrast.net_trajectory)   # the network: low modes first, j=16 never fitted
     assert not v.passed, v.measured_line()
 
 
 def test_jacobi_high_first_positive_twin(small_contrast):
-    v = check_jacobi_high_first(small_contrast.jacobi_trajectory)
-    assert v.passed, v.measured_line()
+    for jacobi_run in (small_contrast.jacobi_random_trajectory, small_contrast.jacobi_trajectory):
+        v = check_jacobi_high_first(jacobi_run)                  # from the seeded random guess, and from zero
+        assert v.passed, v.measured_line()
+    assert not np.allclose(small_contrast.random_mode_errors[0], 1.0)   # the random guess is not zero
+
+
+def test_hybrid_run_time_counts_the_training(small_contrast):
+    # the exploration ch15.hybrid-run-time (no control needed): the hybrid's time holds the network's M steps, and at
+    # this size Jacobi from zero is faster (one training step costs hundreds of sweeps)
+    times = pe.hybrid_times(small_contrast)
+    assert times[1500][0] >= small_contrast.net_seconds(1500) > 0
+    assert not check_hybrid_time(small_contrast).passed
 
 
 def test_control_ch15_jacobi_mode_factor():

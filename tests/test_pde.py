@@ -251,6 +251,8 @@ def test_runs_reject_unknown_options():
         pde_experiments.run_mscale_poisson.__wrapped__("wide")
     with pytest.raises(ValueError, match="switch_steps"):
         pde_experiments.run_frequency_contrast.__wrapped__(steps=100, record_every=50, switch_steps=(70,))
+    with pytest.raises(ValueError, match="start_std"):
+        pde_experiments.run_frequency_contrast.__wrapped__(start_std=-0.5)
     with pytest.raises(ValueError, match="k_high"):
         pde_experiments.book_poisson(0.5)
 
