@@ -67,10 +67,11 @@ import matplotlib.pyplot as plt
 
 from companion.kit.config import pick, pick_steps, settings
 from companion.kit.claims import show
-from companion.core.fprinciple import FPConfig, run_fprinciple, plot_spectrum, plot_fitting_times
+from companion.core.fprinciple import FPConfig, run_fprinciple, plot_spectrum, plot_fitting_times, fitting_time
 from companion.experiments.ch06_mechanism import (
     activation_spectrum, check_small_init_order, check_large_init_no_order, check_large_init_high_first,
-    check_large_init_high_freq, check_ricker_order, check_grad_loss, check_ricker_no_order)
+    check_large_init_high_freq, check_ricker_order, check_grad_loss, check_ricker_no_order,
+    check_large_init_high_before_low)
 from companion.kit.plots import panels, plot_fit, plot_delta_f_curves
 from companion.kit.seeds import active_seed
 
@@ -178,6 +179,37 @@ show(check_large_init_high_first(init))
 # %%
 # NBVAL_CHECK_OUTPUT
 show(check_large_init_high_freq(init))
+
+# %% [markdown]
+# ### High before low, read from the fitting times (图6.2)
+#
+# HIGHFIRST_TEXT
+
+# %%
+high_config = FPConfig(
+    n_train=40, n_test=64, hidden=(200, 200), init_std=1.0, members=pick(quick=12, full=32),
+    steps=pick_steps(quick=200, full=200, every=10), record_every=10,
+    fine_until=200,                               # every step: the peaks are fitted within the first 100 steps
+)
+high = run_fprinciple(high_config, seed)
+high_tau = fitting_time(high)
+high_ratio = high_tau[:, -1] / high_tau[:, 0]
+
+fig, axes = panels(2, width=4.2)
+plot_delta_f_curves(axes[0], high.steps, np.median(high.deltas, axis=1), high_config.ks,
+                    title="Δ_F(k), median over members")
+axes[1].semilogy(np.arange(high_config.members), high_ratio, "o", color="C3")
+axes[1].axhline(np.median(high_ratio), color="C3", lw=1, label="median")
+axes[1].axhline(1.0, color="0.5", lw=0.8, ls="--")
+axes[1].set(xlabel="member", ylabel="τ5/τ1", title="τ5/τ1 per member")
+axes[1].legend()
+fig.suptitle("Fig. 6.2: large initialisation, the first steps")
+plt.show()
+print("median fitting times τ_k (k = 1, 3, 5):", np.median(high_tau, axis=0))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(check_large_init_high_before_low(high))
 
 # %% [markdown]
 # ## 3 · The activation's spectrum decides (图6.3)
