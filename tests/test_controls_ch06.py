@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from companion.core.fprinciple import FPConfig, run_fprinciple
-from companion.experiments.ch06_mechanism import (check_grad_loss, check_large_init_high_first,
-                                                  check_large_init_high_freq, check_large_init_no_order,
-                                                  check_ricker_no_order, check_ricker_order, check_small_init_order)
+from companion.experiments.ch06_mechanism import (check_grad_loss, check_large_init_high_before_low,
+                                                  check_large_init_high_first, check_large_init_high_freq,
+                                                  check_large_init_no_order, check_ricker_no_order, check_ricker_order,
+                                                  check_small_init_order)
 
 SEED = 1
 FP_BASE = dict(ks=(1, 3, 5), amps=(1.0, 1.0, 1.0), n_train=64, hidden=(64, 64), lr=3e-3, steps=1500,
@@ -68,6 +69,23 @@ def test_large_init_first_steps_are_measured_step_by_step():
     res = init_run((0.07, 2.0))
     t = res.first[1]
     assert np.all(t <= res.config.fine_until) and np.any(t % 10 != 0), t
+
+
+def high_run(std, members):
+    """The notebook's batch for "high before low" (1-200-200-1 tanh, 40 points, 200 steps recorded one by one)."""
+    return run_fprinciple(FPConfig(n_train=40, n_test=32, hidden=(200, 200), init_std=std, members=members, steps=200,
+                                   record_every=10, fine_until=200), SEED)
+
+
+@pytest.mark.contrast("small initialisation (std 0.07) in the large-init batch (图6.2)")
+def test_control_ch06_large_init_high_before_low():
+    v = check_large_init_high_before_low(high_run(0.07, 4))   # small init: k=5 waits for k=1, τ5/τ1 ≫ 1
+    assert not v.passed, v.measured_line()
+
+
+def test_large_init_high_before_low_positive_twin():
+    v = check_large_init_high_before_low(high_run(1.0, 12))
+    assert v.passed, v.measured_line()
 
 
 # 图6.3 ---------------------------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ Chapter 6 names three factors of the frequency principle and ties them together 
 rises before it falls) and the **loss** (a derivative term, (6.3), weights frequency k by 1 + k²).  The
 experiments are fits of sin x + sin 3x + sin 5x by :func:`companion.core.fprinciple.run_fprinciple`:
 
-* 图6.2 — small vs large initialisation (two members of one batched run);
+* 图6.2 — small vs large initialisation (two members of one batched run), and a batch of members at one large
+  initialisation std, whose high frequency is fitted before the low one;
 * 图6.3 — Ricker activation, a = 0.3 vs a = 0.1 (with ASI), and the activation's spectrum
   (:func:`activation_spectrum`);
 * 图6.4 — L_nongrad (6.2) vs L_grad (6.3).
@@ -72,6 +73,10 @@ LARGE_INIT_HIGH_FIRST = ClaimSpec("ch06.large-init-high-first", "图6.2",
 LARGE_INIT_HIGH_FREQ = ClaimSpec("ch06.large-init-high-freq", "图6.2",
                                  "large initialisation leaves over 10 times more of the output's energy above the "
                                  "data's Nyquist frequency and a test error over 10 times larger")
+LARGE_INIT_HIGH_BEFORE_LOW = ClaimSpec("ch06.large-init-high-before-low", "图6.2",
+                                      "with a large initialisation the high frequency is fitted before the low one "
+                                      "early in training: over a batch of members the median fitting-time ratio "
+                                      "τ5/τ1 is below 1")
 RICKER_ORDER = ClaimSpec("ch06.ricker-order", "图6.3", "with Ricker a=0.3 the frequencies converge in the order 1, 3, 5")
 RICKER_NO_ORDER = ClaimSpec("ch06.ricker-no-order", "图6.3",
                             "with Ricker a=0.1 (ASI) there is no clear frequency order: the three peaks' fitting times "
@@ -110,6 +115,22 @@ def check_large_init_high_freq(init: FPResult) -> Verdict:
     return LARGE_INIT_HIGH_FREQ.judge(
         compare("energy above Nyquist(large)", energy[1], ">", "10×(small)", 10 * energy[0]),
         compare("test MSE(large)", mse[1], ">", "10×(small)", 10 * mse[0]))
+
+
+def check_large_init_high_before_low(large: FPResult) -> Verdict:
+    """图6.2, the book's "大初始化权重在训练初始阶段的高频拟合速度大于低频" read from the whole Δ_F curves: over the
+    members of one batched run (all at one large init std), the median of τ₅/τ₁ is below 1, τ_k the fitting time of
+    :func:`~companion.core.fprinciple.fitting_time` (the area under min(Δ_F(k, t), 1), every step recorded).
+
+    Designed on seeds 100–113 (1-200-200-1 tanh, init std 1.0, 12 members, Adam 10⁻³, 200 steps, 40 points): the
+    median ratio was 0.70–0.94; at init std 2.0 it was about 1 (0.96–1.05, seeds 100–103), at 0.7 about 1.2, and at
+    the small std 0.07 of the negative control 8.3–8.9 (k = 5 waits for k = 1).  Validated: 20/20 on seeds 0–19
+    (margin min 0.046, median 0.21) and 20/20 on 500–519 (min 0.068, median 0.20)."""
+    tau = fitting_time(large)
+    ratio = tau[:, -1] / tau[:, 0]
+    return LARGE_INIT_HIGH_BEFORE_LOW.judge(
+        threshold("median τ5/τ1 (large)", float(np.median(ratio)), "<", 1.0),
+        median_tau=np.median(tau, axis=0), share_tau5_below_tau1=float(np.mean(ratio < 1)))
 
 
 def check_ricker_order(ricker: FPResult) -> Verdict:
