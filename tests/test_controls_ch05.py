@@ -58,7 +58,7 @@ def test_control_ch05_sd2dnn_parts():
     assert v.exploration and not v.passed, v.measured_line()
 
 
-@pytest.mark.contrast("normal DNN (single scale 1) instead of MscaleDNN on the porous 2-D μ = 7π Poisson problem (图5.3)")
+@pytest.mark.contrast("normal DNN (single scale 1) instead of MscaleDNN on the porous μ = 7π Poisson problem (图5.3)")
 def test_control_ch05_mscale_2d():
     # the notebook's normal network (2-100-100-100-1, sReLU, scale 1 only) on the porous domain, a 40×40 grid, 150 Deep
     # Ritz steps, in the MscaleDNN's slot: it has not caught the oscillations (no cheap positive twin: the MscaleDNN
