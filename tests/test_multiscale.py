@@ -124,8 +124,31 @@ def test_the_2d_poisson_run_of_fig_5_3_measures_its_errors_on_the_exact_solution
     assert np.allclose(run.exact, np.sin(MU_BOOK * x1) * np.sin(MU_BOOK * x2), atol=1e-5)     # (5.5), μ = 7π
     assert run.scales == (1.0, 2.0, 3.0, 4.0) and run.solution.shape == (21, 21)
     assert list(run.steps) == [0, 3, 6] and np.isfinite(run.rel_error).all()
-    rel = np.linalg.norm(run.solution - run.exact) / np.linalg.norm(run.exact)
+    inside = run.inside                                          # the errors are over the porous domain only
+    assert 0.4 < inside.mean() < 0.7 and not inside[run.axis.searchsorted(0.3), run.axis.searchsorted(-0.3)]
+    u, exact = run.solution[inside], run.exact[inside]
+    rel = np.linalg.norm(u - exact) / np.linalg.norm(exact)
     assert run.final_error == pytest.approx(rel, rel=1e-4)
-    coefficient = (run.solution * run.exact).sum() / (run.exact ** 2).sum()
+    coefficient = (u * exact).sum() / (exact ** 2).sum()
+    assert run.final_coefficient == pytest.approx(coefficient, abs=1e-5)
     assert run.delta_mu == pytest.approx(abs(coefficient - 1), abs=1e-5)
     assert run_poisson_2d("plain", width=20, depth=2, n_grid=16, steps=1, n_eval=21, seed=0).scales == (1.0,)
+
+
+def test_the_porous_domain_of_fig_5_3_leaves_the_holes_out_of_the_energy_and_puts_their_rims_in_the_boundary():
+    import math
+
+    from companion.core.pde import grid_points, sine_poisson
+    from companion.experiments.ch05_multiscale import POROUS_DISCS, POROUS_ELLIPSE, in_holes, porous_points
+
+    problem = sine_poisson(2, freqs=(7.0,), amps=(1.0,))
+    square, points = grid_points(problem, 60), porous_points(problem, 60)
+    assert not in_holes(points.interior).any() and len(points.interior) < 0.6 * len(square.interior)
+    holes = sum(math.pi * r ** 2 for _, r in POROUS_DISCS) + math.pi * POROUS_ELLIPSE[1][0] * POROUS_ELLIPSE[1][1]
+    _, w = points.quadrature()
+    assert float(w.sum()) == pytest.approx(4.0 - holes, rel=0.03)      # the energy integrates over Ω = square − holes
+    rim = points.boundary[len(square.boundary):]
+    (cx, cy), r = POROUS_DISCS[1]
+    on_big_disc = ((rim[:, 0] - cx) ** 2 + (rim[:, 1] - cy) ** 2 - r ** 2).abs() < 1e-5
+    assert int(on_big_disc.sum()) == round(2 * math.pi * r / (2 / 60))  # the rim at the grid's spacing
+    assert (points.boundary_weights[len(square.boundary):] == 0).all()

@@ -37,7 +37,7 @@ from companion.kit.plots import plot_delta_f_curves
 from companion.kit.seeds import active_seed, generator
 from companion.core.fprinciple import as_tensor
 from companion.core.nets import SD2DNN, FourierFeatureNet, MscaleDNN
-from companion.core.pde import Problem, divergence_operator, fit, grid_points, ritz_loss, sine_poisson
+from companion.core.pde import Points, Problem, divergence_operator, fit, grid_points, ritz_loss, sine_poisson
 from companion.core.spectral import delta_f, dft, first_step_below, uniform_grid
 from companion.core.train import on_device, train
 
@@ -237,18 +237,61 @@ MSCALE_2D_KINDS = ("plain", "mscale")
 MU_BOOK = 7 * math.pi      # (5.4)–(5.5), (15.20)–(15.21)
 
 
+#: The holes of 图5.3's porous domain (Liu et al. 2020), read off the book's figure (the authors' picture
+#: ``code/fig source/A5/A5_3_a.png``; the text gives no sizes): three discs (centre, radius) and one ellipse
+#: (centre, semi-axes). Ω = [−1, 1]² minus their closures covers 55 % of the square.
+POROUS_DISCS = (((0.6, 0.6), 0.3), ((0.3, -0.3), 0.6), ((-0.6, -0.6), 0.3))
+POROUS_ELLIPSE = ((-0.5, 0.5), (0.25, 0.125))
+
+
+def in_holes(x: Tensor) -> Tensor:
+    """Whether the points x (N, 2) lie in a hole of the porous domain (closed holes), shape (N,)."""
+    hole = torch.zeros(len(x), dtype=torch.bool)
+    for (cx, cy), r in POROUS_DISCS:
+        hole |= (x[:, 0] - cx) ** 2 + (x[:, 1] - cy) ** 2 <= r ** 2
+    (cx, cy), (a, b) = POROUS_ELLIPSE
+    return hole | (((x[:, 0] - cx) / a) ** 2 + ((x[:, 1] - cy) / b) ** 2 <= 1)
+
+
+def hole_boundary(spacing: float) -> Tensor:
+    """Points on the holes' boundaries, equally spaced in angle, about ``spacing`` apart along each curve, (M, 2)."""
+    (ex, ey), (a, b) = POROUS_ELLIPSE
+    curves = [(cx, cy, r, r) for (cx, cy), r in POROUS_DISCS] + [(ex, ey, a, b)]
+    out = []
+    for cx, cy, rx, ry in curves:
+        perimeter = math.pi * (3 * (rx + ry) - math.sqrt((3 * rx + ry) * (rx + 3 * ry)))   # Ramanujan
+        t = torch.arange(max(8, round(perimeter / spacing))) * (2 * math.pi / max(8, round(perimeter / spacing)))
+        out.append(torch.stack([cx + rx * torch.cos(t), cy + ry * torch.sin(t)], 1))
+    return torch.cat(out)
+
+
+def porous_points(problem: Problem, n: int) -> Points:
+    """The grid of :func:`companion.core.pde.grid_points` on the porous domain: the nodes that fall in a hole leave
+    the energy's quadrature (a node next to a hole keeps its full weight h², a first-order error at the holes'
+    edges), and the holes' boundaries, sampled at the grid's spacing h, join the outer square's nodes in the
+    boundary term L_bd of (5.6) (with no share of the energy integral)."""
+    square = grid_points(problem, n)
+    keep = ~in_holes(square.interior)
+    rim = hole_boundary(2.0 / n)
+    shares = torch.cat([square.boundary_weights, torch.zeros(len(rim))])
+    return Points(square.interior[keep], square.weights[keep], torch.cat([square.boundary, rim]),
+                  square.initial, boundary_weights=shares)
+
+
 @dataclass
 class Poisson2DResult:
     """One Deep Ritz solve of (5.4)–(5.6): the network's solution ``solution`` (n, n) and the exact one ``exact``
-    (n, n) on the evaluation grid ``axis`` × ``axis`` (off the training grid), and along training (``steps`` (T,))
-    the relative L² error ``rel_error`` (T,) and ``coefficient`` (T,), the network's coefficient on the exact
-    solution's one Fourier mode sin μx₁ sin μx₂ (1 when the oscillation is caught with its full amplitude)."""
+    (n, n) on the evaluation grid ``axis`` × ``axis`` (off the training grid), ``inside`` (n, n) the nodes in the
+    domain (outside the holes; all of them on the plain square), and along training (``steps`` (T,)) the relative
+    L² error ``rel_error`` (T,) and ``coefficient`` (T,), the network's coefficient on the exact solution's one
+    Fourier mode sin μx₁ sin μx₂ (1 when the oscillation is caught with its full amplitude), both over the domain."""
 
     kind: str
     scales: tuple[float, ...]
     axis: np.ndarray          # (n,)
     exact: np.ndarray         # (n, n)
     solution: np.ndarray      # (n, n)
+    inside: np.ndarray        # (n, n) bool
     steps: np.ndarray         # (T,)
     loss: np.ndarray          # (T,)
     rel_error: np.ndarray     # (T,)
@@ -256,8 +299,13 @@ class Poisson2DResult:
 
     @property
     def final_error(self) -> float:
-        """‖u_θ − u‖ / ‖u‖ on the evaluation grid at the end of training."""
+        """‖u_θ − u‖ / ‖u‖ on the evaluation grid's nodes in the domain at the end of training."""
         return float(self.rel_error[-1])
+
+    @property
+    def final_coefficient(self) -> float:
+        """c = ⟨u_θ, u⟩ / ⟨u, u⟩ over the domain at the end of training: the share of the μ-mode recovered."""
+        return float(self.coefficient[-1])
 
     @property
     def delta_mu(self) -> float:
@@ -268,16 +316,18 @@ class Poisson2DResult:
 @cached
 def run_poisson_2d(kind: str, width: int = 100, depth: int = 3, n_scales: int = 20, n_grid: int = 60,
                    steps: int = 700, lr: float = 1e-2, final_lr: float | None = None, beta: float = 1000.0,
-                   n_eval: int = 141,
+                   n_eval: int = 141, porous: bool = True,
                    record_every: int = 50, seed: int = 0) -> Poisson2DResult:
-    """Solve −Δu = f on [−1, 1]², f = 2μ² sin μx₁ sin μx₂, μ = 7π, u = sin μx₁ sin μx₂ on the boundary (5.4)–(5.5)
-    by Deep Ritz (5.6): the energy ∫ ½|∇u|² − f u by the trapezoid rule on the uniform grid of ``n_grid`` intervals
-    per axis plus β·(mean squared boundary misfit) (:func:`companion.core.pde.ritz_loss`), Adam at ``lr`` (decaying
-    geometrically to ``final_lr`` if given).
+    """Solve −Δu = f in Ω, f = 2μ² sin μx₁ sin μx₂, μ = 7π, u = sin μx₁ sin μx₂ on ∂Ω (5.4)–(5.5) by Deep Ritz
+    (5.6): the energy ∫ ½|∇u|² − f u by the trapezoid rule on the uniform grid of ``n_grid`` intervals per axis plus
+    β·(mean squared boundary misfit) (:func:`companion.core.pde.ritz_loss`), Adam at ``lr`` (decaying geometrically
+    to ``final_lr`` if given). Ω is 图5.3's porous domain, the square [−1, 1]² with the holes :data:`POROUS_DISCS`
+    and :data:`POROUS_ELLIPSE` (:func:`porous_points`), or with ``porous=False`` the plain square.
 
     ``kind="mscale"``: a MscaleDNN (5.2) with the scales 1, 2, …, ``n_scales`` (5.3); ``kind="plain"``: the same
     network with the single scale 1, i.e. a normal fully connected network of the same size and activation (sReLU).
-    Errors are measured on an ``n_eval`` × ``n_eval`` grid that mostly lies between the training nodes.
+    Errors are measured on the nodes in Ω of an ``n_eval`` × ``n_eval`` grid that mostly lie between the training
+    nodes.
     """
     if kind not in MSCALE_2D_KINDS:
         raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(MSCALE_2D_KINDS)}")
@@ -285,26 +335,29 @@ def run_poisson_2d(kind: str, width: int = 100, depth: int = 3, n_scales: int = 
     problem = sine_poisson(2, freqs=(MU_BOOK / math.pi,), amps=(1.0,))
     scales = (1.0,) if kind == "plain" else tuple(float(s) for s in range(1, n_scales + 1))
     model = MscaleDNN(2, width, depth, scales=scales, act="srelu", generator=generator(seed))
-    points = grid_points(problem, n_grid)
+    points = porous_points(problem, n_grid) if porous else grid_points(problem, n_grid)
     axis = np.linspace(-1.0, 1.0, n_eval)
     grid = torch.stack(torch.meshgrid(*[as_tensor(axis)] * 2, indexing="ij"), -1).reshape(-1, 2)
+    inside = ~in_holes(grid) if porous else torch.ones(len(grid), dtype=torch.bool)
     exact = problem.evaluate(problem.exact, grid)
+    exact_in = exact[inside]
     with on_device(model) as device:        # the grid and the network made on the CPU, trained on the settings' device
         points, grid_on_device = points.to(device), grid.to(device)
 
         def probe(net: nn.Module, _step: int) -> dict[str, float]:
             with torch.no_grad():
-                u = net(grid_on_device)[:, 0].cpu()
-            return {"rel_error": float((u - exact).norm() / exact.norm()),
-                    "coefficient": float((u * exact).sum() / (exact * exact).sum())}
+                u = net(grid_on_device)[:, 0].cpu()[inside]
+            return {"rel_error": float((u - exact_in).norm() / exact_in.norm()),
+                    "coefficient": float((u * exact_in).sum() / (exact_in * exact_in).sum())}
 
         history = fit(model, lambda: ritz_loss(model, problem, points, beta=beta), steps=steps, lr=lr,
                       final_lr=final_lr, record_every=record_every, probe=probe, desc=f"Deep Ritz, {kind}")
         with torch.no_grad():
             solution = model(grid_on_device)[:, 0].cpu().numpy()
     shape = (n_eval, n_eval)
-    return Poisson2DResult(kind, scales, axis, exact.numpy().reshape(shape), solution.reshape(shape), history.steps,
-                           history.train_loss, history["rel_error"], history["coefficient"])
+    return Poisson2DResult(kind, scales, axis, exact.numpy().reshape(shape), solution.reshape(shape),
+                           inside.numpy().reshape(shape), history.steps, history.train_loss, history["rel_error"],
+                           history["coefficient"])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -320,9 +373,12 @@ FOURIER_FEATURES = ClaimSpec("ch05.fourier-features", "图5.7",
 FOURIER = ClaimSpec("ch05.fourier-overfit", "Tancik et al. 2020",
                     "Fourier features with σ=100 overfit: test error over 100 times that of σ=10")
 MSCALE_2D = ClaimSpec("ch05.mscale-2d", "图5.3/15.2",
-                      "on the 2-D Poisson problem with μ = 7π solved by Deep Ritz, the MscaleDNN captures the "
-                      "oscillations of the exact solution (relative L2 error below 0.5 off the training grid) while "
-                      "the normal network of the same size does not (relative L2 error at least 0.5)")
+                      "on the book's porous 2-D Poisson problem with μ = 7π solved by Deep Ritz, the MscaleDNN "
+                      "captures the oscillations of the exact solution (relative L2 error below 0.5 off the training "
+                      "grid, at least three quarters of the μ-mode sin μx₁ sin μx₂ recovered) while the normal network "
+                      "of the same size does not (relative L2 error at least 0.5, less than three quarters of the "
+                      "μ-mode)",
+                      validation_seeds=REVALIDATION_SEEDS)   # changed (holes, the μ-mode) after 0–19 were seen
 SD2_PARTS = ClaimSpec("ch05.sd2dnn-parts", "图5.5",
                       "the SD²DNN solves the three-scale equation (relative error of the sum < 0.1) and each "
                       "sub-module carries its own scale's peak of the solution's spectrum: the low module at least "
@@ -336,15 +392,22 @@ SD2_PARTS = ClaimSpec("ch05.sd2dnn-parts", "图5.5",
 #: 图5.3's bound on the relative L² error: below it the network's field carries the oscillation sin μx₁ sin μx₂
 #: with more than half its norm right (the zero field has error 1; u/2, the right pattern at half the height, 0.5).
 MSCALE_2D_BOUND = 0.5
+#: 图5.3's bound on the μ-mode: the share c = ⟨u_θ, u⟩/⟨u, u⟩ of the oscillation's amplitude that the network has
+#: recovered over the domain. Fixed on design seeds 100–102 (400 steps): the MscaleDNN at 0.86–0.91, the normal
+#: network at 0.51–0.60.
+MSCALE_2D_MODE = 0.75
 
 
 def check_mscale_2d(plain: Poisson2DResult, mscale: Poisson2DResult) -> Verdict:
-    """图5.3 (= 图15.2): at the end of training the MscaleDNN's relative L² error on the evaluation grid is below
-    :data:`MSCALE_2D_BOUND` and the normal network's (same size, same activation, scale 1 only) is at least that;
-    Δ_F at the frequency μ (|c − 1|, :attr:`Poisson2DResult.delta_mu`) is reported beside them."""
+    """图5.3 (= 图15.2) read as its panels are drawn — the exact solution, the normal DNN's and the MscaleDNN's on the
+    porous domain: at the end of training the MscaleDNN's relative L² error over the domain (the evaluation grid's
+    nodes outside the holes) is below :data:`MSCALE_2D_BOUND` and its coefficient on the solution's μ-mode
+    (:attr:`Poisson2DResult.final_coefficient`) at least :data:`MSCALE_2D_MODE`; the normal network's (same size,
+    same activation, scale 1 only) error is at least that bound and its coefficient below that share."""
     return MSCALE_2D.judge(threshold("relative L2 error MscaleDNN", mscale.final_error, "<", MSCALE_2D_BOUND),
+                           threshold("μ-mode recovered MscaleDNN", mscale.final_coefficient, ">=", MSCALE_2D_MODE),
                            threshold("relative L2 error normal DNN", plain.final_error, ">=", MSCALE_2D_BOUND),
-                           delta_mu_mscale=round(mscale.delta_mu, 3), delta_mu_plain=round(plain.delta_mu, 3))
+                           threshold("μ-mode recovered normal DNN", plain.final_coefficient, "<", MSCALE_2D_MODE))
 
 def check_mscale(plain: MultiscaleResult, mscale: MultiscaleResult) -> Verdict:
     """§5.2: the MscaleDNN's Δ_F(10) falls below 0.1 at some recorded step, the plain net's never does, and the
