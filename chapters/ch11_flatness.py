@@ -503,7 +503,8 @@ for name in dyn_sharp:
 
 # %%
 fig, axes = panels(1, width=6.4)
-names = [f"SGD (B={ens.batch_size})" if d == "SGD" else {"GLD": "GLD dynamic"}.get(d, d) for d in ens.dynamics]
+names = [f"SGD (B={ens.batch_size})" if d == "SGD" else {"GLD": "GLD dynamic", "GLD 1st eigvec": "GLD top eigvec"}.get(d, d)
+         for d in ens.dynamics]
 for name, acc, gone in zip(names, ens.test_accuracy, ens.diverged):
     print(f"{name:16} test accuracy {100 * acc.mean():6.2f}% ± {100 * acc.std():5.2f}   diverged {gone} of {ENSEMBLE}")
 axes[0].bar(range(len(names)), 100 * ens.test_accuracy.mean(1), yerr=100 * ens.test_accuracy.std(1), capsize=4,
