@@ -9,9 +9,11 @@
   GD drives it up to 2/η and keeps it there — the Edge of Stability (图11.8, 表11.4).
 * The same run trains with mini-batches (表11.1, 图11.3), with dropout (图11.6, 11.7), or with an
   extra noise term η ε_t (11.4)–(11.5) (:func:`isotropic_noise`, GLD).
-* Test accuracy (表11.1, 图11.4) is compared over an ensemble: K initialisations, each trained by SGD, GD
-  and the three GLDs of 表11.2 (constant, dynamic, diagonal), SGD one :class:`~companion.core.nets.BatchedMLP`, the
-  four full-batch dynamics another (:func:`train_ensembles`); the claims compare mean accuracies, paired by
+* Test accuracy (表11.1, 图11.4) is compared over an ensemble: K initialisations, each trained by SGD, GD,
+  the three GLDs of 表11.2 (constant, dynamic, diagonal) and 图11.4's two Hessian-aligned ones (Zhu et al. 2018:
+  noise of SGD's size along the Hessian's top eigenvectors, found by batched subspace iteration,
+  :func:`ensemble_hessian_eigenpairs`); SGD one :class:`~companion.core.nets.BatchedMLP`, GD and 表11.2's GLDs
+  another, the Hessian-aligned GLDs a third (:func:`train_ensembles`); the claims compare mean accuracies, paired by
   initialisation.
 * 表11.4 over a span of η (:func:`edge_span`): one batched network per span, each member full-batch GD at its own
   η (:class:`companion.core.ensemble.MemberwiseStep`), λ_max of every member at once by a block-diagonal power
@@ -661,8 +663,8 @@ def train_ensembles(widths: Sequence[int], data, *, members: int, eta: float, st
 
     The eigenpairs are recomputed every ``hessian_every`` steps (a multiple of ``refresh_every``) by
     ``hessian_iters`` = (first, later) steps of subspace iteration, each later one warm-started from the previous
-    vectors, as Zhu et al. recompute theirs every few steps.  SGD trains as one BatchedMLP; GD, GLD, GLD const and GLD diag as a
-    second, of K members per dynamics (member j·K + k: the j-th of them from initialisation k); the two
+    vectors, as Zhu et al. recompute theirs every few steps.  SGD trains as one BatchedMLP; GD, GLD, GLD const and
+    GLD diag as a second, of K members per dynamics (member j·K + k: the j-th of them from initialisation k); the two
     Hessian-aligned GLDs as a third (its Hessian-vector products over its own members only).  Streams of ``seed``:
     0 the initialisations, 1 the mini-batches, 2 the second network's Langevin noise (drawn for all its members at
     once, zero-scaled for GD's), 3 the third's, 4 the subspace iteration's start, all drawn on the CPU; each network
