@@ -28,7 +28,7 @@
 # | 1 | (11.8)–(11.11), 图11.1 | GD on ½λx² converges iff η < 2/λ and oscillates in sign iff η > 1/λ |
 # | 2 | 图11.8, 表11.4 | full-batch GD: the sharpness rises to 2/η and hovers there (two η), the loss still falls, non-monotonically; the final sharpness within 10% of 2/η for six η, following 2/η across them, and between 0.9 and 1.3 times 2/η over η = 0.005–0.1, a factor 20 (表11.4) |
 # | 3 | 表11.1, 图11.3 | smaller batches end at flatter minima (sharpness ordering) and, over an ensemble, at a higher mean test accuracy |
-# | 4 | (11.4)–(11.7), 图11.4, 图11.5 | SGD noise is aligned with the Hessian, Tr(HΣ) ≫ Tr(H)Tr(Σ)/D, and beyond what its low-rank span alone gives; its variance falls with the directional flatness; SGD ends flatter than isotropic Langevin noise of the same size, and its ensemble's mean test accuracy is higher than GD's and than each of 表11.2's three GLDs' (图11.4) |
+# | 4 | (11.4)–(11.7), 图11.4, 图11.5 | SGD noise is aligned with the Hessian, Tr(HΣ) ≫ Tr(H)Tr(Σ)/D, and beyond what its low-rank span alone gives; its variance falls with the directional flatness; SGD ends flatter than isotropic Langevin noise of the same size, and its ensemble's mean test accuracy is higher than GD's and than each of 表11.2's three GLDs' (图11.4; above the figure's two Hessian-aligned GLDs only on some seeds: an exploration) |
 # | 5 | 图11.6, 表11.3, 图11.7(a) | dropout finds flatter minima than the plain network at the same training loss (sharpness and filter-normalised profiles); on a digits classifier (the book's FNN on MNIST) both fit the training set, and dropout's solutions are flatter and more accurate on the test set |
 # | 6 | 习题11 | rescaling a ReLU layer leaves the function unchanged but changes λ_max |
 #
@@ -319,7 +319,7 @@ plt.show()
 # is usually 2–4 points ahead on the 1669 test images, but on 4 of seeds 0–19 it came level with or behind
 # full-batch GD (an earlier, single-network version of this check held on 16 of 20). Keskar et al.'s table
 # reports means over several runs, and so does this one: **an ensemble (集成) of K = 8 networks**, the same
-# 8 initialisations trained by SGD with B = 8 and by full-batch GD (and, for 图11.4 below, by three GLDs), all at
+# 8 initialisations trained by SGD with B = 8 and by full-batch GD (and, for 图11.4 below, by five GLDs), all at
 # η = 0.25, each dynamics one batched computation (`fl.train_ensembles`; each SGD member draws its own
 # mini-batches). 300 steps suffice for every member to fit the 128 training images (full: K = 16, 800 steps).
 #
@@ -456,43 +456,71 @@ for name in dyn_sharp:
     print(f"{name:16} lambda_max = {dyn_sharp[name]:6.3f}   test accuracy = {dyn_test[name]:.3f}")
 
 # %% [markdown]
-# 图11.4 itself shows **test accuracy**: SGD best, GD and the GLD variants of 表11.2 clearly lower. The single
+# 图11.4 itself shows **test accuracy**: SGD best, GD and the GLD variants clearly lower. The single
 # networks above are one draw (an earlier single-network version of this comparison held on 15 of seeds 0–19); the
 # claim uses the ensemble of section 3: the same 8 initialisations trained, at η = 0.25 for 300 steps, by SGD (B = 8),
-# by full-batch GD, and by GD plus each of 表11.2's three noises — **GLD dynamic**, N(0, σ_t²I) with
-# σ_t² = Tr(Σ_sgd)/D of the member's own B = 8 noise; **GLD constant**, N(0, ϱ²I) with ϱ held at that value at
-# the initialisation (the book's ϱ is "a tunable constant": ours is not tuned, and since SGD's noise shrinks as the
-# network fits, this one ends far larger than SGD's); **GLD diagonal**, N(0, diag(Σ_sgd)), SGD's per-coordinate
-# variances without their correlations. Every noise is re-estimated every 20 steps from per-sample gradients
-# (`fl.ensemble_noise_diagonal`: their squares summed layer by layer, never forming one); the four full-batch
-# dynamics train as one batched network of 32 members. Zhu et al.'s Hessian-aligned variants ("GLD Hessian",
-# "GLD 1st eigvec" in their paper; not in the book's 表11.2) are not run: each needs the Hessian's top eigenvectors
-# at every step, too costly here.
+# by full-batch GD, and by GD plus each of the figure's five noises (Zhu et al. 2018; the first three are 表11.2's):
 #
-# The claim: SGD's mean test accuracy is higher than that of **every** other dynamics — for each of GD, GLD
-# dynamic, GLD constant and GLD diagonal, the mean over members of the paired gain (same initialisation) is above
+# * **GLD dynamic**, N(0, σ_t²I) with σ_t² = Tr(Σ_sgd)/D of the member's own B = 8 noise;
+# * **GLD constant**, N(0, ϱ²I) with ϱ "a tunable constant". We tuned it on design seeds 100–104: over
+#   ϱ = 0.001 … 0.032 (factor-2 steps up to SGD's noise size at initialisation, σ ≈ 0.032) the ensemble's mean test
+#   accuracy was best at the smallest, ϱ = 0.001 (71.8%, against 58.0% at 0.032): here isotropic noise only hurts,
+#   so tuned GLD constant is close to GD;
+# * **GLD diagonal**, N(0, diag(Σ_sgd)), SGD's per-coordinate variances without their correlations;
+# * **GLD Hessian**, N(0, c_t H̃_t) with H̃_t the Hessian's best rank-5 approximation (its top 5 eigenpairs) and c_t
+#   chosen so that the noise has SGD's size, E‖ε‖² = Tr(Σ_sgd);
+# * **GLD 1st eigvec**, the same size of noise along the Hessian's top eigenvector only.
+#
+# The first three are re-estimated every 20 steps from per-sample gradients (`fl.ensemble_noise_diagonal`: their
+# squares summed layer by layer, never forming one); the Hessian's top eigenpairs every 60 steps by two
+# warm-started steps of subspace iteration on Hessian-vector products (`fl.ensemble_hessian_eigenpairs`; Zhu et al.
+# also recompute theirs only every few steps; rank 5 every 60 steps, not 10 every 20, to keep this notebook within
+# its time budget). GD and the three 表11.2 GLDs train as one batched network of 32 members, the two
+# Hessian-aligned GLDs as another of 16. Putting all of SGD's noise on the sharpest direction can throw a network
+# out of its basin: a member whose training loss passes 100 (it starts near 0.5) is stopped where it was 20 steps
+# before, and counted (below: `diverged`). On seeds 0–19 this stopped 18 of the 160 GLD 1st eigvec members (on 15
+# seeds) and 5 GLD Hessian members; no other dynamics diverged.
+#
+# **The claim (表11.2's dynamics):** SGD's mean test accuracy is higher than that of each of GD, GLD dynamic, GLD
+# constant and GLD diagonal — for each, the mean over members of the paired gain (same initialisation) is above
 # zero, the margin that mean in units of its standard error. (SGD over GD is also 表11.1's claim of section 3.)
-# On design seeds 100–119 it held on 20 of 20 (the smallest of the four gains at least 0.2 standard errors above
-# zero, median 2.3). Earlier versions of this claim (SGD against GD, then against GLD dynamic) were seen on seeds
-# 0–19, so it is validated on seeds 500–519: it held on 19 of 20 (margin at least −0.73, median +2.19 standard
-# errors; on seed 512 SGD's mean came out below all four, 5.3 points below GD's, with a wide spread over its
-# members). (On seeds 0–19, seen before for its earlier versions: 20 of 20, margin at least +0.25, median +2.66.)
+# On design seeds 100–119, with GLD constant held at SGD's initial noise size, it held on 20 of 20. That version
+# and earlier ones (SGD against GD, then against GLD dynamic) were seen on seeds 0–19, so this one, with the tuned
+# ϱ, is validated on seeds 500–519: it held on 19 of 20 (margin at least −0.73, median +2.19 standard errors; on
+# seed 512 SGD's mean came out below all four). On seeds 0–19: 20 of 20 (margin at least +0.24, median +2.44).
 # Negative control: the same ensemble trained with GLD diagonal in SGD's place — the
-# structured noise closest to SGD's — and the check asked whether *it* beats the other three: it does not.
+# structured noise closest to SGD's among 表11.2's — and the check asked whether *it* beats the other three: it
+# does not.
+#
+# **The figure's two Hessian-aligned bars are an exploration.** "SGD above GLD Hessian and GLD 1st eigvec" held on
+# 7 of design seeds 100–109 (with rank 10, recomputed every 20 steps), so it was declared an exploration before
+# validation; with the settings above it held on 17 of seeds 0–19 (margin at least −1.08, median +0.94 standard
+# errors) and on 18 of seeds 500–519. On 0–19 every failure is GLD Hessian's: noise of SGD's size along the
+# Hessian's sharp directions comes close to SGD here (mean over seeds 0–19: 72.1% against SGD's 73.5%, GD's
+# 71.8%) — Zhu et al.'s own point, that the Hessian alignment of SGD's noise is what helps, more than the book's
+# "all lower". GLD 1st eigvec (67.7%) falls behind mostly through its diverged members. What stays unchecked:
+# the figure's CIFAR-10/SVHN networks and sizes, and Hessian-aligned noise of higher rank, recomputed more often.
 
 # %%
-fig, axes = panels(1, width=5.6)
-names = [f"SGD (B={ens.batch_size})" if d == "SGD" else {"GLD": "GLD dynamic"}.get(d, d) for d in ens.dynamics]
+fig, axes = panels(1, width=6.4)
+names = [f"SGD (B={ens.batch_size})" if d == "SGD" else {"GLD": "GLD dynamic", "GLD 1st eigvec": "GLD top eigvec"}.get(d, d)
+         for d in ens.dynamics]
+for name, acc, gone in zip(names, ens.test_accuracy, ens.diverged):
+    print(f"{name:16} test accuracy {100 * acc.mean():6.2f}% ± {100 * acc.std():5.2f}   diverged {gone} of {ENSEMBLE}")
 axes[0].bar(range(len(names)), 100 * ens.test_accuracy.mean(1), yerr=100 * ens.test_accuracy.std(1), capsize=4,
-            color=[f"C{i}" for i in (2, 0, 1, 3, 4)][:len(names)])
-axes[0].set_xticks(range(len(names)), names, rotation=20)
+            color=[f"C{i}" for i in (2, 0, 1, 3, 4, 5, 6)][:len(names)])
+axes[0].set_xticks(range(len(names)), names, rotation=30, ha="right")
 axes[0].set(ylabel="test accuracy (%)", title=f"mean of {ENSEMBLE} networks (bars: sd)",
-            ylim=(100 * ens.test_accuracy.min() - 3, 100 * ens.test_accuracy.max() + 2))
+            ylim=(100 * ens.test_accuracy.mean(1).min() - 10, 100 * ens.test_accuracy.mean(1).max() + 5))
 plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
 show(fl.check_sgd_best_accuracy(ens))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(fl.check_sgd_beats_hessian_gld(ens))
 
 # %% [markdown]
 # **The implicit regulariser (11.7).** Smith et al. (2020) show that SGD follows, to first order in η, the
@@ -751,7 +779,8 @@ fl.check_rescaling(rescale if rescale(relu_net, 2.0) is not None else None, relu
 #   (表11.1) — by about two points here, less than the spread between single networks. SGD noise is
 #   concentrated on the sharp directions of the Hessian (Tr(HΣ) ≫ Tr(H)Tr(Σ)/D; σ_i² falls steeply with the
 #   directional flatness, (11.6)), which is why SGD escapes sharp regions that GD and isotropic noise of the
-#   same size do not, and generalises better than both on average (图11.4).
+#   same size do not, and generalises better than both on average (图11.4); Langevin noise of SGD's size aligned
+#   with the Hessian's sharp directions does about as well as SGD here (an exploration).
 # * Dropout finds flatter minima as well (图11.6), and on a digits classifier both flatter minima and a higher test
 #   accuracy at the same near-zero training loss (表11.3's FNN row, 图11.7(a)).
 # * Sharpness is a coordinate-dependent quantity: rescaling a ReLU layer changes it without changing the

@@ -465,12 +465,13 @@ def test_dropout_flatness_trains_on_the_settings_device(on_meta_device):
 
 
 def test_ensembles_train_on_the_settings_device(on_meta_device):
-    """SGD (each member its own mini-batches), then GD and the three GLDs as one network (noise trace and diagonal,
-    noise drawn on the CPU) of train_ensembles."""
+    """SGD (each member its own mini-batches), then GD and the three GLDs of 表11.2 as one network (noise trace and
+    diagonal, noise drawn on the CPU), then the two Hessian-aligned GLDs as a third (subspace iteration, divergence
+    check) of train_ensembles."""
     data = digits(12, 6, standardise=True)
     res = fl.train_ensembles.__wrapped__([64, 8, 10], data, members=2, eta=0.1, steps=2, batch_size=4,
                                          refresh_every=1)
-    assert len(on_meta_device) == 2 and res.test_accuracy.shape == (5, 2)
+    assert len(on_meta_device) == 3 and res.test_accuracy.shape == (7, 2)
 
 
 def test_explorer_run_is_on_the_settings_device(on_meta_device):

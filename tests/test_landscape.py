@@ -85,6 +85,28 @@ def test_module_loss_roundtrip():
         unflatten(torch.zeros(3))
 
 
+def test_subspace_iteration_finds_each_blocks_top_eigenpairs():
+    """A batch (K, k, D) of k start vectors per block: the k eigenpairs largest in magnitude of each block of a
+    block-diagonal H, values descending, vectors orthonormal and Hu = λu."""
+    gen = torch.Generator().manual_seed(0)
+    q = torch.linalg.qr(torch.randn(2, 6, 6, generator=gen, dtype=torch.float64)).Q
+    spectra = torch.tensor([[5.0, 3.0, 0.1, 0.05, -0.2, 0.0], [0.3, -0.1, 7.0, 0.2, 4.0, 0.1]], dtype=torch.float64)
+    blocks = q @ torch.diag_embed(spectra) @ q.transpose(1, 2)                              # (2, 6, 6)
+    v0 = torch.randn(2, 2, 6, generator=gen, dtype=torch.float64)
+
+    def matvec(v):   # (K, k, D)
+        return torch.einsum("kij,kmj->kmi", blocks, v)
+
+    values, vectors = L.subspace_iteration(matvec, v0, iters=200)
+    assert values.tolist() == [pytest.approx([5.0, 3.0], rel=1e-8), pytest.approx([7.0, 4.0], rel=1e-8)]
+    assert torch.allclose(vectors @ vectors.transpose(1, 2), torch.eye(2, dtype=torch.float64).expand(2, 2, 2))
+    assert torch.allclose(matvec(vectors), values[..., None] * vectors, atol=1e-8)
+    with pytest.raises(ValueError, match="iters"):
+        L.subspace_iteration(matvec, v0, iters=0)
+    with pytest.raises(ValueError, match="k ≤ D"):
+        L.subspace_iteration(matvec, torch.ones(7, 6, dtype=torch.float64), iters=1)
+
+
 def test_power_iteration_batched_rows_are_independent_problems():
     """One batch of K start vectors = K separate power iterations on the blocks of a block-diagonal H."""
     blocks = torch.stack([torch.diag(torch.tensor([3.0, 1.0, 0.5], dtype=torch.float64)),

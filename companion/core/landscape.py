@@ -152,6 +152,30 @@ def power_iteration(matvec: Callable[[Tensor], Tensor], v0: Tensor, *, iters: in
     return rayleigh, norm, v
 
 
+def subspace_iteration(matvec: Callable[[Tensor], Tensor], v0: Tensor, *, iters: int) -> tuple[Tensor, Tensor]:
+    """The k eigenpairs of a symmetric H largest in magnitude, by subspace (block power) iteration
+    V ← orth(HV) with a Rayleigh–Ritz step at the end: the eigenpairs of the k × k matrix VᵀHV.
+
+    :func:`power_iteration` for k vectors at once.  ``v0`` is (k, D), or a batch (K, k, D) of independent
+    problems (the Hessians of K networks that share no parameter); ``matvec`` maps (…, k, D) to (…, k, D), each
+    row by its own problem's H.  Returns (Ritz values (…, k), descending, and their unit Ritz vectors (…, k, D),
+    orthonormal rows) after ``iters`` block products; warm-start with the vectors of a previous call.
+    """
+    if iters < 1:
+        raise ValueError(f"iters must be ≥ 1, got {iters}")
+    if v0.ndim < 2 or v0.shape[-2] > v0.shape[-1]:
+        raise ValueError(f"v0 must be (k, D) or (K, k, D) with k ≤ D, got shape {tuple(v0.shape)}")
+    q = torch.linalg.qr(v0.transpose(-1, -2)).Q.transpose(-1, -2)          # (…, k, D), orthonormal rows
+    for i in range(iters):
+        hq = matvec(q)
+        if i < iters - 1:
+            q = torch.linalg.qr(hq.transpose(-1, -2)).Q.transpose(-1, -2)
+    t = q @ hq.transpose(-1, -2)                                            # (…, k, k) = VᵀHV
+    values, s = torch.linalg.eigh(0.5 * (t + t.transpose(-1, -2)))          # ascending
+    values, s = values.flip(-1), s.flip(-1)
+    return values, s.transpose(-1, -2) @ q
+
+
 def top_eigenvalue(f: LossFn, theta: Tensor, v0: Tensor | None = None, *, iters: int = 20,
                    tol: float = 1e-4, generator: torch.Generator | None = None,
                    mode: str = "forward") -> tuple[float, Tensor]:
