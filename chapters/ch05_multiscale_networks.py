@@ -287,21 +287,13 @@ poisson_runs = {"MscaleDNN": run_poisson_2d("mscale", **poisson_kw),
                 "normal DNN": run_poisson_2d("plain", **poisson_kw)}
 p2 = poisson_runs["MscaleDNN"]
 extent = (-1, 1, -1, 1)
-holes = ~p2.inside
-
-
-def porous(image):
-    """The field on the porous domain: blank in the holes."""
-    return np.ma.masked_where(holes, image).T
-
-
 fig, axes = panels(6, width=2.9, height=2.7, nrows=2)
 images = [("exact u (5.5)", p2.exact)] + [(f"{name}: u_θ", r.solution) for name, r in poisson_runs.items()]
 for ax, (title, image) in zip(axes[:3], images):
-    ax.imshow(porous(image), extent=extent, origin="lower", cmap="RdBu_r", vmin=-1.2, vmax=1.2)
+    ax.imshow(p2.on_domain(image), extent=extent, origin="lower", cmap="RdBu_r", vmin=-1.2, vmax=1.2)
     ax.set(title=title, xlabel="x₁", ylabel="x₂")
 for ax, (name, r) in zip(axes[3:5], poisson_runs.items()):
-    ax.imshow(porous(np.abs(r.solution - r.exact)), extent=extent, origin="lower", cmap="magma", vmin=0, vmax=1.5)
+    ax.imshow(r.on_domain(np.abs(r.solution - r.exact)), extent=extent, origin="lower", cmap="magma", vmin=0, vmax=1.5)
     ax.set(title=f"{name}: |u_θ − u|", xlabel="x₁", ylabel="x₂")
 for name, r in poisson_runs.items():
     axes[5].plot(r.steps, r.rel_error, label=f"{name}: relative error")

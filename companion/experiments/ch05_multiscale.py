@@ -297,6 +297,11 @@ class Poisson2DResult:
     rel_error: np.ndarray     # (T,)
     coefficient: np.ndarray   # (T,)
 
+    def on_domain(self, field: np.ndarray) -> np.ma.MaskedArray:
+        """``field`` (n, n) on the evaluation grid with the holes masked out, transposed for ``imshow`` (x₁ across,
+        x₂ up, with ``origin="lower"``)."""
+        return np.ma.masked_where(~self.inside, field).T
+
     @property
     def final_error(self) -> float:
         """‖u_θ − u‖ / ‖u‖ on the evaluation grid's nodes in the domain at the end of training."""
