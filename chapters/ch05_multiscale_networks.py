@@ -39,9 +39,8 @@
 # Then an **explorer** for instructors and **exercises (习题)**. 图5.1, 5.2 and 5.4 are drawings of the idea and the
 # architectures; 图5.6 (NeRF) needs 3-D scenes and a GPU.
 #
-# **Run time.** Quick profile (default): 45 s on a quiet 2-core machine (AMD EPYC, `benchmarks/reproduce_timing.py`)
-# before section 4's two 2-D solves moved to the porous domain and 400 steps, which cut their time to about a third
-# (28–38 s against 80–104 s on the same busy machine); expected now about 30 s, not yet re-measured. Full profile
+# **Run time.** Quick profile (default): 24 s on a quiet 2-core machine (AMD EPYC, `benchmarks/reproduce_timing.py`;
+# 45 s before section 4's two 2-D solves moved to the porous domain and 400 steps). Full profile
 # (`COMPANION_PROFILE=full`): larger networks and longer training, several minutes, a GPU if present.
 # Measured: 212 s on an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each, seed 0). There the
 # claim of section 1 fails: with 5000 steps the plain network fits k = 10 too (smallest Δ_F(10) 0.0027), though the

@@ -41,7 +41,7 @@
 # Each claim prints one ✔/✘ line and a `measured:` line with its conditions and margin; its check lives in
 # `companion.experiments.ch11_flatness` (ids `ch11.…`), where the negative-control tests run it too.
 #
-# **Run time.** Quick profile (default): 27 s on a quiet 2-core machine (AMD EPYC, `benchmarks/reproduce_timing.py`). Full
+# **Run time.** Quick profile (default): 32 s on a quiet 2-core machine (AMD EPYC, `benchmarks/reproduce_timing.py`). Full
 # profile (`COMPANION_PROFILE=full`): more samples and steps, a few minutes:
 # 304 s on an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each, seed 0),
 # where 10 of its 12 claims held (not 表11.1 and 图11.4: see section 3; measured before the 表11.4 claim and the
