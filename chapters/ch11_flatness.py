@@ -26,7 +26,7 @@
 # | section | book | claim checked in this run |
 # |---|---|---|
 # | 1 | (11.8)–(11.11), 图11.1 | GD on ½λx² converges iff η < 2/λ and oscillates in sign iff η > 1/λ |
-# | 2 | 图11.8, 表11.4 | full-batch GD: the sharpness rises to 2/η and hovers there (two η), the loss still falls, non-monotonically; the final sharpness within 10% of 2/η for six η, following 2/η across them, and between 0.9 and 1.3 times 2/η over η = 0.005–0.1, a factor 20 (表11.4) |
+# | 2 | 图11.8, 表11.4 | full-batch GD: the sharpness rises to 2/η and hovers there (two η), the loss still falls, non-monotonically; the final sharpness within 10% of 2/η for six η, following 2/η across them, between 0.9 and 1.3 times 2/η over η = 0.005–0.1, a factor 20, and within 10% of 2/η for at least 5 of the book's six η = 0.01–5, a factor 500 (表11.4) |
 # | 3 | 表11.1, 图11.3 | smaller batches end at flatter minima (sharpness ordering) and, over an ensemble, at a higher mean test accuracy |
 # | 4 | (11.4)–(11.7), 图11.4, 图11.5 | SGD noise is aligned with the Hessian, Tr(HΣ) ≫ Tr(H)Tr(Σ)/D, and beyond what its low-rank span alone gives; its variance falls with the directional flatness; SGD ends flatter than isotropic Langevin noise of the same size, and its ensemble's mean test accuracy is higher than GD's and than each of 表11.2's three GLDs' (图11.4; above the figure's two Hessian-aligned GLDs only on some seeds: an exploration) |
 # | 5 | 图11.6, 表11.3, 图11.7(a) | dropout finds flatter minima than the plain network at the same training loss (sharpness and filter-normalised profiles); on a digits classifier (the book's FNN on MNIST) both fit the training set, and dropout's solutions are flatter and more accurate on the test set |
@@ -264,6 +264,59 @@ print(f"{'2/eta':>6} " + " ".join(f"{2 / eta:>13g}" for eta in span.etas))
 # %%
 # NBVAL_CHECK_OUTPUT
 show(fl.check_eos_table_span(span))
+
+# %% [markdown]
+# **表11.4 at the book's six η.** The book's table runs η = 0.01, 0.05, 0.1, 0.5, 1, 5, edges 2/η from 200 down to
+# 0.4, a factor 500. Two changes let the same small network run all six (`fl.edge_book`). First, the squared error
+# is averaged over the 10 outputs as well (as torch's `MSELoss` does): every Hessian is divided by 10, and the output
+# biases' own curvature, 1 with a sum over outputs, drops to 0.1 — below η = 5's edge of 0.4, where GD could not
+# otherwise be stable at all. Second, each η has its own initial output scale, ×2.85/√η (28.5 at η = 0.01, 1.27 at
+# η = 5; the book's runs are independent per η): every network starts **about 3 times sharper than its own edge**
+# (2.3–3.5 times on design seeds 100–109), where (11.11) forbids GD to stay. The start is thus tied to 1/η by
+# construction; what the run decides is the factor: GD ends near 1 times 2/η, not near its starting 3. (Started at
+# half its edge instead, only η = 5 sharpened up to it on design seeds 100–101; η = 0.1, 0.5 and 1 stayed at 0.3–0.45
+# of theirs for 2000 steps — this small network hardly sharpens progressively.) Each η from
+# the same 5 initialisations (the book: 5 repetitions), 400 steps (full profile: 1200), all 30 runs one batched
+# network, λ_max every 50 steps. The right panel adds the book's FashionMNIST row (open squares, "book").
+#
+# The claim, in the book's words "大部分情况下" (in most cases): for at least 5 of the 6 η the final sharpness —
+# median over the last quarter of training, then over the 5 initialisations — lies within 10% of 2/η. The tolerance
+# and the start (3 times the edge) were fixed on design seeds 100–111: at 2 times some η ended at 0.90 of its edge,
+# at 4 times two of five η = 5 runs diverged on every seed. On validation seeds 0–19 it held on 20 of 20, and on every
+# seed all six η were inside (per-η ratio 0.924–1.006; its margin is counted in η, 1 on every seed); 5 of the 100
+# η = 5 runs diverged (never 3 of an η's 5, which would make the median a diverged run). Negative control: the same
+# initialisations trained at η/10, far below their edge — GD is stable there and the sharpness stays near its start,
+# at 0.25 of the edge 2/(η/10). What stays unchecked: the book's exception itself (FashionMNIST at η = 0.01 ending
+# at 53.5, far below 200) — here every network is made sharp enough to reach its edge from above, so whether one
+# that sharpens from below gets there in time is not tested at these six η (section 2's η = 0.1 and 0.2 show that
+# case for one network).
+
+# %%
+BOOK_STEPS = pick_steps(quick=400, full=1200, every=50)
+book = fl.edge_book(fl.BOOK_ETAS, steps=BOOK_STEPS, seed=seed)
+fig, axes = panels(2, width=4.6)
+for i, eta in enumerate(book.etas):
+    axes[0].semilogy(book.steps, np.nanmedian(book.sharpness[:, i], axis=1), color=f"C{i}", label=f"eta={eta:g}")
+    axes[0].axhline(2 / eta, color=f"C{i}", ls="--", lw=1)
+axes[0].set(xlabel="step", ylabel="lambda_max(H)", title="sharpness (median of 5 runs) and 2/eta")
+axes[0].legend(fontsize=7)
+axes[1].loglog(book.etas, 2 / book.etas, "k--", label="prediction 2/eta")
+axes[1].loglog(book.etas, [53.5, 39.3, 19.6, 3.9, 1.9, 0.4], "s", mfc="none", color="C7", label="book")
+axes[1].loglog(book.etas, book.table(), "o", color="C3", label="final sharpness")
+axes[1].set(xlabel="learning rate eta", ylabel="lambda_max(H)", title="表11.4 at the book's six eta")
+axes[1].legend()
+plt.show()
+print("表11.4 at the book's six eta — final sharpness (median of 5 initialisations, range in brackets)")
+print(f"{'eta':>6} " + " ".join(f"{eta:>15g}" for eta in book.etas))
+finals = book.final()
+print(f"{'ours':>6} " + " ".join(f"{np.nanmedian(f):.3g} [{np.nanmin(f):.3g}-{np.nanmax(f):.3g}]".rjust(15)
+                                 for f in finals))
+print(f"{'2/eta':>6} " + " ".join(f"{2 / eta:>15g}" for eta in book.etas))
+print("diverged runs per eta:", np.isnan(finals).sum(axis=1).tolist())
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(fl.check_eos_table_book(book))
 
 # %% [markdown]
 # ## 3 · Batch size and flatness (表11.1, 图11.3)
@@ -774,7 +827,8 @@ fl.check_rescaling(rescale if rescale(relu_net, 2.0) is not None else None, relu
 # * Full-batch GD does not avoid that limit: the sharpness rises to 2/η and hovers there while the loss
 #   keeps falling non-monotonically — the **Edge of Stability** (图11.8); at the end of the run it lies within
 #   10% of 2/η for each of six learning rates and follows 2/η across them (表11.4); smaller learning rates, whose
-#   edge lies higher, are still sharpening when the run ends (η = 0.1, as the book's η = 0.01).
+#   edge lies higher, are still sharpening when the run ends (η = 0.1, as the book's η = 0.01). Networks started
+#   above their edge come down to it at each of the book's six η = 0.01–5 (edges 200 … 0.4, a factor 500).
 # * Smaller batches end at flatter minima (图11.3) and, averaged over networks, at a higher test accuracy
 #   (表11.1) — by about two points here, less than the spread between single networks. SGD noise is
 #   concentrated on the sharp directions of the Hessian (Tr(HΣ) ≫ Tr(H)Tr(Σ)/D; σ_i² falls steeply with the

@@ -351,6 +351,43 @@ def test_eos_table_span_check_on_stand_ins():
     assert not fl.check_eos_table_span(span(stuck)).passed
 
 
+# ---------------------------------------------------------------- 表11.4 at the book's six η
+@pytest.mark.contrast("the same initialisations trained at eta/10, far below their edge 2/eta (stable GD, (11.11))")
+def test_control_ch11_eos_table_book():
+    """表11.4's six runs from the same initialisations (each started ≈ 3 times above its η's edge) trained at η/10:
+    the start now lies at ≈ 0.3 of the edge 2/(η/10), GD is stable there and nothing drives the sharpness up to it in
+    the 400 steps (at seed 0 every η ends at 0.25–0.26 of its edge), so no η is within 10% of its edge."""
+    book = fl.edge_book(eta_factor=0.1, seed=0)
+    v = fl.check_eos_table_book(book)
+    assert not v.passed, v.measured_line()
+    assert np.all(book.table() * book.etas / 2 < 0.5)
+
+
+def test_eos_table_book_check_on_stand_ins():
+    """The check on stand-in tables: six η at 0.95 of the edge pass; one η off its edge (the book's exception) still
+    passes, two do not; an η whose median run diverged (3 of 5 NaN) is outside the band."""
+    etas = np.array(fl.BOOK_ETAS)
+    steps = np.arange(0, 401, 50)
+
+    def book(ratio: np.ndarray) -> fl.EdgeSpan:   # ratio (E, I) of λ·η/2, constant over the steps
+        lam = np.broadcast_to(ratio * 2 / etas[:, None], (len(steps), *ratio.shape)).copy()
+        return fl.EdgeSpan(etas, None, steps, lam, np.zeros_like(lam))
+
+    assert fl.check_eos_table_book(book(np.full((6, 5), 0.95))).passed
+    one_off = np.full((6, 5), 0.95)
+    one_off[0] = 0.27                                # FashionMNIST at η = 0.01: 53.5 against 200
+    assert fl.check_eos_table_book(book(one_off)).passed
+    two_off = one_off.copy()
+    two_off[3] = 1.2
+    assert not fl.check_eos_table_book(book(two_off)).passed
+    diverged = one_off.copy()
+    diverged[5, :3] = np.nan
+    v = fl.check_eos_table_book(book(diverged))
+    assert not v.passed and v.measured["diverged"] == 3
+    with pytest.raises(ValueError, match="out_scale"):
+        fl.edge_span((0.1, 0.2), out_scale=(1.0, 2.0, 3.0))
+
+
 # ---------------------------------------------------------------- 表11.3, 图11.7(a)
 #: The notebook's run of 表11.3 / 图11.7(a) (16 initialisations, 600 steps), at seed 0.
 DIGITS_RUN = dict(members=16, steps=600, seed=0)
