@@ -1966,3 +1966,38 @@ def check_eos_table_book(span: EdgeSpan) -> Verdict:
               len(span.etas) - EOS_BOOK_EXCEPTIONS),
         etas=span.etas.tolist(), final_sharpness=table.tolist(), ratio_to_edge=np.round(ratio, 3).tolist(),
         diverged=int(np.isinf(finals).sum()))
+
+
+#: 表11.4's FashionMNIST row (Wu et al. 2018, the book's table), at :data:`BOOK_ETAS`.
+BOOK_FASHION_MNIST = (53.5, 39.3, 19.6, 3.9, 1.9, 0.4)
+
+
+def plot_edge_span(axes, span: EdgeSpan, *, title: str, book: Sequence[float] | None = None) -> None:
+    """表11.4 as two panels: per η the median sharpness over initialisations against the step, its 2/η dashed in the
+    same colour; and the table — the final sharpness (:meth:`EdgeSpan.table`) against η on log axes beside the
+    prediction 2/η and, if given, the book's row ``book`` (open squares)."""
+    for i, eta in enumerate(span.etas):
+        axes[0].semilogy(span.steps, np.nanmedian(span.sharpness[:, i], axis=1), color=f"C{i}", label=f"eta={eta:g}")
+        axes[0].axhline(2 / eta, color=f"C{i}", ls="--", lw=1)
+    axes[0].set(xlabel="step", ylabel="lambda_max(H)", title="sharpness (median of 5 runs) and 2/eta")
+    axes[0].legend(fontsize=7)
+    axes[1].loglog(span.etas, 2 / span.etas, "k--", label="prediction 2/eta")
+    if book is not None:
+        axes[1].loglog(span.etas, book, "s", mfc="none", color="C7", label="book")
+    axes[1].loglog(span.etas, span.table(), "o", color="C3", label="final sharpness")
+    axes[1].set(xlabel="learning rate eta", ylabel="lambda_max(H)", title=title)
+    axes[1].legend()
+
+
+def edge_table_text(span: EdgeSpan, width: int = 13) -> str:
+    """表11.4's rows as text: η, the final sharpness per η (median over initialisations, their range in brackets),
+    the prediction 2/η, and — when some run diverged — how many per η."""
+    finals = span.final()
+    rows = [f"{'eta':>6} " + " ".join(f"{eta:>{width}g}" for eta in span.etas),
+            f"{'ours':>6} " + " ".join(f"{np.nanmedian(f):.3g} [{np.nanmin(f):.3g}-{np.nanmax(f):.3g}]".rjust(width)
+                                       if np.isfinite(f).any() else "diverged".rjust(width) for f in finals),
+            f"{'2/eta':>6} " + " ".join(f"{2 / eta:>{width}g}" for eta in span.etas)]
+    diverged = np.isnan(finals).sum(axis=1)
+    if diverged.any():
+        rows.append("diverged runs per eta: " + ", ".join(f"{eta:g}: {d}" for eta, d in zip(span.etas, diverged)))
+    return "\n".join(rows)
