@@ -39,7 +39,9 @@
     distributed *among* them.
   - Directional flatness (Feng & Tu 2021, (11.2)–(11.3)): along the i-th eigenvector p_i of Σ
     (variance σ_i²), F_i = θ_i^r − θ_i^l where L(θ + δp_i) first reaches e·L₀ on each side; the book
-    reports σ_i² ∝ F_i^{−ψ} with ψ ≈ 4 (11.6).
+    reports σ_i² ∝ F_i^{−ψ} with ψ ≈ 4 (11.6).  That exponent is Feng & Tu's measurement (:func:`feng_tu_pca`): p_i
+    the principal directions of the SGD weight trajectory over a window in the exploration phase, σ_i² the weights'
+    variance along them, F_i along each p_i, on the book's 2×50 ReLU network with cross-entropy.
   - Gradient Langevin dynamics (GLD, (11.5)): ε_t ~ N(0, σ_t² I) with σ_t² = Tr(Σ_sgd)/D, the
     "GLD dynamic" row of 表11.2 — same noise magnitude as SGD, no structure.
 
