@@ -187,16 +187,36 @@ def test_positive_ch11_feng_tu(data, sgd_net):
 
 def test_feng_tu_claims_need_every_setting():
     """图11.5 is several (B, η): the claim fails when one setting's variance does not fall with the flatness, and the
-    exponent exploration holds only when every setting's slope lies within ±1 of −4."""
+    exponent claim holds only when every setting's ψ lies within ±1 of 4."""
     def result(slope, rho):
         return fl.FengTu(np.ones(3), np.ones(3), slope, rho)
+
+    def pca(psi):                       # σ_i² = F_i^{−ψ} exactly, p_1 left out of the fit
+        flat = np.geomspace(0.3, 2.0, 12)
+        return fl.WeightPCA(flat ** -psi, flat, first=2)
 
     steep, flat = result(-4.5, -0.9), result(-0.5, -0.2)
     assert fl.check_feng_tu({"a": steep, "b": steep}).passed
     v = fl.check_feng_tu({"a": steep, "b": flat})
     assert not v.passed and [c.passed for c in v.conditions] == [True, True, False, False]
-    assert fl.check_feng_tu_exponent({"a": steep, "b": result(-3.5, -0.9)}).passed
-    assert not fl.check_feng_tu_exponent({"a": steep, "b": result(-7.0, -0.9)}).passed
+    assert pca(4.5).psi == pytest.approx(4.5) and pca(4.5).spearman == pytest.approx(-1.0)
+    assert fl.check_feng_tu_exponent({"a": pca(4.5), "b": pca(3.5)}).passed
+    v = fl.check_feng_tu_exponent({"a": pca(4.5), "b": pca(7.0)})
+    assert not v.passed and [c.passed for c in v.conditions] == [True, True, True, False]
+
+
+@pytest.mark.contrast("GLD: full-batch GD plus isotropic noise of SGD's size instead of SGD (表11.2, (11.5))")
+def test_control_ch11_feng_tu_exponent():
+    """Feng & Tu's measurement on a GLD run: noise without SGD's structure spreads the weights with no power law in
+    the flatness (ψ below 0 here), so the exponent is far from the book's 4."""
+    v = fl.check_feng_tu_exponent({"B=50, GLD": fl.feng_tu_pca(0, 50, 0.1, n_train=128, steps=200, window=100, k=20,
+                                                               gld=True)})
+    assert not v.passed, v.measured_line()
+
+
+def test_positive_ch11_feng_tu_exponent():
+    v = fl.check_feng_tu_exponent({"B=50": fl.feng_tu_pca(0, 50, 0.1, n_train=128, steps=200, window=100, k=20)})
+    assert v.passed, v.measured_line()
 
 
 # ---------------------------------------------------------------- 图11.6
