@@ -2107,7 +2107,8 @@ def check_line_blocks(result: LineBlocks) -> Verdict:
 LINE_BLOCKS_X2 = ClaimSpec(
     "ch08.x2tanh-three-blocks", "图8.10",
     "x²·tanh nets (p = 3) from std 10⁻⁴ condense on three lines at epoch 100 in the median net, read as blocks of "
-    "the heat map (exploration: see the notebook for its pass rate)", kind="exploration")
+    "the heat map (exploration: held on 4 of seeds 0–19 and 3 of 500–519; of the 300 nets of seeds 0–19, 74 lie on "
+    "three blocks, 85 on one, 95 on two and 46 on four or more)", kind="exploration")
 
 
 def check_x2tanh_blocks(result: LineBlocks) -> Verdict:
