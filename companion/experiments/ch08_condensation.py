@@ -19,7 +19,7 @@ directions.  Zhou et al. (NeurIPS 2022) show that the number of directions is at
 1 ≤ k < p and σ^{(p)}(0) ≠ 0 — p = 1 for tanh, sigmoid and softplus (one line: ±ŵ), p = 2 for x·tanh x,
 p = 3 for x²·tanh x.
 
-Three experiments:
+The experiments:
 
 * :func:`run_initial_condensation` — the book's 5-50-1 setting of 图8.10 (float64, Adam 1e-3, 100
   steps): the p = 1 activations give one line;
@@ -29,6 +29,8 @@ Three experiments:
 * :func:`run_multiplicity` — a 1-D version in float32 in which every activation, x²·tanh included,
   moves within a few hundred Adam steps: the orientations Ω_k = atan2(b_k, w_k) of the neurons
   carrying the amplitude fall into at most 2p clusters;
+* :func:`run_line_blocks` — 图8.10(a)–(c) as 15 nets per activation, each on its own draw of the data, its lines
+  read as the blocks of the heat map (:func:`line_groups`, :func:`count_blocks`: groups of ≥ 10% of the neurons);
 * :func:`run_residual_condensation` — 图8.11: a residual net h_{l+1} = σ_l(W_l h_l + b_l) + h_l
   with a different activation in each of its five residual layers; every layer condenses
   (:func:`check_residual_condensation`, in effective numbers of lines, the participation ratio of
@@ -50,6 +52,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
+from scipy.sparse.csgraph import connected_components
 from torch import Tensor
 
 from companion.core.classify import accuracy, cross_entropy
@@ -1994,17 +1997,8 @@ def line_groups(w: ArrayLike, gap: float = LINE_GAP) -> np.ndarray:
         raise ValueError(f"w must be a matrix (m, d) with m ≥ 1; got shape {w.shape}")
     unit = w / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-300)
     near = np.arccos(np.clip(np.abs(unit @ unit.T), 0.0, 1.0)) <= gap
-    label = np.full(len(w), -1)
-    for start in range(len(w)):
-        if label[start] >= 0:
-            continue
-        label[start], todo = start, [start]
-        while todo:
-            row = todo.pop()
-            new = np.flatnonzero(near[row] & (label < 0))
-            label[new] = start
-            todo.extend(new.tolist())
-    return np.sort(np.bincount(label)[np.unique(label)])[::-1]
+    _, label = connected_components(near, directed=False)
+    return np.sort(np.bincount(label))[::-1]
 
 
 def count_blocks(w: ArrayLike, gap: float = LINE_GAP, share: float = BLOCK_SHARE) -> int:
