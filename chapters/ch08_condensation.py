@@ -29,10 +29,10 @@
 # 2. **initial condensation** (初始凝聚, 图8.9–8.11): the initial stage is a loss plateau (图8.9); in the
 #    first steps from a tiny initialisation the
 #    input weights of tanh / sigmoid / softplus nets line up on one line; cosine-similarity heat maps
-#    (余弦相似度, 8.4) ordered by the leading eigenvector; x·tanh and x²·tanh nets condense on more lines
-#    (图8.10(a)–(c), exploration: the book's two and three lines do not reproduce); the number of directions
-#    is bounded by 2p, p the activation's multiplicity (1-D); every layer of a residual net condenses (图8.11; the
-#    book's per-layer line counts are an exploration);
+#    (余弦相似度, 8.4) ordered by the leading eigenvector; read as the heat maps' blocks, tanh nets lie on one
+#    line and the median x·tanh net on two (图8.10(a)–(c); x²·tanh's three lines are an exploration); the number
+#    of directions is bounded by 2p, p the activation's multiplicity (1-D); every layer of a residual net
+#    condenses (图8.11; the book's per-layer line counts are an exploration);
 # 3. **dropout** (§8.4): the explicit regulariser R₁ (8.5) behind dropout's implicit bias, checked by Monte
 #    Carlo, dropout pushing a net initialised in the linear regime to move its features (图8.12),
 #    giving a tanh net a simpler fit (图8.13) and condensed features (图8.13(d,e)) far sooner than a small
@@ -959,8 +959,10 @@ feedback("习题19", answer19, lambda v: float(v) == 0.0,
 #   about two lines rather than the book's one. In a small residual CNN trained from the default initialisation
 #   the last layer's kernels and outputs condense, its outputs more than the first layer's, on 38 of 40 seeds
 #   (图8.6, an exploration); that the first layer does not condense at all holds only rarely at this size.
-# * The initial stage is a loss plateau (图8.9); in it, p = 1 activations line up on one line (图8.10); the number of directions is bounded
-#   by 2p, p the activation's multiplicity, and x·tanh and x²·tanh use more directions than p = 1
+# * The initial stage is a loss plateau (图8.9); in it, p = 1 activations line up on one line (图8.10), and read as
+#   blocks of the heat map the median x·tanh net lies on two lines (x²·tanh's three lines do not reproduce robustly);
+#   the number of directions is bounded by 2p, p the activation's multiplicity, and x·tanh and x²·tanh use more
+#   directions than p = 1
 #   activations (1-D version); a residual net condenses in every layer (图8.11; its per-layer line counts 3/2/1/1/1
 #   are an exploration).
 # * Dropout adds R₁ (8.5), a penalty on each neuron's output, verified by Monte Carlo; it drives a
