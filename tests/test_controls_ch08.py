@@ -99,6 +99,24 @@ def test_one_line_check_holds_at_the_book_initialisation():
     assert v.passed, v.measured_line()
 
 
+# 图8.10(a)–(c) — tanh nets on one line, the median x·tanh net on two, read as blocks of the heat map
+
+@pytest.mark.contrast("large initialisation, std 1 instead of 50⁻⁴ (the linear regime)")
+def test_control_ch08_activation_line_blocks():
+    # the same nets, data and epochs from std 1: in 100 Adam steps the weights hardly turn, no 5 of the 50 neurons
+    # share a line: no net lies on one block or on two (zero blocks each)
+    result = ch08.run_line_blocks(n_nets=5, init_std=1.0, seed=0)
+    v = ch08.check_line_blocks(result)
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[0].passed and not v.conditions[2].passed, v.measured_line()
+    assert (result.blocks == 0).all(), result.blocks
+
+
+def test_line_block_check_holds_at_the_small_initialisation():
+    v = ch08.check_line_blocks(ch08.run_line_blocks(n_nets=5, seed=0))
+    assert v.passed, v.measured_line()
+
+
 # 图8.10 — at most 2p orientations (1-D version)
 
 @pytest.mark.contrast("large initialisation, std 1 (no condensation)")

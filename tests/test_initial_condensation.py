@@ -64,6 +64,20 @@ def test_line_links_count_lines_whatever_the_signs():
         ic.line_link_angles(w[:1])
 
 
+def test_line_groups_and_blocks_leave_out_the_stragglers():
+    rng = np.random.default_rng(2)
+    lines = np.array([[1.0, 0, 0, 0], [0, 1.0, 1.0, 0]])
+    w = np.vstack([np.outer(rng.choice([-1, 1], n) * rng.uniform(0.5, 2, n), u) + 1e-3 * rng.normal(size=(n, 4))
+                   for u, n in zip(lines, (30, 17))] + [rng.normal(size=(3, 4))])  # two lines and 3 stragglers
+    groups = ic.line_groups(w)
+    assert groups[:2].tolist() == [30, 17] and groups.sum() == 50 and (np.diff(groups) <= 0).all()
+    assert ic.count_lines(w) == len(groups)
+    assert ic.count_blocks(w) == 2  # the stragglers hold < 10% of the 50 rows each
+    assert ic.count_blocks(w, share=0.5) == 1 and ic.count_blocks(rng.normal(size=(50, 6))) == 0
+    with pytest.raises(ValueError, match="share"):
+        ic.count_blocks(w, share=0.0)
+
+
 def test_tanh_power_is_z_to_the_p_minus_one_times_tanh_per_member():
     z = torch.linspace(-2, 2, 7, dtype=torch.float64).reshape(1, 7, 1).expand(3, 7, 2).clone().requires_grad_()
     out = ic.tanh_power(torch.tensor([1, 2, 3]))(z)

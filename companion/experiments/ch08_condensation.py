@@ -19,7 +19,7 @@ directions.  Zhou et al. (NeurIPS 2022) show that the number of directions is at
 1 ≤ k < p and σ^{(p)}(0) ≠ 0 — p = 1 for tanh, sigmoid and softplus (one line: ±ŵ), p = 2 for x·tanh x,
 p = 3 for x²·tanh x.
 
-Three experiments:
+The experiments:
 
 * :func:`run_initial_condensation` — the book's 5-50-1 setting of 图8.10 (float64, Adam 1e-3, 100
   steps): the p = 1 activations give one line;
@@ -29,6 +29,8 @@ Three experiments:
 * :func:`run_multiplicity` — a 1-D version in float32 in which every activation, x²·tanh included,
   moves within a few hundred Adam steps: the orientations Ω_k = atan2(b_k, w_k) of the neurons
   carrying the amplitude fall into at most 2p clusters;
+* :func:`run_line_blocks` — 图8.10(a)–(c) as 15 nets per activation, each on its own draw of the data, its lines
+  read as the blocks of the heat map (:func:`line_groups`, :func:`count_blocks`: groups of ≥ 10% of the neurons);
 * :func:`run_residual_condensation` — 图8.11: a residual net h_{l+1} = σ_l(W_l h_l + b_l) + h_l
   with a different activation in each of its five residual layers; every layer condenses
   (:func:`check_residual_condensation`, in effective numbers of lines, the participation ratio of
@@ -50,6 +52,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
+from scipy.sparse.csgraph import connected_components
 from torch import Tensor
 
 from companion.core.classify import accuracy, cross_entropy
@@ -1971,3 +1974,144 @@ def check_resnet_first_layer(result: ResidualCNNCondensation) -> Verdict:
                   RESNET_NOT_CONDENSED),
         threshold("first layer: outputs' effective lines, trained / t = 0 (median net)", float(outputs[0]), ">=",
                   RESNET_NOT_CONDENSED))
+
+
+# --- 图8.10(a)–(c) read as the book reads its heat maps: the blocks of condensed neurons ---------------
+
+#: Initial std of every parameter per activation in :func:`run_line_blocks`: the authors' code draws N(0, 50⁻⁸)
+#: (std m^−γ, γ = 4) for tanh and x·tanh; x²·tanh, whose first-order signal scales like std³, does not move
+#: at that scale within 100 epochs and starts from 10⁻⁴ (the book does not state its panels' initialisation).
+BLOCK_STD = {"tanh": 50.0 ** -4, "xtanh": 50.0 ** -4, "x2tanh": 1e-4}
+
+#: A line the heat map shows as a block: a single-linkage group of lines (:data:`LINE_GAP`) holding at least this
+#: share of a net's neurons (5 of 50); smaller groups are the stragglers a heat map shows as thin stripes.
+BLOCK_SHARE = 0.1
+
+
+def line_groups(w: ArrayLike, gap: float = LINE_GAP) -> np.ndarray:
+    """Sizes of the groups of lines of the rows of ``w`` (m, d), largest first: the rows joined by single linkage
+    of the angles arccos |D(u, v)| (8.4) below ``gap`` radians — the connected parts of the graph of those angles
+    (the groups :func:`count_lines` counts)."""
+    w = _np(w).astype(float)
+    if w.ndim != 2 or len(w) < 1:
+        raise ValueError(f"w must be a matrix (m, d) with m ≥ 1; got shape {w.shape}")
+    unit = w / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-300)
+    near = np.arccos(np.clip(np.abs(unit @ unit.T), 0.0, 1.0)) <= gap
+    _, label = connected_components(near, directed=False)
+    return np.sort(np.bincount(label))[::-1]
+
+
+def count_blocks(w: ArrayLike, gap: float = LINE_GAP, share: float = BLOCK_SHARE) -> int:
+    """Number of lines the rows of ``w`` (m, d) condense on, read as blocks of the cosine heat map (图8.10): the
+    groups of :func:`line_groups` holding at least ``share`` of the rows."""
+    if not 0 < share <= 1:
+        raise ValueError(f"share must lie in (0, 1], got {share}")
+    return int((line_groups(w, gap) >= share * len(_np(w))).sum())
+
+
+@dataclass
+class LineBlocks:
+    """图8.10(a)–(c), one data set per net: per activation of ``acts`` (A,) and net (K) the input weights
+    w (A, K, m, 6) at epoch ``steps``, their block counts (A, K) (:func:`count_blocks`), the share of neurons in
+    blocks (A, K) and R_S(end)/R_S(0) (A, K); every activation's initial std."""
+
+    acts: tuple[str, ...]
+    w: np.ndarray
+    blocks: np.ndarray
+    in_blocks: np.ndarray
+    loss_ratio: np.ndarray
+    init_std: dict[str, float]
+    steps: int
+
+    def share_exact(self) -> np.ndarray:
+        """Per activation, the share of its nets on exactly p blocks (p its multiplicity), (A,)."""
+        p = np.array([MULTIPLICITY[act] for act in self.acts])[:, None]
+        return (self.blocks == p).mean(axis=1)
+
+
+@cached
+def run_line_blocks(*, acts: tuple[str, ...] = TANH_POWERS, n_nets: int = 15, steps: int = 100,
+                    init_std: float | dict[str, float] | None = None, seed: int = 0) -> LineBlocks:
+    """图8.10(a)–(c) as many nets: net k of every activation fits its own draw of the book's data (n = 80 points
+    x ~ U[−4, 2]⁵, target Σ_k 3.5 sin(5x_k + 1), stream k + 1 of ``seed``), the book's 5-50-1 net with every
+    parameter ~ N(0, std²) (``init_std``: one std for all, or per activation; default :data:`BLOCK_STD`), full-batch
+    Adam at the book's learning rates (:data:`INITIAL_LR`) for ``steps`` epochs (the book: 100), in float64 — all
+    A·K nets one ensemble with the per-member activation :func:`tanh_power`.  The lines are counted as the blocks
+    of the heat map (:func:`count_blocks`): a net's data set decides how far apart the directions its neurons head
+    for are, so one net is one sample of the count, and the claim reads the share of nets on p lines."""
+    for act in acts:
+        if act not in TANH_POWERS:
+            raise ValueError(f"图8.10's tanh family is {', '.join(TANH_POWERS)}; got {act!r}")
+    stds = dict(BLOCK_STD) if init_std is None else (
+        {act: float(init_std) for act in acts} if np.isscalar(init_std) else dict(init_std))
+    if steps < 1 or n_nets < 1 or any(not stds.get(act, 0) > 0 for act in acts):
+        raise ValueError(f"need steps ≥ 1, n_nets ≥ 1, a positive init_std per activation; got steps={steps}, "
+                         f"n_nets={n_nets}, init_std={init_std}")
+    xs = torch.stack([torch.rand(80, 5, generator=generator(seed, k + 1), dtype=torch.float64) * 6 - 4
+                      for k in range(n_nets)])  # (K, 80, 5): net k's data, shared by the activations
+    ys = (3.5 * torch.sin(5 * xs + 1)).sum(dim=2)
+    n_acts = len(acts)
+    p = torch.tensor([MULTIPLICITY[act] for act in acts]).repeat_interleave(n_nets)
+    std = [stds[act] for act in acts for _ in range(n_nets)]
+    net = TwoLayerEnsemble(5, 50, beta1=std, beta2=std, alpha=1.0, act="tanh", n_members=n_acts * n_nets,
+                           dtype=torch.float64, seed=seed)
+    net.act = tanh_power(p)
+    lr = [INITIAL_LR[act] for act in acts for _ in range(n_nets)]
+    hist = train_ensemble(net, xs.repeat(n_acts, 1, 1), ys.repeat(n_acts, 1), steps=steps, lr=lr, optimizer="adam",
+                          record_every=steps, seed=seed, desc="图8.10, blocks")
+    risk = hist["risk"]
+    w = net.w.detach().numpy().reshape(n_acts, n_nets, 50, 6)
+    groups = [[line_groups(wk) for wk in wa] for wa in w]
+    blocks = np.array([[int((g >= BLOCK_SHARE * 50).sum()) for g in ga] for ga in groups])
+    in_blocks = np.array([[g[g >= BLOCK_SHARE * 50].sum() / 50 for g in ga] for ga in groups])
+    return LineBlocks(acts=tuple(acts), w=w, blocks=blocks, in_blocks=in_blocks,
+                      loss_ratio=(risk[-1] / risk[0]).reshape(n_acts, n_nets),
+                      init_std={act: stds[act] for act in acts}, steps=steps)
+
+
+LINE_BLOCKS = ClaimSpec(
+    "ch08.activation-line-blocks", "图8.10",
+    "at epoch 100 from the small initialisation of the authors' code (std 50⁻⁴), the input weights condense on as "
+    "many lines as the activation's multiplicity p, read as blocks of the cosine heat map (a line holding at least "
+    "10% of the neurons): the tanh nets (p = 1) on one line, the median x·tanh net (p = 2) on two, each net on its "
+    "own draw of the book's data")
+
+#: "The tanh nets lie on one line": at least this share of them on exactly one block (all of the design seeds'
+#: nets did); "the median x·tanh net lies on two": more than half of its nets on at most two blocks and more than
+#: half on at least two.
+TANH_ONE_BLOCK_SHARE = 0.8
+MEDIAN_SHARE = 0.5
+
+
+def check_line_blocks(result: LineBlocks) -> Verdict:
+    """图8.10(a)–(c) on :func:`run_line_blocks`, lines counted as blocks (:func:`count_blocks`): the share of tanh nets
+    on exactly one block is ≥ :data:`TANH_ONE_BLOCK_SHARE`; the shares of x·tanh nets on ≤ 2 and on ≥ 2 blocks
+    are both > :data:`MEDIAN_SHARE` (its median net lies on exactly two lines)."""
+    missing = [act for act in ("tanh", "xtanh") if act not in result.acts]
+    if missing:
+        raise ValueError(f"the claim needs the tanh and x·tanh nets; missing {', '.join(missing)}")
+    tanh, xtanh = (result.blocks[result.acts.index(act)] for act in ("tanh", "xtanh"))
+    return LINE_BLOCKS.judge(
+        threshold("tanh: share of nets on one line", float((tanh == 1).mean()), ">=", TANH_ONE_BLOCK_SHARE),
+        threshold("x·tanh: share of nets on ≤ 2 lines", float((xtanh <= 2).mean()), ">", MEDIAN_SHARE),
+        threshold("x·tanh: share of nets on ≥ 2 lines", float((xtanh >= 2).mean()), ">", MEDIAN_SHARE),
+        **{f"blocks_{act}": np.bincount(b, minlength=6).tolist() for act, b in zip(result.acts, result.blocks)})
+
+
+LINE_BLOCKS_X2 = ClaimSpec(
+    "ch08.x2tanh-three-blocks", "图8.10",
+    "x²·tanh nets (p = 3) from std 10⁻⁴ condense on three lines at epoch 100 in the median net, read as blocks of "
+    "the heat map (exploration: held on 4 of seeds 0–19 and 3 of 500–519; of the 300 nets of seeds 0–19, 74 lie on "
+    "three blocks, 85 on one, 95 on two and 46 on four or more)", kind="exploration")
+
+
+def check_x2tanh_blocks(result: LineBlocks) -> Verdict:
+    """Exploration (图8.10(a), the book's three lines): the shares of x²·tanh nets on ≤ 3 and on ≥ 3 blocks
+    (:func:`count_blocks`) are both > :data:`MEDIAN_SHARE`."""
+    if "x2tanh" not in result.acts:
+        raise ValueError("the x²·tanh exploration needs the x²·tanh nets (acts includes 'x2tanh')")
+    b = result.blocks[result.acts.index("x2tanh")]
+    return LINE_BLOCKS_X2.judge(
+        threshold("x²·tanh: share of nets on ≤ 3 lines", float((b <= 3).mean()), ">", MEDIAN_SHARE),
+        threshold("x²·tanh: share of nets on ≥ 3 lines", float((b >= 3).mean()), ">", MEDIAN_SHARE),
+        blocks_x2tanh=np.bincount(b, minlength=6).tolist())
