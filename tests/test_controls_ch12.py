@@ -164,7 +164,7 @@ def test_control_ch12_statistical_type2(untrained_grid, identity):
                                   weight_decay=0.01, batch_size=100, record_every=100, seed=0)
     v = anchors.check_statistical_2(type1, task="statistical")
     assert not v.passed, v.measured_line()
-    assert 0.7 <= type1.final("train", "statistical") <= 0.8 + 1e-9, v.measured_line()  # trained up to the cap
+    assert 0.7 <= type1.final("train", "statistical") <= 0.8 + 1e-6, v.measured_line()  # trained up to the cap
 
 
 def anchors_grid_of(run):
