@@ -507,8 +507,8 @@ show(anchors.check_embedding_order(two))
 # ## 7. Working memory, statistical output of type 2, recitation (图12.10, 图12.13, 图12.12)
 #
 # Three more tasks of §12.6 train as one batched ensemble of the same tiny transformer (sequences of 9
-# tokens, numbers 20–99; AdamW with lr 1e-2, 800 steps (1600 for the type-2 model of the claim); initialisation rate γ = 0.5, except γ = 0.4 for the
-# working-memory model, see below):
+# tokens, numbers 20–99; AdamW with lr 1e-2, 800 steps (1600 for the type-2 model of the claim); initialisation
+# rate γ = 0.5, except γ = 0.4 for the working-memory model, see below):
 #
 # * **Working memory** (工作记忆, §12.6.5, 图12.10): (…, x, a1, *, …, a2, …) ↦ f_{a2}(f_{a1}(x)) with
 #   a1 ∈ {1, 2} right after the key, a2 ∈ {3, 4} later, at least one irrelevant token between, and the
