@@ -575,7 +575,7 @@ plt.show()
 # once on seeds 0–19 it held on 19 of 20 (seed 1: share 0.098; margins min −0.02, median +0.084) and on the fresh
 # seeds 500–519 on 20 of 20 (min +0.04, median +0.091). The share stays below the book's 20% (0.10–0.19): the
 # model turns the relabelled fifth into a frequency of its answers, but a smaller one. Left unchecked: the
-# softmax probabilities of 图12.13(c)/(d) for type 2, and the 0.2 itself.
+# 0.2 itself (see below; the book's text reads the softmax, 图12.13(c), for type-1 data only).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -584,6 +584,33 @@ show(anchors.check_working_memory(grid))
 # %%
 # NBVAL_CHECK_OUTPUT
 show(anchors.check_statistical_2(stat2))
+
+# %% [markdown]
+# **Why our share of x + 1 stays below the book's 20%.** We looked for a setting that brings the type-2 model's
+# share of x + 1 answers to the book's 0.2, on the design seeds 100–103 only (each number below is the share on the
+# 500 test sequences once the training set is fitted; where several members of one batched ensemble share the
+# data, one number per member):
+#
+# * *Training longer.* The share is set while the relabelled fifth is being fitted and then stays put: at the
+#   claim's setting it was 0.182, 0.148 and 0.146 (seeds 100–102) at step 1600 and had moved by at most 0.012
+#   since the training accuracy reached 1 (steps 800–1000); trained 4800 steps it ended at 0.146, 0.142 and 0.138.
+# * *Weight decay.* Without it (4800 steps): 0.178, 0.124, 0.148 — no systematic change.
+# * *The test inputs.* On 500 fresh sequences drawn like the training ones (not the mod-residue test split) the
+#   share was 0.160, 0.120 and 0.134 (seeds 100–102), as on the test set: the split is not the reason.
+# * *The read-out.* The mean softmax mass on x + 1 over the test sequences (0.185 and 0.149 on seeds 100–101) equals
+#   the share of argmax answers (0.182, 0.148): the model is confident on almost every sequence, so reading its
+#   softmax instead of its answers does not change the number either.
+# * *Model and data.* The book's 4 layers and 4 heads: 0.092–0.140; 4 heads: 0.084–0.152; d_model 64: 0.122–0.156;
+#   the book's 3000 sequences: 0.114–0.158; 1000 sequences: 0.102–0.156; a larger initialisation (γ = 0.4, 0.3):
+#   0.098–0.180 (γ ≤ 0.25 no longer fits the training set); learning rate 3e-3 or 1e-3 (3200 steps): 0.066–0.164;
+#   2e-2: 0.14–0.21 where the training set is fitted, but on 5 of 12 members it no longer is (accuracy 0.83–0.88);
+#   mini-batches of 25 (3200 steps) or 500 sequences: 0.098–0.174.
+#
+# The 78 fitted models (training accuracy ≥ 0.95) put the share at 0.07–0.21, median 0.142, only 26 of them within
+# [0.15, 0.25]; no setting centres it at 0.2, so the claim keeps its window [0.1, 0.3] and its setting. The model
+# carries the relabelled fifth to unseen sequences, but with about 70% of its frequency: it leans towards the
+# majority answer x. Whether the book's 20% needs its far longer training (4000 epochs, about 120 000 steps at 3000
+# sequences) of a much wider model (d_model 400) we cannot check on a CPU.
 
 # %% [markdown]
 # **Recitation, and an erratum.** §12.6.7 motivates the task by poems: reciting the *next* line (forward) is
