@@ -289,9 +289,9 @@ def test_control_ch08_resnet_last_not_first():
     v = ch08.check_resnet_last_not_first(small)
     assert not v.passed, v.measured_line()
     assert not v.conditions[2].passed, v.measured_line()  # the first layer's kernels condense
-    # from 3× the default scale Adam's steps of 10⁻³ are small against the weights: no layer's cosine map changes,
-    # so "the last layer condenses" fails
+    # from 3× the default scale Adam's steps of 10⁻³ are small against the weights: the last layer's kernels keep
+    # their map (r 0.98 on seed 0; its outputs 0.72), so "the last layer condenses" fails
     lazy = ch08.run_residual_cnn(n_members=1, init_scale=3.0, seed=0)
     v = ch08.check_resnet_last_not_first(lazy)
     assert not v.passed, v.measured_line()
-    assert not v.conditions[0].passed and not v.conditions[1].passed, v.measured_line()
+    assert not v.conditions[0].passed, v.measured_line()
