@@ -63,7 +63,6 @@ import numpy as np
 import torch
 
 from companion.core import neurons as cond
-from companion.core.data import photo_patches
 from companion.experiments import ch08_condensation as ch8
 from companion.kit.claims import show
 from companion.kit.config import pick, pick_steps, settings
@@ -274,7 +273,7 @@ show(ch8.check_cnn_one_line(cnn))
 RESNET_CONFIG = dict(n_train=pick(quick=150, full=500, smoke=60), n_test=pick(quick=150, full=300, smoke=60),
                      steps=pick_steps(quick=250, full=600, every=25, smoke=50))
 resnet = ch8.run_residual_cnn(**RESNET_CONFIG, seed=seed)
-patches = photo_patches(RESNET_CONFIG["n_train"], 0, seed=seed)
+patches = ch8.photo_patches(RESNET_CONFIG["n_train"], 0, seed=seed)
 fig, axes = panels(4, width=1.4, height=1.6)
 for label, (ax, name) in enumerate(zip(axes, ("astronaut", "coffee", "cat", "rocket"))):
     patch = patches.x[patches.labels == label][0].permute(1, 2, 0).numpy()

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from companion.core import neurons as cond
-from companion.core.data import PHOTOGRAPHS, photo_patches
+from companion.experiments.ch08_condensation import PHOTOGRAPHS, photo_patches
 from companion.experiments import ch08_condensation as ic
 
 

@@ -1,11 +1,8 @@
-"""Datasets that ship with the installed packages (no download): scikit-learn's 8×8 digits and small colour
-patches of scikit-image's photographs.
+"""Datasets that ship with the installed packages (no download): scikit-learn's 8×8 digits.
 
 The book's MNIST experiments run offline on the 1,797 bundled 8×8 digit images (d = 64).  One loader
 serves every chapter; a chapter adds what its model needs (a bias coordinate, one-hot targets, a scalar
-regression target) from the returned :class:`Digits`.  Where a figure needs natural colour images (the book's
-CIFAR-10), :func:`photo_patches` cuts scikit-image's bundled photographs into small RGB patches labelled by the
-photograph they come from.
+regression target) from the returned :class:`Digits`.
 """
 
 from __future__ import annotations
@@ -83,59 +80,3 @@ def digits(n_train: int, n_test: int | None = 0, *, seed: int | None = None, sta
         x = x / 16.0
     train, test = slice(0, n_train), slice(n_train, n_train + n_test)
     return Digits(x[train], y[train], x[test], y[test])
-
-
-#: scikit-image's bundled colour photographs used by :func:`photo_patches`, one class each (a person, a cup of
-#: coffee, a cat, a rocket).
-PHOTOGRAPHS = ("astronaut", "coffee", "chelsea", "rocket")
-
-
-@dataclass
-class Patches:
-    """RGB patches (n, 3, s, s) and the index (n,) of the photograph each comes from (:data:`PHOTOGRAPHS`), for
-    training and for the test split."""
-
-    x: Tensor
-    labels: Tensor
-    x_test: Tensor
-    labels_test: Tensor
-
-
-@functools.lru_cache(maxsize=4)
-def _photo_patch_pool(size: int, resolution: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every ``size``×``size`` patch at ``stride`` of each photograph resized to ``resolution`` pixels a side (RGB
-    in [0, 1], anti-aliased): patches (n, 3, size, size) and labels (n,)."""
-    from skimage import data, transform
-
-    patches, labels = [], []
-    for label, name in enumerate(PHOTOGRAPHS):
-        image = transform.resize(getattr(data, name)(), (resolution, resolution), anti_aliasing=True)
-        corners = range(0, resolution - size + 1, stride)
-        cut = np.stack([image[i:i + size, j:j + size] for i in corners for j in corners])
-        patches.append(cut.transpose(0, 3, 1, 2))
-        labels.append(np.full(len(cut), label))
-    return np.concatenate(patches), np.concatenate(labels)
-
-
-def photo_patches(n_train: int, n_test: int = 0, *, seed: int, size: int = 8, resolution: int = 96, stride: int = 4,
-                  dtype: torch.dtype = torch.float32) -> Patches:
-    """A small natural-image classification task standing in for CIFAR-10: RGB patches of the photographs
-    :data:`PHOTOGRAPHS`, each resized to ``resolution``² pixels and cut into ``size``×``size`` patches every
-    ``stride`` pixels (96, 8 and 4: 529 patches a photograph, 2,116 in all), the label saying which photograph
-    a patch comes from.  ``n_train`` and ``n_test`` patches are drawn without replacement in the order of a random
-    permutation from ``seed``; each colour channel is standardised with the training split's mean and standard
-    deviation (as CIFAR images are normalised per channel)."""
-    if not (1 <= size <= resolution and stride >= 1):
-        raise ValueError(f"need 1 ≤ size ≤ resolution and stride ≥ 1; got size={size}, resolution={resolution}, "
-                         f"stride={stride}")
-    pool, pool_labels = _photo_patch_pool(size, resolution, stride)
-    if not 1 <= n_train <= len(pool) or not 0 <= n_test <= len(pool) - n_train:
-        raise ValueError(f"need 1 ≤ n_train ≤ {len(pool)} and 0 ≤ n_test ≤ {len(pool)} − n_train; "
-                         f"got n_train={n_train}, n_test={n_test}")
-    order = numpy_rng(seed).permutation(len(pool))[:n_train + n_test]
-    x, labels = pool[order], pool_labels[order]
-    mean = x[:n_train].mean(axis=(0, 2, 3), keepdims=True)
-    std = x[:n_train].std(axis=(0, 2, 3), keepdims=True)
-    x = torch.as_tensor((x - mean) / np.where(std > 0, std, 1.0), dtype=dtype)
-    y = torch.as_tensor(labels)
-    return Patches(x[:n_train], y[:n_train], x[n_train:], y[n_train:])

@@ -48,6 +48,7 @@ trace (1 for one line, whatever the signs).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
@@ -57,7 +58,7 @@ from scipy.sparse.csgraph import connected_components
 from torch import Tensor
 
 from companion.core.classify import accuracy, cross_entropy
-from companion.core.data import PHOTOGRAPHS, digits, photo_patches
+from companion.core.data import digits
 from companion.core.ensemble import TwoLayerEnsemble, hessian_norms, train_ensemble
 from companion.core.nets import BatchedConvNet, BatchedMLP, activation
 from companion.core.neurons import (
@@ -84,7 +85,67 @@ from companion.kit.bounds import SEED, Bounds, integer, real
 from companion.kit.cache import cached
 from companion.kit.config import settings
 from companion.kit.claims import REVALIDATION_SEEDS, ClaimSpec, Verdict, compare, count, identity, threshold
-from companion.kit.seeds import active_seed, generator
+from companion.kit.seeds import active_seed, generator, numpy_rng
+
+
+# ----------------------------------------------------------------------------------------------
+# Data: RGB patches of scikit-image's photographs, the stand-in for CIFAR-10 of 图8.6
+# ----------------------------------------------------------------------------------------------
+
+#: scikit-image's bundled colour photographs used by :func:`photo_patches`, one class each (a person, a cup of
+#: coffee, a cat, a rocket).
+PHOTOGRAPHS = ("astronaut", "coffee", "chelsea", "rocket")
+
+
+@dataclass
+class Patches:
+    """RGB patches (n, 3, s, s) and the index (n,) of the photograph each comes from (:data:`PHOTOGRAPHS`), for
+    training and for the test split."""
+
+    x: Tensor
+    labels: Tensor
+    x_test: Tensor
+    labels_test: Tensor
+
+
+@functools.lru_cache(maxsize=4)
+def _photo_patch_pool(size: int, resolution: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``size``×``size`` patch at ``stride`` of each photograph resized to ``resolution`` pixels a side (RGB
+    in [0, 1], anti-aliased): patches (n, 3, size, size) and labels (n,)."""
+    from skimage import data, transform
+
+    patches, labels = [], []
+    for label, name in enumerate(PHOTOGRAPHS):
+        image = transform.resize(getattr(data, name)(), (resolution, resolution), anti_aliasing=True)
+        corners = range(0, resolution - size + 1, stride)
+        cut = np.stack([image[i:i + size, j:j + size] for i in corners for j in corners])
+        patches.append(cut.transpose(0, 3, 1, 2))
+        labels.append(np.full(len(cut), label))
+    return np.concatenate(patches), np.concatenate(labels)
+
+
+def photo_patches(n_train: int, n_test: int = 0, *, seed: int, size: int = 8, resolution: int = 96, stride: int = 4,
+                  dtype: torch.dtype = torch.float32) -> Patches:
+    """A small natural-image classification task standing in for CIFAR-10: RGB patches of the photographs
+    :data:`PHOTOGRAPHS`, each resized to ``resolution``² pixels and cut into ``size``×``size`` patches every
+    ``stride`` pixels (96, 8 and 4: 529 patches a photograph, 2,116 in all), the label saying which photograph
+    a patch comes from.  ``n_train`` and ``n_test`` patches are drawn without replacement in the order of a random
+    permutation from ``seed``; each colour channel is standardised with the training split's mean and standard
+    deviation (as CIFAR images are normalised per channel)."""
+    if not (1 <= size <= resolution and stride >= 1):
+        raise ValueError(f"need 1 ≤ size ≤ resolution and stride ≥ 1; got size={size}, resolution={resolution}, "
+                         f"stride={stride}")
+    pool, pool_labels = _photo_patch_pool(size, resolution, stride)
+    if not 1 <= n_train <= len(pool) or not 0 <= n_test <= len(pool) - n_train:
+        raise ValueError(f"need 1 ≤ n_train ≤ {len(pool)} and 0 ≤ n_test ≤ {len(pool)} − n_train; "
+                         f"got n_train={n_train}, n_test={n_test}")
+    order = numpy_rng(seed).permutation(len(pool))[:n_train + n_test]
+    x, labels = pool[order], pool_labels[order]
+    mean = x[:n_train].mean(axis=(0, 2, 3), keepdims=True)
+    std = x[:n_train].std(axis=(0, 2, 3), keepdims=True)
+    x = torch.as_tensor((x - mean) / np.where(std > 0, std, 1.0), dtype=dtype)
+    y = torch.as_tensor(labels)
+    return Patches(x[:n_train], y[:n_train], x[n_train:], y[n_train:])
 
 #: Activations of §8.3 by multiplicity p (σ^{(k)}(0) = 0 for k < p, 图8.10).
 MULTIPLICITY = {"tanh": 1, "sigmoid": 1, "softplus": 1, "xtanh": 2, "x2tanh": 3}
@@ -1803,7 +1864,7 @@ class BatchedResidualCNN(torch.nn.Module):
     """K small residual CNNs as one batched computation (grouped convolutions): 图8.6's CPU analogue.
 
     Member k on an s×s image x with ``in_channels`` colour channels (3 for the RGB patches of
-    :func:`~companion.core.data.photo_patches`, 1 for the grey digits): a first convolution layer
+    :func:`photo_patches`, 1 for the grey digits): a first convolution layer
     h_1 = ReLU(W_1 * x + b_1) with C channels, then 2×2 average pooling (to (s/2)² positions, as ResNet halves its
     grid), ``blocks`` residual layers h_{l+1} = ReLU(W_l * h_l + b_l) + h_l (the residual form of §8.3; every
     convolution 3×3, stride 1, zero padding 1), global average pooling and a fully connected layer to ``classes``
@@ -1892,7 +1953,7 @@ def run_residual_cnn(*, n_train: int = 150, n_test: int = 150, channels: int = 1
     """图8.6's CPU analogue: :class:`BatchedResidualCNN` (``n_members`` nets, the default initialisation times
     ``init_scale``) trained with cross-entropy and full-batch Adam at the book's lr 10⁻³ for ``steps`` steps on
     ``n_train`` inputs standing in for CIFAR-10: ``data="photos"``, 8×8 RGB patches of four photographs labelled by
-    the photograph (:func:`~companion.core.data.photo_patches`, 3×3×3 = 27-dimensional first-layer kernels as in
+    the photograph (:func:`photo_patches`, 3×3×3 = 27-dimensional first-layer kernels as in
     ResNet-18 on CIFAR), or ``"digits"``, the bundled 8×8 grey digits standardised per pixel (9-dimensional
     kernels).  The condensation of each convolution layer is read, as in the book, from the cosine matrices (8.4)
     of its kernels (flattened over input channels and positions) and of its channels' outputs on the training and
