@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from companion.core import neurons as cond
+from companion.experiments.ch08_condensation import PHOTOGRAPHS, photo_patches
 from companion.experiments import ch08_condensation as ic
 
 
@@ -146,3 +147,36 @@ def test_residual_condensation_summaries_have_one_row_per_layer():
     assert ((result.effective_lines() >= 1 - 1e-9) & (result.effective_lines() <= 19)).all()
     v = ic.check_residual_line_counts(result)
     assert len(v.conditions) == 7  # ≤ p for the five layers, ≥ p for the two with p > 1
+
+
+def test_cosine_participation_leaves_out_zero_vectors():
+    # a dead ReLU channel (zero on every input) has no direction: its row of zeros must not add lines
+    rng = np.random.default_rng(1)
+    line = np.outer(rng.choice([-1.0, 1.0], size=10), rng.normal(size=6))
+    with_dead = np.vstack([line, np.zeros((4, 6))])
+    assert ic.cosine_participation(cond.cosine_similarity_matrix(with_dead)) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="zero"):
+        ic.cosine_participation(np.zeros((3, 3)))
+
+
+def test_photo_patches_are_standardised_rgb_patches_labelled_by_their_photograph():
+    data = photo_patches(200, 50, seed=3)
+    assert data.x.shape == (200, 3, 8, 8) and data.x_test.shape == (50, 3, 8, 8)
+    assert set(data.labels.tolist()) <= set(range(len(PHOTOGRAPHS))) and len(set(data.labels.tolist())) == 4
+    mean, std = data.x.mean(dim=(0, 2, 3)), data.x.std(dim=(0, 2, 3), unbiased=False)
+    assert torch.allclose(mean, torch.zeros(3), atol=1e-5) and torch.allclose(std, torch.ones(3), atol=1e-4)
+    again = photo_patches(200, 50, seed=3)
+    assert torch.equal(again.x, data.x) and not torch.equal(photo_patches(200, 50, seed=4).x, data.x)
+    with pytest.raises(ValueError, match="n_train"):
+        photo_patches(5000, 0, seed=0)
+
+
+def test_the_residual_cnn_reads_colour_patches():
+    net = ic.BatchedResidualCNN(8, 2, 3, in_channels=3, classes=4, generator=torch.Generator().manual_seed(0))
+    images = torch.randn(5, 3, 8, 8)
+    assert net(images).shape == (3, 5, 4)
+    first, *rest = net.layer_outputs(images)
+    assert first.shape == (3, 5, 64, 8) and all(o.shape == (3, 5, 16, 8) for o in rest)
+    assert [w.shape for w in net.conv_weights()] == [(3, 8, 27), (3, 8, 72), (3, 8, 72)]
+    with pytest.raises(ValueError, match="classes"):
+        ic.BatchedResidualCNN(8, classes=1)
