@@ -8,9 +8,9 @@ import torch
 
 from companion.core.nets import SD2DNN
 from companion.core.pde import divergence_operator, grid_points, manufactured_poisson, ritz_loss
-from companion.experiments.ch05_multiscale import (SD2_SCALES, SD2Result, check_sd2dnn, elliptic_coefficient,
-                                                   elliptic_parts, elliptic_source, multiscale_elliptic,
-                                                   orthogonality_penalty, run_sd2dnn)
+from companion.experiments.ch05_multiscale import (SD2_SCALES, SD2Result, WeightedSD2DNN, check_sd2dnn,
+                                                   elliptic_coefficient, elliptic_parts, elliptic_source,
+                                                   multiscale_elliptic, orthogonality_penalty, run_sd2dnn)
 from companion.kit.seeds import generator
 
 
@@ -54,10 +54,11 @@ def test_sd2dnn_sums_its_parts_and_the_penalty_sees_overlap():
     x = torch.linspace(0, 1, 50)[:, None]
     parts = net.parts(x)
     assert parts.shape == (2, 50, 1) and torch.allclose(net(x), parts.sum(0))
-    weighted = SD2DNN(1, 8, 2, ((1.0,), (10.0, 20.0)), contributions=(1.0, 0.1), generator=generator(0))
-    assert torch.allclose(weighted.parts(x), parts * torch.tensor([1.0, 0.1])[:, None, None])   # the same draws, α u_i
+    weighted = WeightedSD2DNN(net, (1.0, 0.1))
+    assert torch.allclose(weighted.parts(x), parts * torch.tensor([1.0, 0.1])[:, None, None])   # α_i u_i
+    assert torch.allclose(weighted(x), weighted.parts(x).sum(0))
     with pytest.raises(ValueError, match="contributions"):
-        SD2DNN(1, 8, 2, ((1.0,), (10.0,)), contributions=(1.0,), generator=generator(0))
+        WeightedSD2DNN(net, (1.0,))
     w = torch.full((50,), 1 / 50)
     same = torch.stack([torch.sin(x[:, 0]), torch.sin(x[:, 0])])
     orth = torch.stack([torch.sin(2 * math.pi * x[:, 0]), torch.cos(2 * math.pi * x[:, 0])])

@@ -285,28 +285,19 @@ class SD2DNN(nn.Module):
     solution at its own scale.  :meth:`parts` returns the sub-modules' outputs; an orthogonality penalty
     between them (the book's L_orth, (5.10)) is the caller's loss term.
 
-    ``contributions`` (α_i, default all 1) weigh the sub-modules' outputs, u = Σ_i α_i u_i: Li et al.'s code gives
-    the oscillating modules the size of their scale (α = 1, ε₁, ε₂), so that a module's net must grow 1/α_i times to
-    carry a part of a given height.  :meth:`parts` returns the weighted outputs α_i u_i, which sum to the solution.
-
     The sub-modules are drawn one after the other from ``generator``.
     """
 
     def __init__(self, d_in: int, width: int, depth: int, scale_groups: Sequence[Sequence[float]],
-                 act: str = "sin", contributions: Sequence[float] | None = None, *,
-                 generator: torch.Generator) -> None:
+                 act: str = "sin", *, generator: torch.Generator) -> None:
         super().__init__()
         if not scale_groups:
             raise ValueError("SD²DNN needs at least one group of scales")
-        alphas = [1.0] * len(scale_groups) if contributions is None else [float(a) for a in contributions]
-        if len(alphas) != len(scale_groups) or not all(a > 0 for a in alphas):
-            raise ValueError(f"contributions must be {len(scale_groups)} positive numbers, got {contributions}")
         self.subnets = nn.ModuleList(MscaleDNN(d_in, width, depth, scales=list(group), act=act, generator=generator)
                                      for group in scale_groups)
-        self.register_buffer("alpha", torch.tensor(alphas).reshape(-1, 1, 1))
 
-    def parts(self, x: Tensor) -> Tensor:  # (N, d_in) -> (P, N, 1), one weighted output α_i u_i per sub-module
-        return self.alpha.to(x.dtype) * torch.stack([net(x) for net in self.subnets])
+    def parts(self, x: Tensor) -> Tensor:  # (N, d_in) -> (P, N, 1), one output per sub-module
+        return torch.stack([net(x) for net in self.subnets])
 
     def forward(self, x: Tensor) -> Tensor:  # (N, d_in) -> (N, 1)
         return self.parts(x).sum(0)

@@ -190,6 +190,27 @@ class SD2Result:
         return (parts[:, ks] * exact[ks].conj()).real / np.abs(exact[ks]) ** 2
 
 
+class WeightedSD2DNN(nn.Module):
+    """An :class:`~companion.core.nets.SD2DNN` whose sub-modules' outputs are weighed by contribution factors α_i,
+    u = Σ_i α_i u_i: Li et al.'s code gives the oscillating modules the size of their scale (α = 1, ε₁, ε₂), so that
+    a module's net must grow 1/α_i times to carry a part of a given height.  :meth:`parts` returns the weighted
+    outputs α_i u_i (P, N, 1), which sum to the solution."""
+
+    def __init__(self, net: SD2DNN, contributions: Sequence[float]) -> None:
+        super().__init__()
+        alphas = [float(a) for a in contributions]
+        if len(alphas) != len(net.subnets) or not all(a > 0 for a in alphas):
+            raise ValueError(f"contributions must be {len(net.subnets)} positive numbers, got {contributions}")
+        self.net = net
+        self.register_buffer("alpha", torch.tensor(alphas).reshape(-1, 1, 1))
+
+    def parts(self, x: Tensor) -> Tensor:  # (N, d_in) -> (P, N, 1)
+        return self.alpha.to(x.dtype) * self.net.parts(x)
+
+    def forward(self, x: Tensor) -> Tensor:  # (N, d_in) -> (N, 1)
+        return self.parts(x).sum(0)
+
+
 def orthogonality_penalty(parts: Tensor, weights: Tensor) -> Tensor:
     """L_orth of (5.10): Σ_{i<j} ⟨u_i, u_j⟩², with ⟨u, v⟩ = ∫ u v dx by the quadrature ``weights``; parts (P, N)."""
     gram = (parts * weights) @ parts.T                                   # (P, P)
@@ -216,10 +237,12 @@ def run_sd2dnn(scale_groups: tuple[tuple[float, ...], ...] = SD2_SCALES, width: 
                contributions: tuple[float, ...] | None = SD2_CONTRIBUTIONS) -> SD2Result:
     """Solve (5.7) with an SD²DNN: Ritz energy on the uniform grid of ``n_grid`` intervals + γ·L_orth +
     β·(boundary penalty), (5.10); Adam.  One sub-module per scale group (:class:`~companion.core.nets.SD2DNN`,
-    sine activations), its output weighed by its ``contributions`` factor (None: all 1)."""
+    sine activations), its output weighed by its ``contributions`` factor (:class:`WeightedSD2DNN`; None: all 1)."""
     problem = multiscale_elliptic(eps)
     points = grid_points(problem, n_grid)
-    model = SD2DNN(1, width, depth, scale_groups, act="sin", contributions=contributions, generator=generator(seed))
+    model: nn.Module = SD2DNN(1, width, depth, scale_groups, act="sin", generator=generator(seed))
+    if contributions is not None:
+        model = WeightedSD2DNN(model, contributions)
     x = np.linspace(0.0, 1.0, n_grid + 1)
     with on_device(model) as device:       # the grid and the network made on the CPU, trained on the settings' device
         points, xt = points.to(device), as_tensor(x)[:, None].to(device)
