@@ -221,8 +221,8 @@ def orthogonality_penalty(parts: Tensor, weights: Tensor) -> Tensor:
 #: "normal" module these low frequencies; with the scale 1 alone its sine neurons sin(wx + b), |w| ≤ 1, are nearly
 #: straight on [0, 1] and it never takes x − x²); the middle module's 60, 70, …, 100 and the high module's 400, 500, …,
 #: 1000, each band bounded away from the one below and reaching its own wave's angular frequency 2π/ε (≈ 63, ≈ 628).
-#: Fixed on design seeds 100–111 (the bands 20–100 and 200–1000 let the middle module take x − x²; 30–70 or 40–100
-#: let the high module take the ε₁ wave on 2–3 of 10 seeds).
+#: Fixed on design seeds 100–111, 12/12 (the bands 20–100 and 200–1000 let the middle module take x − x²; the middle
+#: bands 30–70 or 40–100 let the high module take the ε₁ wave on 2 of 8 or 2 of 10 design seeds).
 SD2_SCALES = (tuple(0.5 * s for s in range(1, 31)), tuple(float(s) for s in range(60, 101, 10)),
               tuple(float(s) for s in range(400, 1001, 100)))
 #: Li et al.'s contribution factors (their code): u = u_low + ε₁ u_middle + ε₂ u_high, each oscillating module's output
