@@ -8,9 +8,9 @@ import torch
 
 from companion.core.nets import SD2DNN
 from companion.core.pde import divergence_operator, grid_points, manufactured_poisson, ritz_loss
-from companion.experiments.ch05_multiscale import (SD2_SCALES, SD2Result, check_sd2dnn, elliptic_coefficient,
-                                                   elliptic_parts, elliptic_source, multiscale_elliptic,
-                                                   orthogonality_penalty, run_sd2dnn)
+from companion.experiments.ch05_multiscale import (SD2_SCALES, SD2Result, WeightedSD2DNN, check_sd2dnn,
+                                                   elliptic_coefficient, elliptic_parts, elliptic_source,
+                                                   multiscale_elliptic, orthogonality_penalty, run_sd2dnn)
 from companion.kit.seeds import generator
 
 
@@ -54,6 +54,11 @@ def test_sd2dnn_sums_its_parts_and_the_penalty_sees_overlap():
     x = torch.linspace(0, 1, 50)[:, None]
     parts = net.parts(x)
     assert parts.shape == (2, 50, 1) and torch.allclose(net(x), parts.sum(0))
+    weighted = WeightedSD2DNN(net, (1.0, 0.1))
+    assert torch.allclose(weighted.parts(x), parts * torch.tensor([1.0, 0.1])[:, None, None])   # α_i u_i
+    assert torch.allclose(weighted(x), weighted.parts(x).sum(0))
+    with pytest.raises(ValueError, match="contributions"):
+        WeightedSD2DNN(net, (1.0,))
     w = torch.full((50,), 1 / 50)
     same = torch.stack([torch.sin(x[:, 0]), torch.sin(x[:, 0])])
     orth = torch.stack([torch.sin(2 * math.pi * x[:, 0]), torch.cos(2 * math.pi * x[:, 0])])
@@ -71,13 +76,13 @@ def test_the_sd2dnn_trains_on_the_settings_device(monkeypatch):
     monkeypatch.setattr(ch05_multiscale, "on_device", on_meta)
     monkeypatch.setattr(pde, "run", steps_only(records))
     with OneDevicePerCall(), MetaReadsAsZeros():
-        res = run_sd2dnn.__wrapped__(width=9, steps=4, n_grid=200, record_every=2, seed=0)
+        res = run_sd2dnn.__wrapped__(width=32, steps=4, n_grid=200, record_every=2, seed=0)
     assert len(records) == 1 and {"energy", "bc", "orth", "parts"} <= set(records[0])
     assert res.history_parts.shape == (1, 3, 201) and not res.history_parts.any()  # zeros read from the meta device
 
 
 def test_a_short_sd2dnn_run_records_every_part():
-    res = run_sd2dnn.__wrapped__(width=16, steps=20, n_grid=200, record_every=10, seed=0)
+    res = run_sd2dnn.__wrapped__(width=32, steps=20, n_grid=200, record_every=10, seed=0)
     assert res.history_parts.shape == (3, 3, 201) and res.targets.shape == (3, 201)
     assert np.allclose(res.targets.sum(0), res.exact) and res.part_errors().shape == (3,)
     assert res.scale_shares((1, 10, 100)).shape == (3, 3)

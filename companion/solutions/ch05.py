@@ -91,12 +91,14 @@ OPEN = Solution(
 **习题3 — interference between frequency components.** In a multiscale network every scale group sees the whole
 target; the low-frequency part is easy for *every* group, so at first all groups fit it, and a high-scale group can
 just as well represent low frequencies with small weights. The parts therefore are not separated by themselves — the
-groups' outputs overlap and partly cancel. Section 3 shows it: the SD²DNN's sum solves the three-scale equation (5.7)
-(relative error 0.076 at seed 0), but the split among the sub-modules is far from the book's 图5.5 (relative errors
-of the parts 0.48, 17.1 and 16.9 — the two fine-scale modules carry large, mutually cancelling outputs). The
-orthogonality penalty of SD²DNN adds to the loss the inner products between the sub-modules' outputs, so that
-overlapping (correlated) contributions cost something and each module is pushed towards its own scale. At CPU scale
-and with few steps this did not suffice; the sum is right, the attribution is not unique.
+groups' outputs overlap and partly cancel. Section 3 shows what separates them in the SD²DNN: with the low module at
+scale 1 alone, the middle module's band starting at 20 and equal weights, the sum solved the three-scale equation
+(5.7) but the middle module took the smooth part (the low module's share at k = 1 about 0.02). With scale bands kept
+apart (0.5–15, 60–100, 400–1000) and the oscillating modules weighted by ε₁ and ε₂ as in the authors' code, every
+module takes its own scale (20/20 seeds). The orthogonality penalty, which adds the squared inner products between the
+sub-modules' outputs to the loss, is meant to make overlapping contributions cost something; as formed here it grows
+like the fourth power of the parts' heights and barely acts on parts 10⁻² high — without it the modules separate just
+as well. Three identical sub-modules (the same scales, equal weights) solve the equation but split it arbitrarily.
 
 **习题6 — does the activation matter?** Yes, decisively. ReLU is positively homogeneous:
 $\mathrm{ReLU}(a(wx + b)) = a\,\mathrm{ReLU}(wx + b)$ for $a > 0$, so the group "$\mathrm{ReLU}(a w x + b)$" is the same
