@@ -544,8 +544,8 @@ show(anchors.check_embedding_order(two))
 # ## 7. Working memory, statistical output of type 2, recitation (图12.10, 图12.13, 图12.12)
 #
 # Three more tasks of §12.6 train as one batched ensemble of the same tiny transformer (sequences of 9
-# tokens, numbers 20–99; AdamW with lr 1e-2, 800 steps (1600 for the type-2 model of the claim); initialisation
-# rate γ = 0.5, except γ = 0.4 for the working-memory model, see below):
+# tokens, numbers 20–99; AdamW with lr 1e-2, 800 steps; initialisation rate γ = 0.5, except γ = 0.4 for the
+# working-memory model, see below):
 #
 # * **Working memory** (工作记忆, §12.6.5, 图12.10): (…, x, a1, *, …, a2, …) ↦ f_{a2}(f_{a1}(x)) with
 #   a1 ∈ {1, 2} right after the key, a2 ∈ {3, 4} later, at least one irrelevant token between, and the
@@ -566,14 +566,11 @@ CFG_GRID = dict(n_test=pick(quick=500, full=500, smoke=100), d_model=32, n_layer
 MEMBERS = (("forward", 500), ("backward", 500), ("statistical_2", 2000), ("working_memory", 4000))
 GAMMAS = (0.5, 0.5, 0.5, 0.4)  # one initialisation rate per member
 grid = anchors.run_task_grid(MEMBERS, seed=seed, gamma=GAMMAS, **CFG_GRID)
-# the type-2 model of the claim below trains twice as long, on its own (see the text after the figure)
-stat2 = anchors.run_statistical_2(seed=seed, **{**CFG_GRID, "steps": pick_steps(quick=anchors.STATISTICAL_2_STEPS,
-                                                                                full=3000, every=100, smoke=4)})
-share_x, share_x1 = anchors.test_prediction_shares(stat2)
+share_x, share_x1 = anchors.test_prediction_shares(grid)
 for task, n in MEMBERS:
     print(f"{task:15s} ({n:4d} sequences): train {grid.final('train', task):.3f}  test {grid.final('test', task):.3f}")
-print(f"statistical output, type 2 ({stat2.steps[-1]} steps): train {stat2.final('train', 'statistical_2'):.3f}; on "
-      f"unseen sequences the model answers x in {share_x:.0%}, x + 1 in {share_x1:.0%} of the cases")
+print(f"statistical output, type 2: on unseen sequences the model answers x in {share_x:.0%}, "
+      f"x + 1 in {share_x1:.0%} of the cases")
 
 # %%
 recall = {"forward": "n->m", "backward": "m->n"}  # the book's text names (…, n) ↦ m forward, (…, m) ↦ n backward
@@ -581,12 +578,11 @@ fig, axes = panels(3, width=3.2)
 for ax, (task, n), title in zip(axes, MEMBERS[2:] + MEMBERS[:1],
                                 ("statistical output, type 2", "working memory (Fig. 12.10)", "recitation, 500 seq.")):
     tasks = (("forward", "backward") if task == "forward" else (task,))
-    run = stat2 if task == "statistical_2" else grid  # the type-2 panel shows the claim's longer run
     for t in tasks:
-        k = run.index(t)
+        k = grid.index(t)
         label = recall[t] if len(tasks) > 1 else ""
-        ax.plot(run.steps, run.accuracy["train"][:, k], ":", label=f"{label} train".strip())
-        ax.plot(run.steps, run.accuracy["test"][:, k], "-", label=f"{label} test".strip())
+        ax.plot(grid.steps, grid.accuracy["train"][:, k], ":", label=f"{label} train".strip())
+        ax.plot(grid.steps, grid.accuracy["test"][:, k], "-", label=f"{label} test".strip())
     ax.set(title=title, xlabel="step", ylim=(-0.03, 1.03))
     ax.legend(fontsize=7)
 axes[0].set_ylabel("accuracy")
@@ -604,15 +600,17 @@ plt.show()
 # seeds 500–519 it held on only 15 of 20 (on the other five the training stalled as before). The working-memory
 # statement is therefore an **exploration** here, not a reproduced phenomenon: the task is learnt when training
 # does not stall, which at this size and step budget is about three runs in four.
-# **Statistical output of type 2** (图12.13(b)): the book finds that the model fits the type-2 training set
-# completely and answers x + 1 on about 20% of unseen sequences. Our statement: training error ≤ 0.05, share of
-# x + 1 answers between 0.1 and 0.3, x or x + 1 on ≥ 90%. In the ensemble above (800 steps) the share sat at
-# 8–19% and missed 0.1 on 3 of seeds 0–19. This model is therefore trained on its own for 1600 steps (the other
-# settings unchanged; the book trains far longer); on the design seeds 100–109 its share was 0.114–0.170. Validated
-# once on seeds 0–19 it held on 19 of 20 (seed 1: share 0.098; margins min −0.02, median +0.084) and on the fresh
-# seeds 500–519 on 20 of 20 (min +0.04, median +0.091). The share stays below the book's 20% (0.10–0.19): the
-# model turns the relabelled fifth into a frequency of its answers, but a smaller one. Left unchecked: the
-# 0.2 itself (see below; the book's text reads the softmax, 图12.13(c), for type-1 data only).
+# **Statistical output of type 2 is an exploration.** The training set is fitted completely, and on unseen
+# sequences the model answers x + 1 in 8–19% of the cases: it turns the 20% of relabelled training sequences
+# into a frequency of its answers, but somewhat below 20%. The statement's lower bound of 10% failed on 3 of
+# seeds 0–19 in the sweep of 2026-11-29 (shares 9.6%, 8.2%, 9.6% on seeds 2, 11, 18; an earlier machine had 19
+# of 20), so it holds on 17 of 20 — below the standard of 19, and it is reported as an exploration, not a
+# reproduced phenomenon. Two ways to make it robust were tried on the design seeds 100–101 and neither was kept.
+# Averaging four nets trained on the same data from different initialisations (1000 test sequences) gave mean
+# shares of 12.7% and 11.4% (single nets 9.8–15.2%): averaging narrows the spread, but the share sits near 12%,
+# not at the book's 20%, so the 10% bound stays within a few points of it. Twice the data (4000 sequences, same
+# 800 steps) was no longer fitted (training accuracy 0.90–0.92) and gave 9.9%. The gap to 20% is a property of the
+# small model, not of sampling noise, and the statement stays an exploration.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -620,34 +618,7 @@ show(anchors.check_working_memory(grid))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(anchors.check_statistical_2(stat2))
-
-# %% [markdown]
-# **Why our share of x + 1 stays below the book's 20%.** We looked for a setting that brings the type-2 model's
-# share of x + 1 answers to the book's 0.2, on the design seeds 100–103 only (each number below is the share on the
-# 500 test sequences once the training set is fitted; where several members of one batched ensemble share the
-# data, one number per member):
-#
-# * *Training longer.* The share is set while the relabelled fifth is being fitted and then stays put: at the
-#   claim's setting it was 0.182, 0.148 and 0.146 (seeds 100–102) at step 1600 and had moved by at most 0.012
-#   since the training accuracy reached 1 (steps 800–1000); trained 4800 steps it ended at 0.146, 0.142 and 0.138.
-# * *Weight decay.* Without it (4800 steps): 0.178, 0.124, 0.148 — no systematic change.
-# * *The test inputs.* On 500 fresh sequences drawn like the training ones (not the mod-residue test split) the
-#   share was 0.160, 0.120 and 0.134 (seeds 100–102), as on the test set: the split is not the reason.
-# * *The read-out.* The mean softmax mass on x + 1 over the test sequences (0.185 and 0.149 on seeds 100–101) equals
-#   the share of argmax answers (0.182, 0.148): the model is confident on almost every sequence, so reading its
-#   softmax instead of its answers does not change the number either.
-# * *Model and data.* The book's 4 layers and 4 heads: 0.092–0.140; 4 heads: 0.084–0.152; d_model 64: 0.122–0.156;
-#   the book's 3000 sequences: 0.114–0.158; 1000 sequences: 0.102–0.156; a larger initialisation (γ = 0.4, 0.3):
-#   0.098–0.180 (γ ≤ 0.25 no longer fits the training set); learning rate 3e-3 or 1e-3 (3200 steps): 0.066–0.164;
-#   2e-2: 0.14–0.21 where the training set is fitted, but on 5 of 12 members it no longer is (accuracy 0.83–0.88);
-#   mini-batches of 25 (3200 steps) or 500 sequences: 0.098–0.174.
-#
-# The 78 fitted models (training accuracy ≥ 0.95) put the share at 0.07–0.21, median 0.142, only 26 of them within
-# [0.15, 0.25]; no setting centres it at 0.2, so the claim keeps its window [0.1, 0.3] and its setting. The model
-# carries the relabelled fifth to unseen sequences, but with about 70% of its frequency: it leans towards the
-# majority answer x. Whether the book's 20% needs its far longer training (4000 epochs, about 120 000 steps at 3000
-# sequences) of a much wider model (d_model 400) we cannot check on a CPU.
+show(anchors.check_statistical_2(grid))
 
 # %% [markdown]
 # **Recitation, and an erratum.** §12.6.7 motivates the task by poems: reciting the *next* line (forward) is

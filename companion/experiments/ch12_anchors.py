@@ -660,25 +660,11 @@ def test_prediction_shares(grid: TaskGrid, task: str = "statistical_2") -> tuple
 STATISTICAL_2 = ClaimSpec("ch12.statistical-type2", "图12.13",
                           "statistical output, type 2 (a fifth of the sequences relabelled x+1): the model fits every "
                           "training label (≥ 0.95) and on unseen sequences answers x+1 about a fifth of the time "
-                          "(share between 0.1 and 0.3), x or x+1 nearly always (≥ 0.9)")
-
-
-STATISTICAL_2_STEPS = 1600  # the type-2 model's own run: 800 steps (the grid's) left it at 17 of seeds 0–19
-
-
-def run_statistical_2(*, n_train: int = 2000, steps: int = STATISTICAL_2_STEPS, seed: int = 0,
-                      **kwargs) -> TaskGrid:
-    """图12.13(b): the type-2 statistical-output model alone, trained ``steps`` steps (a :func:`run_task_grid` of one
-    member; other settings as the grid's, overridable by ``kwargs``).  With the grid's 800 steps the share of x + 1
-    answers sat at 0.08–0.19 and missed 0.1 on 3 of seeds 0–19; trained twice as long (design seeds 100–109:
-    0.114–0.170) the model has fitted its relabelled fifth for longer and carries more of it to unseen sequences."""
-    cfg = dict(n_test=500, d_model=32, n_layers=2, lr=1e-2, weight_decay=0.01, batch_size=100, record_every=100)
-    return run_task_grid((("statistical_2", n_train),), steps=steps, seed=seed, **{**cfg, **kwargs})
+                          "(share between 0.1 and 0.3), x or x+1 nearly always (≥ 0.9)", kind="exploration")
 
 
 def check_statistical_2(grid: TaskGrid, task: str = "statistical_2") -> Verdict:
-    """图12.13(b), on :func:`run_statistical_2`: train accuracy ≥ 0.95; share of x+1 answers on the test set in
-    [0.1, 0.3]; x or x+1 ≥ 0.9.  Validated at 1600 steps on 19 of seeds 0–19 and 20 of 500–519.
+    """图12.13(b) (exploration: 17 of seeds 0–19 in the 2026-11-29 sweep): train accuracy ≥ 0.95; share of x+1 answers on the test set in [0.1, 0.3]; x or x+1 ≥ 0.9.
 
     The first condition is stated as a training *error* ≤ 0.05 (the same test), so that its margin measures
     the slack within the 5 % error budget instead of being capped at 0.05/0.95 by an accuracy of 1."""
