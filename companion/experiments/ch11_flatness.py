@@ -298,6 +298,35 @@ class Run:
         return self.sharpness[self.sharp_steps >= self.sharp_steps[-1] * (1 - fraction)]
 
 
+def sgd_update(model: nn.Module, fn: Callable[[Tensor, Tensor], Tensor], x: Tensor, y: Tensor, *, eta: float,
+               batch_size: int | None, generator: torch.Generator, optimizer: str = "sgd",
+               noise: NoiseHook | None = None) -> Callable[[int], None]:
+    """The engine's ``update(step)`` for one step of (11.4)–(11.5) on ``model`` (x, y on the model's device).
+
+    θ ← θ − η ∇L̂(θ) (:func:`companion.core.train.descend` with ``optimizer``), L̂ the loss ``fn`` on a mini-batch of
+    ``batch_size`` samples drawn without replacement from ``generator`` on the CPU (``None``: full batch), then
+    θ ← θ + η ε_t when ``noise(model, step)`` returns ε_t (the GLD dynamics of 表11.2).
+    """
+    n = x.shape[0]
+
+    def batch_loss() -> Tensor:
+        if batch_size is None:
+            return fn(model(x), y)
+        idx = torch.randperm(n, generator=generator)[:batch_size].to(x.device)
+        return fn(model(x[idx]), y[idx])
+
+    gradient_step = engine.descend(engine.make_optimizer(optimizer, model.parameters(), eta), batch_loss)
+
+    def update(step: int) -> None:
+        model.train()
+        gradient_step(step)
+        if noise is not None:
+            theta, _ = landscape.flatten_params(model)
+            landscape.load_flat(model, theta + eta * noise(model, step))
+
+    return update
+
+
 def train_tracked(model: nn.Module, x: Tensor, y: Tensor, *, eta: float, steps: int,
                   batch_size: int | None = None, loss: str = "mse", optimizer: str = "sgd",
                   track_every: int = 10, loss_every: int = 1, power_iters: int = 20,
@@ -330,21 +359,8 @@ def train_tracked(model: nn.Module, x: Tensor, y: Tensor, *, eta: float, steps: 
     with engine.on_device(model) as device:
         x, y = x.to(device), y.to(device)
         f_full = full_loss(model, x, y, loss)
-
-        def batch_loss() -> Tensor:
-            if batch_size is None:
-                return fn(model(x), y)
-            idx = torch.randperm(n, generator=generator)[:batch_size].to(device)
-            return fn(model(x[idx]), y[idx])
-
-        gradient_step = engine.descend(engine.make_optimizer(optimizer, model.parameters(), eta), batch_loss)
-
-        def update(step: int) -> None:
-            model.train()
-            gradient_step(step)
-            if noise is not None:
-                theta, _ = landscape.flatten_params(model)
-                landscape.load_flat(model, theta + eta * noise(model, step))
+        update = sgd_update(model, fn, x, y, eta=eta, batch_size=batch_size, generator=generator,
+                            optimizer=optimizer, noise=noise)
 
         eigenvector: Tensor | None = None
 
@@ -1592,22 +1608,8 @@ def feng_tu_pca(seed: int, batch_size: int | None, eta: float, *, n_train: int, 
     weight = model.layers[FENG_TU_LAYER].weight
     with engine.on_device(model) as device:
         x, y = x.to(device), y.to(device)
-
-        def batch_loss() -> Tensor:
-            if gld:
-                return fn(model(x), y)
-            idx = torch.randperm(len(x), generator=batches)[:batch_size].to(device)
-            return fn(model(x[idx]), y[idx])
-
-        gradient_step = engine.descend(torch.optim.SGD(model.parameters(), lr=eta), batch_loss)
-
-        def update(step: int) -> None:
-            model.train()
-            gradient_step(step)
-            if noise is not None:
-                theta, _ = landscape.flatten_params(model)
-                landscape.load_flat(model, theta + eta * noise(model, step))
-
+        update = sgd_update(model, fn, x, y, eta=eta, batch_size=None if gld else batch_size, generator=batches,
+                            noise=noise)
         history = engine.run(update, steps=steps + window, record=lambda step: {"w": weight.detach().flatten()},
                              record_at=range(steps, steps + window + 1), progress=False)
         w = torch.as_tensor(history["w"], dtype=torch.float64, device=device)
@@ -1743,18 +1745,7 @@ def explore_training(eta: float = 0.25, batch_size: int = EXPLORER_SAMPLES, keep
     fn = loss_fn("mse")
     with engine.on_device(model) as device:
         x, y = x.to(device), y.to(device)
-
-        def batch_loss() -> Tensor:
-            if full:
-                return fn(model(x), y)
-            idx = torch.randperm(EXPLORER_SAMPLES, generator=gen)[:batch_size].to(device)
-            return fn(model(x[idx]), y[idx])
-
-        gradient_step = engine.descend(engine.make_optimizer("sgd", model.parameters(), eta), batch_loss)
-
-        def update(step: int) -> None:
-            model.train()
-            gradient_step(step)
+        update = sgd_update(model, fn, x, y, eta=eta, batch_size=None if full else batch_size, generator=gen)
 
         eigenvector: Tensor | None = None
 
