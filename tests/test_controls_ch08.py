@@ -278,6 +278,26 @@ def test_control_ch08_residual_condensation():
     assert not any(c.passed for c in v.conditions), v.measured_line()  # no layer condenses
 
 
+
+# 图8.11 read as heat-map blocks — the p = 1 layers on one line, the p ≥ 2 layers more often on more than one
+
+@pytest.mark.contrast("the usual scale, std 1/√18 instead of 0.01 (the linear regime)")
+def test_control_ch08_residual_line_blocks():
+    # the same residual nets, each on its own data, from the usual scale: in 1400 Adam steps of 4·10⁻⁵ no two of a
+    # layer's 18 neurons come to share a line, so no layer has a block: the p = 1 layers lie on no line and the
+    # p ≥ 2 layers are not on more lines than they are
+    result = ch08.run_residual_condensation(n_members=5, std=18 ** -0.5, seed=0, own_data=True)
+    v = ch08.check_residual_line_blocks(result)
+    assert not v.passed, v.measured_line()
+    assert not any(c.passed for c in v.conditions), v.measured_line()
+    assert (result.blocks() == 0).all(), result.blocks()
+
+
+def test_residual_line_block_check_holds_at_the_small_initialisation():
+    result = ch08.run_residual_condensation(n_members=5, seed=0, own_data=True)
+    v = ch08.check_residual_line_blocks(result)
+    assert v.passed, v.measured_line()
+
 # 图8.6 — from the default initialisation the last convolution layer of a residual CNN condenses, the first does not
 
 @pytest.mark.contrast("a small initialisation (1/20 of the default scale, the condensed regime of 图8.5), and three "

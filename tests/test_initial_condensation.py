@@ -180,3 +180,12 @@ def test_the_residual_cnn_reads_colour_patches():
     assert [w.shape for w in net.conv_weights()] == [(3, 8, 27), (3, 8, 72), (3, 8, 72)]
     with pytest.raises(ValueError, match="classes"):
         ic.BatchedResidualCNN(8, classes=1)
+
+
+def test_residual_blocks_with_each_net_on_its_own_data():
+    shared = ic.run_residual_condensation(n_members=2, epochs=(5, 5, 5, 5, 5), seed=0)
+    own = ic.run_residual_condensation(n_members=2, epochs=(5, 5, 5, 5, 5), seed=0, own_data=True)
+    assert own.blocks().shape == (5, 2) and (own.blocks() >= 0).all()
+    assert not np.allclose(own.weights[0], shared.weights[0])  # net 0 fits another draw than the shared one
+    v = ic.check_residual_line_blocks(own)
+    assert len(v.conditions) == 3  # the p = 1 layers on one line; x²·tanh and x·tanh above them

@@ -534,11 +534,16 @@ class ResidualCondensation:
         """:func:`lines_needed` of every layer's input weights per net, (L, K)."""
         return np.array([[lines_needed(wk, share) for wk in w] for w in self.weights])
 
+    def blocks(self) -> np.ndarray:
+        """:func:`count_blocks` of every layer's input weights per net (the heat map's lines), (L, K)."""
+        return np.array([[count_blocks(wk) for wk in w] for w in self.weights])
+
 
 @cached
 def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 4e-5, std: float = 0.01,
                               width: int = 18, d: int = 3, n: int = 80,
-                              epochs: tuple[int, ...] = RESIDUAL_EPOCHS) -> ResidualCondensation:
+                              epochs: tuple[int, ...] = RESIDUAL_EPOCHS,
+                              own_data: bool = False) -> ResidualCondensation:
     """图8.11: a residual net with a different activation per layer, trained by Adam from N(0, std²).
 
     Data: n points x ~ U[−4, 2]^d, target Σ_k 4 sin(12 x_k + 1) (the book: n = 80, d = 3, m = 18,
@@ -548,7 +553,9 @@ def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 
 
     Returns, for each residual layer, its input weights with the bias appended, (K, m, m + 1), at its epoch
     in ``epochs`` (default: the epoch of its panel in the book, :data:`RESIDUAL_EPOCHS`; the run trains until
-    the last of them), and the final loss ratio.  Drawn on the CPU, trained on the settings' device.
+    the last of them), and the final loss ratio.  Drawn on the CPU, trained on the settings' device.  With
+    ``own_data`` net k fits its own draw of the data (stream k + 1 of ``seed``, as in :func:`run_line_blocks`), so
+    that the nets are independent samples of a layer's line count; otherwise all nets share one draw.
     """
     if n_members < 1 or not lr > 0 or not std > 0:
         raise ValueError(f"need n_members ≥ 1, lr > 0, std > 0; got {n_members}, {lr}, {std}")
@@ -557,7 +564,9 @@ def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 
         raise ValueError(f"need one epoch ≥ 1 per residual layer ({len(RESIDUAL_LAYERS)}); got {epochs}")
     gen, device = generator(seed), settings().device
     x = torch.rand(n, d, generator=gen) * 6 - 4
-    y = (4 * torch.sin(12 * x + 1)).sum(dim=1)
+    if own_data:  # net k fits its own draw (stream k + 1 of ``seed``), (K, n, d)
+        x = torch.stack([torch.rand(n, d, generator=generator(seed, k + 1)) * 6 - 4 for k in range(n_members)])
+    y = (4 * torch.sin(12 * x + 1)).sum(dim=-1)
     x, y = x.to(device), y.to(device)
 
     def param(*shape: int) -> torch.Tensor:
@@ -567,7 +576,7 @@ def run_residual_condensation(*, n_members: int = 4, seed: int = 0, lr: float = 
     layers = [(activation(act), param(width, width), param(1, width)) for act, _ in RESIDUAL_LAYERS]
     w_out, b_out = param(width, 1), param(1, 1)
     params = [w_in, b_in, *(p for _, w, b in layers for p in (w, b)), w_out, b_out]
-    xs = x.expand(n_members, *x.shape)
+    xs = x if own_data else x.expand(n_members, *x.shape)
 
     def loss() -> torch.Tensor:  # ½·mean (f − y)² per member, (K,)
         h = torch.baddbmm(b_in, xs, w_in)
@@ -2185,3 +2194,39 @@ def check_x2tanh_blocks(result: LineBlocks) -> Verdict:
         threshold("x²·tanh: share of nets on ≤ 3 lines", float((b <= 3).mean()), ">", MEDIAN_SHARE),
         threshold("x²·tanh: share of nets on ≥ 3 lines", float((b >= 3).mean()), ">", MEDIAN_SHARE),
         blocks_x2tanh=np.bincount(b, minlength=6).tolist())
+
+
+# --- 图8.11 read as the book reads its heat maps: the blocks of each residual layer ------------------------
+
+#: Nets of :func:`run_residual_condensation` (``own_data=True``) in 图8.11's block reading, quick profile: each
+#: on its own draw of the book's data.
+RESIDUAL_BLOCK_NETS = 15
+
+RESIDUAL_LINE_BLOCKS = ClaimSpec(
+    "ch08.residual-line-blocks", "图8.11",
+    "from N(0, 0.01²), at the epoch of its panel, read as blocks of the cosine heat map (a line holding at least "
+    "10% of a layer's 18 neurons) with each net on its own draw of the book's data: the layers whose activation has "
+    "multiplicity 1 (sigmoid, tanh, softplus) lie on one line in most nets, and the x·tanh (p = 2) and x²·tanh "
+    "(p = 3) layers lie on more than one line more often than they do")
+
+
+def check_residual_line_blocks(result: ResidualCondensation) -> Verdict:
+    """图8.11 on :func:`run_residual_condensation` (``own_data=True``), lines read as heat-map blocks
+    (:meth:`ResidualCondensation.blocks`, :func:`count_blocks`): over the nets of the three p = 1 layers together
+    (:data:`MULTIPLICITY`), the share on exactly one block is > :data:`MEDIAN_SHARE`; for each p ≥ 2 layer the
+    share of its nets on ≥ 2 blocks exceeds that share of the p = 1 layers' nets."""
+    blocks = result.blocks()
+    if len(blocks) != len(RESIDUAL_LAYERS):
+        raise ValueError(f"need the {len(RESIDUAL_LAYERS)} layers of RESIDUAL_LAYERS; got {len(blocks)}")
+    p = np.array([MULTIPLICITY[act] for act, _ in RESIDUAL_LAYERS])
+    p1 = blocks[p == 1].ravel()
+    p1_more = float((p1 >= 2).mean())
+    conditions = [threshold("p = 1 layers: share of nets on one line", float((p1 == 1).mean()), ">", MEDIAN_SHARE)]
+    for i, (act, _) in enumerate(RESIDUAL_LAYERS):
+        if p[i] > 1:
+            more = float((blocks[i] >= 2).mean())
+            conditions.append(compare(f"layer {i + 1} ({act}): share of nets on ≥ 2 lines", more, ">",
+                                      "p = 1 layers: share on ≥ 2 lines", p1_more))
+    return RESIDUAL_LINE_BLOCKS.judge(
+        *conditions, **{f"blocks_{act}": np.bincount(b, minlength=5).tolist()
+                        for (act, _), b in zip(RESIDUAL_LAYERS, blocks)})
