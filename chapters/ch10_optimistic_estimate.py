@@ -28,14 +28,16 @@
 # 2. **f_L versus f_NL** (图10.1, 图10.5a): same functions, different sample needs; small init reaches the
 #    optimistic size, large init does not.
 # 3. **Matrix completion** (矩阵补全, 图10.2, 图10.5b): transitions near 2rd − r²; with sample orders that identify
-#    the target, as the book draws it, each rank within 2 entries of it.
+#    the target, as the book draws it, each rank within 2 entries of it; with the book's own order (rows and columns
+#    of a cross), each rank at exactly 7, 12, 15, 16.
 # 4. **CNN vs CNN without sharing vs fully connected** (图10.3): the order of the sample sizes needed, and
 #    (图10.3(b)–(d)) how little it changes when the nets are made ten times wider.
 # 5. **Small versus large initialisation** (图10.4): the same deep net, two init variances, a smooth fit and an
 #    oscillating one.
 #
-# Mechanism in `companion.experiments.ch10_estimate`. Run time: quick profile ≈ 60 CPU-seconds (≈ 55 before 图10.2
-# drawn as the book draws it, ≈ 40 before the width sweep of 图10.3(b)–(d)); full profile, before that sweep, 138 s
+# Mechanism in `companion.experiments.ch10_estimate`. Run time: quick profile ≈ 63 CPU-seconds (≈ 60 before 图10.2
+# with the book's sample order, ≈ 55 before 图10.2 drawn as the book draws it, ≈ 40 before the width sweep of
+# 图10.3(b)–(d)); full profile, before that sweep, 138 s
 # on an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each, seed 0), every claim held.
 
 # %% tags=["launch-install"]
@@ -278,10 +280,11 @@ print("n_t per target:", curves.transition.tolist(), "  median per rank:", curve
 # on 9, rank 4's 16 on all 20; no target on any seed fell below 10⁻³ before its optimistic size. On 7 seeds the
 # claim passed thinly, a rank at its bound (rank 2 at 14 or rank 1 at 9).
 #
-# What it leaves unchecked is the book's exact reading, the exploration below, which held on 2 of seeds 0–19 (both
-# with rank 2 at 12): the rank-2 targets mostly need one or two entries more than 12, and a rank-3 target with one
-# unobserved entry is completed by GD with a full-rank matrix for about one target in three (error 0.1–0.25,
-# unchanged after three times as many steps: GD's bias is not an exact rank minimiser), so rank 3 sits at 15 or 16.
+# What it leaves unchecked is the book's exact reading: with these random identifying orders it held on 2 of seeds
+# 0–19 (both with rank 2 at 12): the rank-2 targets mostly need one or two entries more than 12, and a rank-3 target
+# with one unobserved entry is completed by GD with a full-rank matrix for about one target in three (error 0.1–0.25,
+# unchanged after three times as many steps), so rank 3 sits at 15 or 16. The book's own sample order brings every
+# rank to exactly its optimistic size: the next subsection, `ch10.completion-exact`.
 #
 # The contrast (the control in `tests/test_controls_ch10.py`): the same targets and orders from a large init
 # (std 0.5, 图10.5b), where the factorisation behaves like the linear model and a rank-1 target needs many more
@@ -291,9 +294,70 @@ print("n_t per target:", curves.transition.tolist(), "  median per rank:", curve
 # NBVAL_CHECK_OUTPUT
 show(check_completion_order(curves))
 
+# %% [markdown]
+# ### 图10.2 exactly: the book's sample order
+#
+# The authors' experiment for 图10.2 (their notebook of the chapter's experiments) does not observe the entries in a
+# random order. It observes row 1, then column 1, then the rest of row 2, of column 2, and so on: after 2rd − r²
+# entries it has seen r whole rows and r whole columns, a **cross** (十字形). A rank-r matrix is determined by its
+# cross when the r×r block where the rows and columns meet is invertible, M = M[:, J] M[I, J]⁻¹ M[I, :], and one entry
+# fewer leaves a direction of the rank-r matrices unseen. The book lays the cross through rows and columns 1 … r of
+# its fixed targets; for our random targets that block is sometimes nearly singular (on the design seed 100 a rank-3
+# target's leading 3×3 block had σ_min/σ_max = 0.004, and GD settled on a matrix of smaller norm with a small fourth
+# singular value, 0.04, relative error 0.5: an ill-conditioned completion, not a sample count). So here the cross goes
+# through each target's r×r block of largest |det| — the pivot of a cross (skeleton) approximation — chosen from the
+# target alone, before any training, as the book fixes its order.
+#
+# Why recovery came late before, found on the design seeds 100–101 with the book's order through rows and columns
+# 1 … r: not the init scale (std 10⁻¹⁰ instead of 10⁻⁶ left rank 3 on seed 100 and rank 2 on seed 101 late) and not
+# unfinished training (60 000 steps instead of 20 000 changed no transition on seed 100); it was the sample order — a
+# random order that identifies the target (the subsection above), or a cross through a nearly singular block.
+#
+# Our setting: two targets per rank as in the book (drawn as above: factors ±U[0.5, 1.5], σ_r/σ_1 ≥ 0.1, ‖M*‖_F = 4),
+# 10 inits per target and n (full profile: the book's 50), init std 10⁻⁶, GD step 0.2 for 20 000 steps — the model,
+# init and training of the subsection above; only the order differs. Colour: log10 mean relative error over the inits;
+# red bars: 2rd − r²; white dotted ticks: the first n where the mean error falls below 10⁻³.
+
+# %%
+CROSS_INITS = pick(quick=10, full=50, smoke=2)
+cross = est.completion_curves(2, CROSS_INITS, steps=pick_steps(quick=20_000, full=20_000, every=10), seed=seed,
+                              order="cross")
+
+fig, ax = plt.subplots(figsize=(7.5, 4.5))
+image = ax.imshow(np.log10(np.maximum(cross.mean_error, 1e-12)), cmap="viridis", vmin=-12, vmax=0, aspect="auto",
+                  origin="lower", extent=(0.5, 16.5, -0.5, len(cross.ranks) - 0.5))
+for row, (opt, n_t) in enumerate(zip(cross.optimistic, cross.transition)):
+    ax.plot([opt - 0.5, opt - 0.5], [row - 0.5, row + 0.5], color="r", lw=2)
+    if not np.isnan(n_t):
+        ax.plot([n_t - 0.5, n_t - 0.5], [row - 0.4, row + 0.4], color="w", lw=1.2, ls=":")
+ax.set_yticks(range(len(cross.ranks)), [f"rank {r}" for r in cross.ranks])
+ax.set_xlabel("observed entries n")
+ax.set_title("mean error over inits, the book's sample order")
+ax.grid(False)
+plt.colorbar(image, ax=ax, label="log10 mean relative error")
+plt.show()
+print("n_t per target:", cross.transition.tolist(), "  2rd − r²:", cross.optimistic.tolist())
+
+# %% [markdown]
+# The claim: for each rank r, the mean error over inits of each of its targets is above 10⁻³ at every n below
+# 2rd − r² and below 10⁻³ at every n from 2rd − r² on — the error drops exactly between 2rd − r² − 1 and 2rd − r²,
+# at 7, 12, 15 and 16 entries. Designed on the seeds 100–111: all 96 targets dropped exactly there (the smallest mean
+# error below 2rd − r² was 1.8·10⁻³, a rank-3 target at 14 entries, the largest from 2rd − r² on 1.9·10⁻⁵).
+# Validated once on the seeds 0–19: it held on 20 of 20, every one of the 160 targets exactly at 2rd − r² (the
+# smallest mean error below it 6.4·10⁻³, the largest from it on 1.9·10⁻⁵).
+#
+# The contrast (the control in `tests/test_controls_ch10.py`): the same targets and cross orders from a large init
+# (std 0.5, 图10.5b). There the factorisation behaves like a model linear in its parameters: on the design seeds 100
+# and 101 every target, of every rank, needed all 16 entries, so the check fails at rank 1.
+#
+# What it leaves unchecked: the book's own eight targets (fixed matrices with positive entries, their cross at rows
+# and columns 1 … r); 50 inits per cell in the quick profile (10 here: the inits of one cell nearly always agree); and
+# recovery from entries in another order — from random identifying orders (above) and from random masks
+# (`ch10.completion-transition`) GD needs more than 2rd − r² for some targets.
+
 # %%
 # NBVAL_CHECK_OUTPUT
-show(check_completion_exact(curves))
+show(check_completion_exact(cross))
 
 # %% [markdown]
 # ## 4. CNN versus CNN without sharing versus fully connected (图10.3)
@@ -499,7 +563,8 @@ explorer
 #   reproduces (10.9), Example 2, (10.14), (10.15) and (10.17) exactly.
 # * Small init lets a nonlinear model (f_NL, AB) recover targets near its optimistic size; large init makes
 #   it behave like a linear model that needs as many samples as parameters. From samples that identify the target,
-#   matrix completion reaches it within 2 entries of 2rd − r² for every rank, rank 1 mostly at exactly 7 (图10.2).
+#   matrix completion reaches it within 2 entries of 2rd − r² for every rank, rank 1 mostly at exactly 7; from the
+#   book's sample order, the rows and columns of a cross, at exactly 7, 12, 15 and 16 (图10.2).
 # * Width is free (18 for any width m in (10.15)), connections are expensive (6 < 12 < 18 for CNN, CNN
 #   without sharing, fully connected) — and trained from small init, the three need samples in that order
 #   (图10.3), the CNN close to its optimistic size; ten times wider, each needs about as many samples as before,

@@ -231,6 +231,33 @@ def test_identifying_order_sees_every_row_and_column_of_a_rank_one_target():
         assert set(first // 4) == set(range(4)) and set(first % 4) == set(range(4))
 
 
+def test_cross_order_is_the_books_order_through_the_largest_block_and_identifies_the_target():
+    """The book's order (rows and columns 1, 2, … alternately) when the leading block has the largest volume; a
+    permutation of the 16 entries whose first 2rd − r² entries are the cross's rows and columns and identify the
+    target (model rank 2rd − r² there)."""
+    book = [0, 1, 2, 3, 4, 8, 12, 5, 6, 7, 9, 13, 10, 11, 14, 15]  # the authors' sample_patterns of 图10.2
+    assert S.cross_order(np.diag([4.0, 3.0, 2.0, 1.0]), 4).tolist() == book
+    target = np.outer([1.0, 2.0, 0.5, 1.0], [1.0, 0.5, 3.0, 1.0])  # largest entry at row 1, column 2
+    first = S.cross_order(target, 1)[:7]
+    assert {(i // 4, i % 4) for i in first} == {(1, j) for j in range(4)} | {(i, 2) for i in range(4)}
+    rng = np.random.default_rng(2)
+    f = S.matrix_factorisation(4)
+    for r in (1, 2, 3):
+        for m in S.conditioned_low_rank_targets(3, 4, r, rng):
+            order = S.cross_order(m, r)
+            assert sorted(order.tolist()) == list(range(16))
+            u, s, vt = np.linalg.svd(m)
+            a, b = np.zeros((4, 4)), np.zeros((4, 4))
+            a[:, :r], b[:r] = u[:, :r] * np.sqrt(s[:r]), np.sqrt(s[:r])[:, None] * vt[:r]
+            theta = torch.tensor(np.concatenate([a.ravel(), b.ravel()]))
+            size = S.optimistic_matrix(r, 4)
+            assert S.model_rank(f, theta, S.all_entries(4)[order[:size]]) == size
+    with pytest.raises(ValueError, match="r="):
+        S.cross_order(target, 5)
+    with pytest.raises(ValueError, match="order"):
+        S.completion_curves(1, 1, order="random")
+
+
 def test_completion_curves_recover_from_the_optimistic_size_and_not_before():
     res = S.completion_curves(1, 2, ranks=(1,), seed=3)
     assert res.error.shape == (1, 16, 2) and res.ranks.tolist() == [1]
