@@ -441,13 +441,6 @@ def test_control_chicl_akyurek_width():
     assert not v.passed and not v.conditions[1].passed, v.measured_line()
 
 
-def test_akyurek_width_positive_twin():
-    """The notebook's configuration on the design seed: widths 8, 16, 32."""
-    config = papers.regression.ICLConfig(steps=2000, batch=128, seed=SEED)
-    v = papers.check_akyurek_width(papers.run_width(config, papers.WidthConfig(seed=SEED)))
-    assert v.passed, v.measured_line()
-
-
 def test_bayes_excess_is_zero_for_the_bayes_estimator_itself():
     """bayes_excess measures against minimum-norm least squares: its MSE is 0 from k = d on (noiseless), positive
     below; a learner's excess is its MSE minus that."""

@@ -712,7 +712,7 @@ def check_li_pruning(pruning: PruningResult, order: str = "smallest", rate: floa
                             pruned=order, loss=list(np.round(pruning.loss[order], 3)))
 
 
-# ------------------------------------------------------------------ Li et al.: the prompt length needed falls as α grows
+# ---------------------------------------------------------------- Li et al.: the prompt length needed falls as α grows
 # Their Theorem 3.3 asks for testing prompts of length l_ts ≳ 1/α' (α': the fraction of the testing prompt's examples
 # that share the query's relevant pattern), and their GPT-2 figure shows the context length needed for a given
 # accuracy shrinking as α' grows.  Here (assumed: the summary does not give their sampling) every testing example
