@@ -4,8 +4,10 @@ Each control runs a claim's own check on a real run of the setting its paper con
 check fails: for Boix-Adserà et al.'s template tasks, the fully connected network against the transformer (their
 Appendix I), the transformer against the network, and the plain transformer at the same sample size against the one
 with a·I (their Observation 1.2); for Li et al., training tasks that break their Condition 3.2, a fraction α below what
-the step budget learns, out-of-domain patterns whose coefficients sum below 1, and pruning the largest MLP neurons
-first; for Akyürek et al.'s probing (Fig. 4), the learner trained on one fixed w (their control task).  The notebook's own run (the same configuration) is the positive twin.
+the step budget learns (for the steps and for the testing prompt length needed), out-of-domain patterns whose
+coefficients sum below 1, and pruning the largest MLP neurons first; for Akyürek et al.'s probing (Fig. 4), the learner
+trained on one fixed w (their control task), and for the approach to the Bayes estimator with width, narrow learners
+throughout.  The notebook's own run (the same configuration) is the positive twin.
 """
 
 from __future__ import annotations
@@ -150,6 +152,40 @@ def test_control_chicl_li_ood(li):
     assert not v.passed, v.measured_line()
     twin = papers.check_li_ood(totals, ood)
     assert twin.passed, twin.measured_line()
+
+
+@pytest.mark.contrast("the variant trained at α = 0.1, which the step budget does not teach (Li et al. Thm 3.3)")
+def test_control_chicl_li_prompt_length(li):
+    """Trained at the smallest α the run reaches accuracy 0.9 at no testing prompt length; the main variant does."""
+    def accuracy(kind: str, alpha: float) -> np.ndarray:
+        return papers.pattern_length_accuracy(li, li.member(kind, alpha), papers.LI_LENGTHS, papers.LI_TEST_ALPHAS)
+
+    v = papers.check_li_prompt_length(accuracy("cover", 0.1))
+    assert not v.passed, v.measured_line()
+    assert np.isnan(papers.prompt_length_needed(accuracy("cover", 0.1))).all()
+    twin = papers.check_li_prompt_length(accuracy("cover", 0.3))
+    assert twin.passed, twin.measured_line()
+
+
+def test_prompt_length_needed_is_the_first_length_at_the_level():
+    acc = np.array([[0.5, 0.8, 0.91, 0.95], [0.2, 0.3, 0.4, 0.5]])
+    need = papers.prompt_length_needed(acc, lengths=(1, 2, 4, 8), level=0.9)
+    assert need[0] == 4.0 and np.isnan(need[1])
+
+
+def test_bernoulli_prompts_share_the_pattern_at_rate_alpha():
+    """With ``bernoulli`` the count of same-pattern examples varies (some prompts hold none), its mean is α·l."""
+    import torch
+
+    from companion.kit.seeds import generator
+
+    M, d, l = 8, 16, 10
+    tasks = papers.pattern_training_tasks("cover", M)[None]
+    p, _ = papers.pattern_prompts(tasks, torch.tensor([0.3]), 4000, l, torch.eye(d)[:M], 8, generator(0),
+                                  bernoulli=True)
+    pattern = p[..., :M].argmax(-1)
+    count = (pattern[:, :, :-1] == pattern[:, :, -1:]).sum(-1).float()
+    assert abs(float(count.mean()) - 3.0) < 0.1 and float(count.min()) == 0.0 and float(count.std()) > 1.0
 
 
 def test_li_positive_twins_and_pruning_contrast(li):
@@ -391,3 +427,25 @@ def test_probes_read_a_planted_map_and_not_noise():
     y = torch.stack([torch.tanh(x[0, :, :3]) + x[0, :, 3:6] ** 2, torch.randn(1536, 3, generator=gen)])
     r2 = papers.fit_probes(x, y, config)
     assert r2[0] > 0.9 and r2[1] < 0.05, r2
+
+
+# ------------------------------------------------------------------------------------ Akyürek et al. §4, width
+@pytest.mark.contrast("narrow learners throughout: three width-8 learners instead of widths 8, 16, 32 (Akyürek §4)")
+def test_control_chicl_akyurek_width():
+    """Three width-8 learners of chapter 14's quick configuration (seeds 100–102, a real run) in the places of widths
+    8, 16 and 32: their excess risk over the Bayes estimator does not fall by the claim's factor."""
+    R = papers.regression
+    learners = [papers.width_learner(R.ICLConfig(steps=2000, batch=128, seed=SEED + i), 8) for i in range(3)]
+    excess, bayes = papers.bayes_excess(learners, 4, 16, 512, SEED)
+    v = papers.check_akyurek_width(papers.WidthResult((8, 8, 8), excess, bayes))
+    assert not v.passed and not v.conditions[1].passed, v.measured_line()
+
+
+def test_bayes_excess_is_zero_for_the_bayes_estimator_itself():
+    """bayes_excess measures against minimum-norm least squares: its MSE is 0 from k = d on (noiseless), positive
+    below; a learner's excess is its MSE minus that."""
+    R = papers.regression
+    model = R.random_init(R.ICLConfig(d=2, k_max=4, d_model=8, d_ff=16, seed=SEED))
+    excess, bayes = papers.bayes_excess([model], 2, 4, 256, SEED)
+    assert excess.shape == (1, 4) and bayes[0] > 0.1 and np.all(bayes[1:] < 1e-6)
+    assert np.all(excess > 0)
