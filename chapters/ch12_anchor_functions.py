@@ -369,21 +369,51 @@ plt.show()
 # ### Data generalisation comes easier than task generalisation (图12.9)
 #
 # The book observes that after training the task test accuracy is usually below the data test accuracy, which
-# always reaches 100%, and (图12.9) that task generalisation arrives much later: 100 versus 400 epochs. On the
-# composite member the first half shows: fresh keys of the 15 trained pairs are answered (ID error ≤ 0.01), the
-# diagonal pair (d, d) is not. We keep this as an exploration: it held on 9 of the tuning seeds 100–109 — on the
-# tenth the ID accuracy ended at 0.978, just short of 0.99 — too close to the 19 of 20 a claim needs; on seeds
-# 0–19 it held on 18 of 20.
+# always reaches 100%, and (图12.9) that task generalisation arrives much later: 100 versus 400 epochs. The
+# composite member above is one net; to judge the end state we train a run of its own (so that the draws of the
+# eight models above stay as they were): **three nets** with the diagonal pair (d, d) held out, and one with the
+# pair (c, d) held out, whose twin (d, c) — the same map x ↦ x − 10 — is trained (same data size, optimiser and
+# steps as above). The claim reads the medians of the three nets: fresh keys of the 15 trained pairs are
+# answered (median ID accuracy ≥ 0.99) and the held-out diagonal pair is not (median OOD at least 0.1 below the
+# median ID). One net alone fell short of 0.99 on 3 of seeds 0–19 (ID 0.948–0.982 after the quick run's 1500
+# steps: still converging, not a different regime); judging the median of three was decided after seeing that,
+# so the claim was validated on seeds 0–19 (19 of 20; the failure, seed 11: median ID accuracy 0.988) and on
+# the fresh seeds 500–519 (20 of 20; smallest margin 0 on seed 517, where the median ID accuracy was exactly
+# 0.99; median margin +1, ID error 0).
 #
-# The second half — task generalisation does arrive, but later — needs a held-out task that the model *can*
-# learn. In our small models the only such case is the synonym member (the synonym lets it answer (4, 9) and
-# (9, 4)), and there the two arrive together: on the tuning seeds 100–109 the accuracy on the never-trained pairs
-# reached 0.9 at most 100 steps after the ID accuracy did (once 50 steps before it). The timing of 图12.9 is
-# recorded as an exploration that fails here (0 of those 10 seeds, and 0 of seeds 0–19).
+# The (c, d) net is the contrast: a held-out task that *can* be reached from the trained ones. There task
+# generalisation is not harder — its OOD accuracy climbs with its ID accuracy and both end at 1 — and the same check
+# fails on it (negative control).
+
+# %%
+CFG_HARDER = dict(CFG_COMPOSITE, members=anchors.HARDER_MEMBERS)
+harder = anchors.run_composite(seed=seed, **CFG_HARDER)
+print(f"trained in {harder.seconds:.0f} CPU-s")
+fig, axes = panels(2, width=3.4)
+for ax, k, title in zip(axes, (harder.median_member("composite", "ID"), harder.member(("composite", ((3, 4),)))),
+                        ("(d, d) held out, median net", "(c, d) held out, (d, c) in training")):
+    for split, style in (("train", ":"), ("ID", "-"), ("OOD", "--")):
+        ax.plot(harder.steps, harder.accuracy[split][:, k], style, label=split)
+    ax.set(title=title, xlabel="step", ylim=(-0.03, 1.03))
+    ax.title.set_fontsize(9)
+axes[0].set_ylabel("accuracy")
+axes[0].legend()
+plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(anchors.check_task_harder(two))
+show(anchors.check_task_harder(harder))
+
+# %% [markdown]
+# The second half — task generalisation does arrive, but later — needs a held-out task that the model *can*
+# learn. In our small models there are two such cases, and in both the two arrive together: the synonym member
+# (the synonym lets it answer (4, 9) and (9, 4)), where on the tuning seeds 100–109 the accuracy on the
+# never-trained pairs reached 0.9 at most 100 steps after the ID accuracy did (once 50 steps before it), and the
+# (c, d) net above, whose OOD accuracy reached 0.9 before or with its ID accuracy on the tuning seeds 100–102. On
+# the 40 validation seeds of the claim above the (c, d) net's OOD accuracy reached 0.9 100–200 steps after its ID
+# accuracy (700–1000 steps) on 22 of them, with it on 15 and 100 steps before it on 3: data first at times, but
+# by a quarter of the time at most, not the book's factor of four. The timing of 图12.9 is recorded as
+# an exploration that fails here (0 of those 10 seeds, and 0 of seeds 0–19).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -408,9 +438,11 @@ print(", ".join(f"{name} {share:.2f}" for name, share in shares.items()))
 show(anchors.check_per_position(two))
 
 # %% [markdown]
-# As the book says of small models, the pattern is not stable in our 2-layer model: on most seeds the model
+# As the book says of small models, the pattern is not stable in our 2-layer model: on some seeds the model
 # outputs f_{a1}(f_{a1}(x)) at the first anchor and carries the answer to every later position, on others it
-# does neither — an exploration (it held on 7 of the tuning seeds 100–109 and on 12 of seeds 0–19).
+# does not — an exploration (it held on 7 of the tuning seeds 100–109; in the robustness sweep of 2026-11-30 on 9
+# of seeds 0–19 and 8 of seeds 500–519). The book's contrast — a 10-layer model shows the pattern stably — is not
+# checked here: a deeper composite model did not fit the notebook's time budget.
 
 # %% [markdown]
 # ### Synonyms teach a task that was never trained (图12.11)
@@ -447,9 +479,9 @@ show(anchors.check_synonym(two))
 # net** (by accuracy on the never-trained combinations): one net alone sometimes stays on its loss plateau for
 # the whole quick run (on seed 6 it ended at training accuracy 0.25), which says something about the optimiser's
 # step budget, not about the generalisation the figure shows. The bars are the median net, the dots the other two.
-# How *well* it generalises is weaker here than in the book: ≥ 0.9 on at least 7 of the 10 anchors held on 8 of
-# seeds 0–19 (an exploration). The claim itself held on all 20 seeds with the median net (smallest margin 0.17,
-# on the edge-anchor comparison).
+# How *well* it generalises is weaker here than in the book: ≥ 0.9 on at least 7 of the 10 anchors held on 5 of
+# seeds 0–19 and 7 of seeds 500–519 in the robustness sweep of 2026-11-30 (an exploration). The claim itself held on
+# all 20 seeds with the median net (smallest margin 0.17, on the edge-anchor comparison).
 
 # %%
 median_net = two.median_member("multi_anchor")

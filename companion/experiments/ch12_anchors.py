@@ -370,10 +370,15 @@ class CompositeRun(TrainedMembers):
         """Of the members that share the spec of :meth:`member` (kind) — the same task from different
         initialisations — the one whose final ``split`` accuracy is the median (the lower middle one for an
         even count)."""
-        spec = self.members[self.member(kind)]
-        ks = [k for k, m in enumerate(self.members) if m == spec]
+        ks = self.same_nets(kind)
         final = self.accuracy[split][-1]
         return sorted(ks, key=lambda k: float(final[k]))[(len(ks) - 1) // 2]
+
+    def same_nets(self, which: int | str | Sequence) -> list[int]:
+        """The members that share the spec of :meth:`member` (``which``): the same task from different
+        initialisations."""
+        spec = self.members[self.member(which)]
+        return [k for k, m in enumerate(self.members) if m == spec]
 
     def initial_model(self) -> Transformer:
         """The ensemble as initialised before training (the same draws as :func:`train_on_tasks`)."""
@@ -414,8 +419,9 @@ def run_composite(members: Sequence[Sequence] = COMPOSITE_MEMBERS, *, n_train: i
 
 TASK_HARDER = ClaimSpec("ch12.task-harder", "图12.9",
                         "task generalisation is harder than data generalisation: with a diagonal anchor pair held "
-                        "out, the model reaches test accuracy ≥ 0.99 on unseen keys of the trained pairs (ID) and "
-                        "stays below it on the held-out pair (OOD)", kind="exploration")
+                        "out, three nets reach a median test accuracy ≥ 0.99 on unseen keys of the trained pairs (ID) "
+                        "and their median on the held-out pair (OOD) stays at least 0.1 below it",
+                        validation_seeds=REVALIDATION_SEEDS)
 DATA_BEFORE_TASK = ClaimSpec("ch12.data-before-task", "图12.9",
                              "data generalisation comes first: where task generalisation does arrive (the synonym "
                              "task with its synonym data), the ID accuracy reaches 0.9 at least twice as early as "
@@ -423,10 +429,15 @@ DATA_BEFORE_TASK = ClaimSpec("ch12.data-before-task", "图12.9",
 
 
 def check_task_harder(run: CompositeRun, member: str | Sequence = "composite") -> Verdict:
-    """图12.9 and the text before it: final ID accuracy ≥ 0.99 (error ≤ 0.01), final OOD < final ID."""
-    k = run.member(member)
-    ident, ood = float(run.accuracy["ID"][-1, k]), float(run.accuracy["OOD"][-1, k])
-    return TASK_HARDER.judge(threshold("ID error", 1 - ident, "<=", 0.01), compare("OOD", ood, "<", "ID", ident))
+    """图12.9 and the text before it ("训练后的任务测试准确率通常小于数据测试准确率（总是达到 100%）"), on the
+    nets that share the spec of ``member`` (:meth:`CompositeRun.same_nets`; :data:`HARDER_MEMBERS` trains three):
+    median final ID accuracy ≥ 0.99 (stated as its error ≤ 0.01); median final OOD ≤ median ID − 0.1."""
+    ks = run.same_nets(member)
+    ident = float(np.median(run.accuracy["ID"][-1, ks]))
+    ood = float(np.median(run.accuracy["OOD"][-1, ks]))
+    return TASK_HARDER.judge(threshold("median ID error", 1 - ident, "<=", 0.01),
+                             threshold("median ID − median OOD", ident - ood, ">=", 0.1),
+                             nets=len(ks), OOD=ood)
 
 
 def check_data_before_task(run: CompositeRun, member: str | Sequence = "synonym", level: float = 0.9) -> Verdict:
@@ -548,6 +559,15 @@ def number_embeddings(run: TrainedMembers, k: int, lo: int = 20, hi: int = 99, m
     """The token-table rows W^em of the numbers lo…hi of member k ((hi − lo + 1), d); ``model`` defaults to the
     trained one (pass ``run.initial_model()`` for the embeddings before training)."""
     return (run.model() if model is None else model).member_weight("w_em", k)[lo:hi + 1].numpy()
+
+
+# ------------------------------------------------------------------------------ 图12.9: three composite nets
+#: The members of the notebook's second composite run (图12.9): the composite task with the diagonal pair (4, 4)
+#: held out, from :data:`NETS_PER_CLAIM` initialisations (``ch12.task-harder`` judges their medians: one net alone
+#: ended with ID accuracy 0.948–0.982 on 3 of seeds 0–19 after the quick run), and with the pair (3, 4) held out,
+#: whose twin (4, 3) — the same map x ↦ x − 10 — is trained: the contrast, a held-out task the model answers as
+#: soon as it answers fresh keys.  A run of its own, so that the draws of :data:`COMPOSITE_MEMBERS` stay as they were.
+HARDER_MEMBERS = (*(("composite", ((4, 4),)),) * NETS_PER_CLAIM, ("composite", ((3, 4),)))
 
 
 # ------------------------------------------------------------------------------ 图12.12, 图12.14: more tasks
