@@ -775,8 +775,8 @@ def check_li_prompt_length(accuracy: np.ndarray, alphas: tuple[float, ...] = LI_
 
 # ------------------------------------------------------- Li et al.: the training samples needed fall as α grows
 # Their Theorem 3.3 also bounds the number N of training prompts needed: N ≳ 1/α (up to the other factors).  Here
-# (:func:`run_li_samples`) one batched run trains a member per (α, N) of :data:`LI_SAMPLE_ALPHAS` × :data:`LI_SAMPLE_SIZES`
-# on a fixed set of N prompts (SGD batches drawn from it with replacement, ``PatternICLConfig.pools``), the same
+# (:func:`run_li_samples`) one batched run trains a member per (α, N) of :data:`LI_SAMPLE_ALPHAS` ×
+# :data:`LI_SAMPLE_SIZES` on a fixed set of N prompts (SGD batches drawn from it with replacement, ``PatternICLConfig.pools``), the same
 # 300 steps for all, and tests each on fresh prompts of the 48 unseen tasks at its own α.  At this size the step
 # budget, not the sample count, limits learning at α = 0.2 (its accuracy goes up and down with N), so the check
 # holds only on some seeds: an exploration.
