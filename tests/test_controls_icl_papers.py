@@ -173,6 +173,30 @@ def test_prompt_length_needed_is_the_first_length_at_the_level():
     assert need[0] == 4.0 and np.isnan(need[1])
 
 
+def test_li_samples_check_compares_the_training_set_sizes_needed():
+    """chicl.li-samples (an exploration): the ratio of the smallest N reaching 0.9 at α = 0.2 and 0.5; a size that
+    never reaches it counts as twice the largest."""
+    sizes, alphas = (8, 16, 32, 64), (0.2, 0.5)
+    def verdict(low: list[float], high: list[float]):
+        return papers.check_li_samples(papers.SampleCountResult(sizes, alphas, np.array([low, high])))
+
+    passed = verdict([0.5, 0.6, 0.8, 0.95], [0.6, 0.95, 1.0, 1.0])  # 64 / 16 = 4
+    assert passed.passed and passed.measured["needed"] == [64.0, 16.0]
+    assert not verdict([0.5, 0.6, 0.95, 0.8], [0.6, 0.7, 0.95, 1.0]).passed  # 32 / 32 = 1
+    never = verdict([0.5, 0.6, 0.7, 0.8], [0.6, 0.7, 0.95, 1.0])  # 128 / 32 = 4
+    assert never.passed and never.measured["needed"][0] == 128.0
+    assert papers.LI_SAMPLES.kind == "exploration"
+
+
+def test_li_samples_run_trains_one_member_per_size_and_alpha():
+    """A small real run: fixed training sets (``pools``) of the right sizes, one accuracy per (α, N), no NaN."""
+    r = papers.run_li_samples(SEED, sizes=(4, 64), alphas=(0.2, 0.5), steps=20, n_test=50)
+    assert r.accuracy.shape == (2, 2) and np.isfinite(r.accuracy).all()
+    assert ((r.accuracy >= 0) & (r.accuracy <= 1)).all()
+    with pytest.raises(ValueError, match="pools"):
+        papers.train_pattern_icl(papers.PatternICLConfig(variants=(("cover", 0.3),), pools=(4, 8), steps=1))
+
+
 def test_bernoulli_prompts_share_the_pattern_at_rate_alpha():
     """With ``bernoulli`` the count of same-pattern examples varies (some prompts hold none), its mean is α·l."""
     import torch
