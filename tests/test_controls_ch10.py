@@ -166,6 +166,7 @@ def test_control_ch10_completion_order():
 CROSS = dict(targets_per_rank=1, inits=2, seed=1, order="cross")
 
 
+@pytest.mark.contrast("large initialisation, std 0.5 (图10.5b)")
 def test_control_ch10_completion_exact():
     """The book's contrast (图10.5b): from a large init (std 0.5) on the same targets and the same cross orders, the
     factorisation behaves like the linear model — every rank needs (nearly) all 16 entries — so the mean error of the
