@@ -387,8 +387,9 @@ def test_a_timed_out_chapter_counts_its_claims_as_not_run(tmp_path):
 
 def test_expected_claims_reads_the_chapter_and_its_experiments_module():
     ids = runner.expected_claims(catalog.find("ch10").source)
-    assert len(ids) == 12 and "ch10.fl-vs-fnl" in ids and "ch10.width-free-cnn" in ids  # 图10.3(b)–(d) added three
+    assert len(ids) == 13 and "ch10.fl-vs-fnl" in ids and "ch10.width-free-cnn" in ids  # 图10.3(b)–(d) added three
     assert "ch10.completion-order" in ids  # 图10.2 in the book's setting (stop 53) added the twelfth
+    assert "ch10.completion-exact" in ids  # 图10.2 on the book's cross order: a phenomenon since stop 56
     ch12 = runner.expected_claims(catalog.find("ch12").source)  # `from companion.experiments import ch12_anchors`
     assert len(ch12) == 11 and "ch12.transformer-vs-lstm" not in ch12  # an exploration is not counted
     assert "ch12.task-harder" in ch12  # a phenomenon since it judges three composite nets (图12.9)
