@@ -256,18 +256,7 @@ CURVE_TARGETS, CURVE_INITS = pick(quick=7, full=9, smoke=1), pick(quick=4, full=
 curves = est.completion_curves(CURVE_TARGETS, CURVE_INITS, steps=pick_steps(quick=20_000, full=20_000, every=10),
                                seed=seed)
 
-fig, ax = plt.subplots(figsize=(7.5, 6.0))
-image = ax.imshow(np.log10(np.maximum(curves.mean_error, 1e-12)), cmap="viridis", vmin=-12, vmax=0, aspect="auto",
-                  origin="lower", extent=(0.5, 16.5, -0.5, len(curves.ranks) - 0.5))
-for row, (opt, n_t) in enumerate(zip(curves.optimistic, curves.transition)):
-    ax.plot([opt - 0.5, opt - 0.5], [row - 0.5, row + 0.5], color="r", lw=2)
-    if not np.isnan(n_t):
-        ax.plot([n_t - 0.5, n_t - 0.5], [row - 0.4, row + 0.4], color="w", lw=1.2, ls=":")
-ax.set_yticks(range(len(curves.ranks)), [f"rank {r}" for r in curves.ranks])
-ax.set_xlabel("observed entries n")
-ax.set_title("mean error over inits, identifying sample orders")
-ax.grid(False)
-plt.colorbar(image, ax=ax, label="log10 mean relative error")
+curves.draw("mean error over inits, identifying sample orders", height=6.0)
 plt.show()
 print("n_t per target:", curves.transition.tolist(), "  median per rank:", curves.rank_transition())
 
@@ -323,18 +312,7 @@ CROSS_INITS = pick(quick=10, full=50, smoke=2)
 cross = est.completion_curves(2, CROSS_INITS, steps=pick_steps(quick=20_000, full=20_000, every=10), seed=seed,
                               order="cross")
 
-fig, ax = plt.subplots(figsize=(7.5, 4.5))
-image = ax.imshow(np.log10(np.maximum(cross.mean_error, 1e-12)), cmap="viridis", vmin=-12, vmax=0, aspect="auto",
-                  origin="lower", extent=(0.5, 16.5, -0.5, len(cross.ranks) - 0.5))
-for row, (opt, n_t) in enumerate(zip(cross.optimistic, cross.transition)):
-    ax.plot([opt - 0.5, opt - 0.5], [row - 0.5, row + 0.5], color="r", lw=2)
-    if not np.isnan(n_t):
-        ax.plot([n_t - 0.5, n_t - 0.5], [row - 0.4, row + 0.4], color="w", lw=1.2, ls=":")
-ax.set_yticks(range(len(cross.ranks)), [f"rank {r}" for r in cross.ranks])
-ax.set_xlabel("observed entries n")
-ax.set_title("mean error over inits, the book's sample order")
-ax.grid(False)
-plt.colorbar(image, ax=ax, label="log10 mean relative error")
+cross.draw("mean error over inits, the book's sample order")
 plt.show()
 print("n_t per target:", cross.transition.tolist(), "  2rd − r²:", cross.optimistic.tolist())
 

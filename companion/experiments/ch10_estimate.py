@@ -828,6 +828,25 @@ class CompletionCurves:
         med = {int(r): float(np.median(t[self.ranks == r])) for r in np.unique(self.ranks)}
         return {r: (v if np.isfinite(v) else math.nan) for r, v in med.items()}
 
+    def draw(self, title: str, height: float = 4.5):
+        """图10.2's heat map: log₁₀ of the mean error over inits, a row per target and a column per n, with 2rd − r²
+        (10.14) as a red bar and the measured transition as a dotted white one."""
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7.5, height))
+        image = ax.imshow(np.log10(np.maximum(self.mean_error, 1e-12)), cmap="viridis", vmin=-12, vmax=0,
+                          aspect="auto", origin="lower", extent=(0.5, 16.5, -0.5, len(self.ranks) - 0.5))
+        for row, (opt, n_t) in enumerate(zip(self.optimistic, self.transition)):
+            ax.plot([opt - 0.5, opt - 0.5], [row - 0.5, row + 0.5], color="r", lw=2)
+            if not np.isnan(n_t):
+                ax.plot([n_t - 0.5, n_t - 0.5], [row - 0.4, row + 0.4], color="w", lw=1.2, ls=":")
+        ax.set_yticks(range(len(self.ranks)), [f"rank {r}" for r in self.ranks])
+        ax.set_xlabel("observed entries n")
+        ax.set_title(title)
+        ax.grid(False)
+        fig.colorbar(image, ax=ax, label="log10 mean relative error")
+        return fig
+
 
 #: 图10.2 as the book draws it: init std 10⁻⁶, GD step 0.2, 20 000 steps; transition: mean relative error < 10⁻³.
 #: The sample orders of :func:`completion_curves`.
