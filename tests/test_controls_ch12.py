@@ -118,6 +118,11 @@ def test_control_ch12_transformer_vs_fnn():
 SMALL_MEMBERS = (("composite", ((4, 4),)), ("synonym", 2000), ("synonym_original", 2000), ("multi_anchor", 2000))
 
 
+#: The notebook's composite runs (section 6, 图12.9) in the quick profile at seed 0, so that the fixtures share its cache.
+NOTEBOOK_COMPOSITE = dict(n_train=20000, n_test=500, d_model=32, steps=1500, lr=1e-2, weight_decay=0.01, gamma=0.5,
+                          batch_size=100, record_every=100, seed=0)
+
+
 @pytest.fixture(scope="module")
 def early_composite():
     # Stopped early (60 steps): no two-anchor task is learnt yet, no embedding has moved far from its start.
@@ -127,8 +132,7 @@ def early_composite():
 @pytest.fixture(scope="module")
 def notebook_harder():
     """The notebook's second composite run (图12.9) in the quick profile at seed 0 (shared with its cache)."""
-    return anchors.run_composite(anchors.HARDER_MEMBERS, n_train=20000, n_test=500, d_model=32, steps=1500,
-                                 lr=1e-2, weight_decay=0.01, gamma=0.5, batch_size=100, record_every=100, seed=0)
+    return anchors.run_composite(anchors.HARDER_MEMBERS, **NOTEBOOK_COMPOSITE)
 
 
 @pytest.mark.contrast("a held-out pair whose twin is trained: (c, d) with (d, c) in the data (图12.9)")
@@ -182,8 +186,7 @@ def anchors_grid_of(run):
 @pytest.fixture(scope="module")
 def notebook_composite():
     """The notebook's two-anchor run of section 6 in the quick profile at seed 0 (shared with its cache)."""
-    return anchors.run_composite(anchors.COMPOSITE_MEMBERS, n_train=20000, n_test=500, d_model=32, steps=1500,
-                                 lr=1e-2, weight_decay=0.01, gamma=0.5, batch_size=100, record_every=100, seed=0)
+    return anchors.run_composite(anchors.COMPOSITE_MEMBERS, **NOTEBOOK_COMPOSITE)
 
 
 @pytest.mark.contrast("the original data without the synonym 3 (图12.11)")
