@@ -266,9 +266,10 @@ def test_a_report_that_cannot_take_the_results_is_refused_before_anything_runs(t
         m.setattr(robustness, "run_sweep", no_sweep)
         with pytest.raises(ConfigError, match="ch97_tiny's code changed since its 2 seeds there.*give --out another"):
             robustness.robustness([tiny], [0], out=rep, progress=False)
+        (rep / "report-full.json").write_text(before)  # a quick report where the full one belongs
         with pytest.raises(ConfigError, match="holds the quick profile, this is full"):
             robustness.robustness([tiny], [0, 1], out=rep, profile="full", progress=False)
-    assert (rep / "report.json").read_text() == before
+    assert (rep / "report.json").read_text() == before == (rep / "report-full.json").read_text()
     report = robustness.robustness([tiny], [0, 1], out=rep, progress=False)  # covers its seeds: replaced
     assert report["chapters"]["ch97_tiny"]["digest"] == robustness.chapter_digest(tiny)
     assert report["claims"]["ch97.small-seed"]["seeds"]["0"]["margin"] == pytest.approx(4.5 / 4.5)
@@ -433,3 +434,45 @@ def test_a_chapter_counts_its_runs_by_the_claims_kinds_of_now():
     robustness.tally(report)
     assert chapter["passed"] == 17 and not chapter["seeds"]["2"]["ok"]
 
+
+
+def test_the_full_profile_has_a_report_of_its_own_and_merges_only_with_its_own(tiny, tmp_path):
+    robustness.robustness([tiny], [0], out=tmp_path / "rep", progress=False)
+    full = robustness.robustness([tiny], [4], out=tmp_path / "rep", profile="full", progress=False)
+    assert full["profile"] == "full" and (tmp_path / "rep" / "report-full.json").exists()
+    assert json.loads((tmp_path / "rep" / "report.json").read_text())["seeds"] == [0]  # the quick one untouched
+    robustness.robustness([tiny], [0], out=tmp_path / "window", profile="full", progress=False)  # cached: no kernel
+    merged = robustness.merge_reports([tmp_path / "window"], tmp_path / "rep", profile="full")
+    assert merged["seeds"] == [0, 4] and merged["claims"]["ch97.small-seed"]["passed"] == 1
+    with pytest.raises(ConfigError, match="profile must be one of quick, full"):
+        robustness.report_path(tmp_path, "fast")
+    assert main(["robustness", "--chapters", "ch04", "--profile", "fast"]) == 2
+
+
+def test_a_budget_starts_no_run_after_it_and_the_report_is_written_after_each_run(tiny, tmp_path, monkeypatch):
+    written, real = [], robustness.write_report
+    monkeypatch.setattr(robustness, "write_report", lambda file, report: (written.append(sorted(
+        report["chapters"]["ch97_tiny"]["seeds"])), real(file, report)))
+    report = robustness.robustness([tiny], [0, 2, 4], out=tmp_path / "rep", profile="full", budget=0.01,
+                                   progress=False)
+    assert written and all(w == ["0"] for w in written)  # the first run started at once, none after the budget;
+    assert len(written) == 2  # written after that run, as it came, and at the end
+    chapter = report["chapters"]["ch97_tiny"]
+    assert list(chapter["seeds"]) == ["0"] and not chapter["complete"] and not robustness.meets_standard(report)
+    with pytest.raises(ConfigError, match="no run finished within the budget"):
+        robustness.robustness([tiny], [8], out=tmp_path / "rep", profile="full", budget=1e-9, progress=False)
+
+
+def test_missing_runs_only_the_runs_the_report_lacks_for_the_current_code(tiny, tmp_path, monkeypatch):
+    robustness.robustness([tiny], [0], out=tmp_path / "rep", progress=False)
+    monkeypatch.setenv("COMPANION_CACHE", str(tmp_path / "fresh-cache"))  # a new machine: nothing cached
+    ran, real = [], robustness.run_chapter
+    monkeypatch.setattr(robustness, "run_chapter", lambda source, out, **kw: (ran.append(kw["seed"]),
+                                                                               real(source, out, **kw))[1])
+    report = robustness.robustness([tiny], [0, 4], out=tmp_path / "rep", missing=True, progress=False)
+    assert ran == [4] and sorted(report["chapters"]["ch97_tiny"]["seeds"], key=int) == ["0", "4"]
+    assert robustness.robustness([tiny], [4], out=tmp_path / "rep", missing=True, progress=False) == report
+    assert ran == [4]  # everything asked for is there: nothing runs, the report stays
+    tiny.source.write_text(TINY.replace("3.5", "10.5"))  # new code: the old runs no longer count
+    robustness.robustness([tiny], [0, 4], out=tmp_path / "rep", missing=True, progress=False)
+    assert sorted(ran) == [0, 4, 4]

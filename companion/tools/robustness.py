@@ -25,6 +25,12 @@ another profile, or a changed chapter run on fewer seeds, is refused (before any
 ``--out`` another folder.  Every report read (``--out``'s, ``--merge``'s) is checked against the report's schema
 (:func:`report_problem`): a file that is not one is named, with what is wrong.  ``report.json`` is written
 atomically (a temporary file moved over it), so a killed run leaves the old report or the new one.
+
+Each profile has its own report (:func:`report_path`): ``--profile full`` (the book's scale, issue #40) merges into
+``robustness/report-full.json`` and never into the quick one.  For a device window of fixed length, ``--budget
+SECONDS`` starts no run after that long and writes the report after every finished run, and ``--missing`` runs only
+the chapter × seed runs the report lacks for the current code; windows on different machines are joined with
+``--merge`` (``benchmarks/full_profile_window.sh`` runs one window's share end to end).
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ from tqdm.auto import tqdm
 from companion.tools import catalog
 from companion.kit.cache import SWEEPS, memory, module_file, reachable_modules
 from companion.kit.claims import EXPLORATION, IDENTITY, KINDS, PHENOMENON, THIN_LINE, VALIDATION_SEEDS
-from companion.kit.config import ConfigError
+from companion.kit.config import PROFILES, ConfigError
 from companion.tools.launch import is_install_cell
 from companion.tools.runner import KernelDied, load_source, run_chapter
 
@@ -59,6 +65,14 @@ REPORT_DIR = catalog.ROOT / "robustness"
 CLAIM_SHARE, CHAPTER_SHARE = 19 / 20, 18 / 20
 #: The most seeds one ``--seeds`` may name, and the bound every seed lies below (as :func:`read_seed` requires).
 MAX_SEEDS, SEED_LIMIT = 10_000, 2**32
+
+
+def report_path(out: Path, profile: str = "quick") -> Path:
+    """The report of ``profile`` in the folder ``out``: ``report.json`` for the quick profile, ``report-full.json``
+    for the full one (the book's scale, :doc:`docs/full-profile`), so that the two never merge into one another."""
+    if profile not in PROFILES:
+        raise ConfigError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
+    return Path(out) / ("report.json" if profile == "quick" else f"report-{profile}.json")
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -118,7 +132,8 @@ def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, th
 
 def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs: int = 1,
               profile: str = "quick", timeout: int = 900, progress: bool = True,
-              cached_only: bool = False) -> list[dict[str, Any]]:
+              cached_only: bool = False, budget: float | None = None,
+              skip: Iterable[tuple[str, int]] = (), on_result: Any = None) -> list[dict[str, Any]]:
     """Every chapter × seed, through joblib and the on-disk cache, handed out longest chapter first
     (:func:`~companion.tools.catalog.longest_first`); results in (chapter, seed) order.
 
@@ -128,26 +143,41 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
     (a Dask cluster: :func:`companion.kit.cache.parallel_backend`).
 
     With ``cached_only`` nothing runs: the result holds the runs the cache has for the current code
-    (e.g. to report on a sweep that was stopped before its end).
+    (e.g. to report on a sweep that was stopped before its end).  ``skip`` names (chapter slug, seed) pairs not to
+    run (those a report already holds).  With ``budget`` (seconds) no run starts once that much time has passed
+    since the call (the runs under way finish): one device window's share.  ``on_result(item, done)`` is called
+    after each finished run with the results so far, so that a caller can write them as they come.
     """
     threads = os.environ.get("COMPANION_THREADS", "").strip() or ("1" if jobs != 1 else "")
     cached = memory(SWEEPS).cache(_run_one)
+    skipped = {(slug, int(seed)) for slug, seed in skip}
     tasks = [(str(ch.source), seed, profile, chapter_digest(ch), timeout, threads)
-             for ch in catalog.longest_first(chapters) for seed in seeds]
+             for ch in catalog.longest_first(chapters) for seed in seeds if (ch.slug, seed) not in skipped]
     if cached_only:
         tasks = [task for task in tasks if cached.check_call_in_cache(*task)]
+    start = time.perf_counter()
+
+    def within_budget():  # consumed lazily by joblib, one task per free worker when a budget is set
+        for task in tasks:
+            if budget is not None and time.perf_counter() - start >= budget:
+                return
+            yield joblib.delayed(cached)(*task)
+
     bar = tqdm(total=len(tasks), desc="chapters × seeds", disable=not progress)
     done: dict[tuple[str, int], dict[str, Any]] = {}
     try:
-        parallel = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
-        for item in parallel(joblib.delayed(cached)(*task) for task in tasks):
+        parallel = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered",
+                                   pre_dispatch="n_jobs" if budget is not None else "2*n_jobs")
+        for item in parallel(within_budget()):
             done[(item["chapter"], item["seed"])] = item
             bar.set_postfix_str(f"{item['chapter'][:4]} seed {item['seed']}", refresh=False)
             bar.update(1)
+            if on_result is not None:
+                on_result(item, list(done.values()))
     finally:
         bar.close()
     keys = [(Path(ch.source).stem, seed) for ch in chapters for seed in seeds]
-    return [done[key] for key in keys if key in done]  # all of them, unless ``cached_only`` left some out
+    return [done[key] for key in keys if key in done]  # all of them, unless ``cached_only``, ``skip`` or ``budget``
 
 
 def git_commit() -> str:
@@ -464,7 +494,7 @@ def stale_chapters(report: dict[str, Any]) -> list[str]:
 
 
 def restamp(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, out: Path = REPORT_DIR, jobs: int = 1,
-            timeout: int = 900, progress: bool = True) -> dict[str, list[str]]:
+            timeout: int = 900, progress: bool = True, profile: str = "quick") -> dict[str, list[str]]:
     """Carry the report over a change meant not to touch any claim (a refactor, a presentation module).
 
     Each chapter of ``chapters`` whose digest changed since the report was made runs again on ``seeds`` (a sample
@@ -475,9 +505,9 @@ def restamp(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, out: P
     validation seeds the code now gives it.  A claim the code no longer has (in none of the sampled runs) leaves the
     report, named in the record (``removed``): the others' numbers are untouched by its going.  Any other difference
     (a verdict, a margin, an error, a new claim) leaves the chapter stale: it needs its full sweep.  Returns the
-    differences per chapter (an empty list: restamped).
+    differences per chapter (an empty list: restamped).  ``profile`` names the report (:func:`report_path`).
     """
-    target = Path(out) / "report.json"
+    target = report_path(out, profile)
     report = read_report(target)
     if report is None:
         raise ConfigError(f"no robustness report at {str(target)!r} to restamp")
@@ -535,19 +565,20 @@ def _describe(claim: dict[str, Any] | None) -> str:
     return f"{'passed' if claim['passed'] else 'failed'}, {margin}"
 
 
-def merge_reports(paths: Sequence[Path], out: Path = REPORT_DIR) -> dict[str, Any]:
-    """Merge the reports in ``paths`` (folders or files, e.g. one per machine or per chapter) into ``out``.
+def merge_reports(paths: Sequence[Path], out: Path = REPORT_DIR, profile: str = "quick") -> dict[str, Any]:
+    """Merge the reports of ``profile`` in ``paths`` (folders, where its file is :func:`report_path`'s, or files: e.g.
+    one per machine, per chapter or per device window) into that profile's report in ``out``.
 
     Each file is checked (:func:`read_report`) and merged by :func:`merge`: a file that is not a report, or one
     that cannot merge without losing results, is refused with its name and nothing is written.  Chapters whose
     digest still matches the code are stamped with the current commit when the package and the chapters have no
     uncommitted change, so the committed report names the commit at which its numbers hold.
     """
-    target = Path(out) / "report.json"
+    target = report_path(out, profile)
     report = read_report(target)
     for path in paths:
         path = Path(path)
-        file = path / "report.json" if path.is_dir() else path
+        file = report_path(path, profile) if path.is_dir() else path
         new = read_report(file)
         if new is None:
             raise ConfigError(f"no robustness report at {str(file)!r}")
@@ -607,17 +638,35 @@ def meets_standard(report: dict[str, Any]) -> bool:
             and all(ch["meets_standard"] for ch in report["chapters"].values()))
 
 
+def held_runs(report: dict[str, Any] | None, chapters: Sequence[catalog.Chapter]) -> set[tuple[str, int]]:
+    """The (chapter slug, seed) pairs ``report`` holds for the current code of ``chapters`` (``--missing`` skips
+    them)."""
+    if report is None:
+        return set()
+    held = set()
+    for ch in chapters:
+        entry = report["chapters"].get(ch.slug)
+        if entry is not None and entry["digest"] == chapter_digest(ch):
+            held |= {(ch.slug, int(seed)) for seed in entry["seeds"]}
+    return held
+
+
 def robustness(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs: int = 1,
                out: Path = REPORT_DIR, profile: str = "quick", timeout: int = 900,
-               progress: bool = True, cached_only: bool = False) -> dict[str, Any]:
-    """Run the sweep (or, with ``cached_only``, collect what the cache has), merge it into ``out/report.json``.
+               progress: bool = True, cached_only: bool = False, budget: float | None = None,
+               missing: bool = False) -> dict[str, Any]:
+    """Run the sweep (or, with ``cached_only``, collect what the cache has), merge it into the report of ``profile``
+    in ``out`` (:func:`report_path`: ``report.json``, or ``report-full.json`` for the full profile).
 
     Checked before anything runs: ``out`` can be written, the report there (if any) is one, and the results will
     merge into it (:func:`merge_conflict`) — else a ConfigError, and nothing is written.  ``cached_only`` with
-    nothing in the cache is an error too (an empty report would say nothing, and "meet" the standard).
+    nothing in the cache is an error too (an empty report would say nothing, and "meet" the standard).  With
+    ``missing`` only the chapter × seed runs the report lacks for the current code run.  With ``budget`` (seconds)
+    no run starts after that long (:func:`run_sweep`), and the report is written after every finished run, so a
+    device window that ends early keeps what it measured; without it, once at the end.
     """
     out = Path(out)
-    path = out / "report.json"
+    path = report_path(out, profile)
     if not cached_only:
         _writable(out)
     old = read_report(path)
@@ -625,31 +674,42 @@ def robustness(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, job
     problem = merge_conflict(old, profile, planned)
     if problem:
         raise ConfigError(f"will not merge into {str(path)!r}: {problem}; give --out another folder")
+    skip = held_runs(old, chapters) if missing else set()
     start = time.perf_counter()
+
+    def write(items: list[dict[str, Any]], wall: float | None) -> dict[str, Any]:
+        # Read the report again: another sweep or a --restamp may have written it while this one ran (hours, maybe);
+        # merging into the copy read at the start would silently undo what they wrote.
+        now = read_report(path)
+        problem = merge_conflict(now, profile, {slug: plan for slug, plan in planned.items()
+                                                if any(i["chapter"] == slug for i in items)})
+        if problem:
+            raise ConfigError(f"will not merge into {str(path)!r}: {problem} (it changed while the sweep ran; the runs "
+                              "are cached: run the sweep again to merge them)")
+        try:
+            report = merge(now, summarise(items, seeds, wall_seconds=wall, jobs=jobs, profile=profile))
+        except ConfigError as exc:
+            raise ConfigError(f"will not merge into {str(path)!r}: {exc}; give --out another folder") from None
+        _writable(out)
+        write_report(path, report)
+        return report
+
+    as_they_come = None if budget is None else (lambda item, done: write(done, None))
     try:
         items = run_sweep(chapters, seeds, jobs=jobs, profile=profile, timeout=timeout, progress=progress,
-                          cached_only=cached_only)
+                          cached_only=cached_only, budget=budget, skip=skip, on_result=as_they_come)
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM
-        raise type(exc)("the sweep stopped before its end; its finished runs are cached (run it again to resume); "
-                        "the report was not written") from None
+        kept = "the runs finished so far are in the report" if budget is not None else "the report was not written"
+        raise type(exc)(f"the sweep stopped before its end; its finished runs are cached (run it again to resume); "
+                        f"{kept}") from None
+    if not items and old is not None and {(ch.slug, seed) for ch in chapters for seed in seeds} <= skip:
+        return old  # --missing: the report holds every run asked for
     if not items:
         raise ConfigError("the cache holds no run of these chapters and seeds for the current code; nothing was "
-                          "written (run without --cached-only)")
+                          "written (run without --cached-only)" if cached_only else
+                          "no run finished within the budget; nothing was written")
     wall = None if cached_only else time.perf_counter() - start
-    # Read the report again: another sweep or a --restamp may have written it while this one ran (hours, maybe);
-    # merging into the copy read at the start would silently undo what they wrote.
-    old = read_report(path)
-    problem = merge_conflict(old, profile, planned)
-    if problem:
-        raise ConfigError(f"will not merge into {str(path)!r}: {problem} (it changed while the sweep ran; the runs are "
-                          "cached: run the sweep again to merge them)")
-    try:
-        report = merge(old, summarise(items, seeds, wall_seconds=wall, jobs=jobs, profile=profile))
-    except ConfigError as exc:
-        raise ConfigError(f"will not merge into {str(path)!r}: {exc}; give --out another folder") from None
-    _writable(out)
-    write_report(path, report)
-    return report
+    return write(items, wall)
 
 
 def _writable(out: Path) -> None:

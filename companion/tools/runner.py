@@ -413,6 +413,20 @@ def read_timeout(value: str | int) -> int:
     return seconds
 
 
+def read_budget(value: str | int | None) -> float | None:
+    """``--budget``: seconds after which no further run starts, a number from 1 to :data:`MAX_TIMEOUT` (None when
+    not given), or a ConfigError naming the bad value."""
+    if value is None:
+        return None
+    try:
+        seconds = float(str(value).strip())
+    except ValueError:
+        raise ConfigError(f"--budget must be a number of seconds, got {shown(value)}") from None
+    if not 1 <= seconds <= MAX_TIMEOUT:  # also refuses nan and inf
+        raise ConfigError(f"--budget must lie between 1 and {MAX_TIMEOUT} seconds (a day), got {shown(value)}")
+    return seconds
+
+
 def threads_side_by_side(jobs: int) -> dict[str, str]:
     """The environment of a kernel running beside ``jobs − 1`` others: cores // jobs torch threads
     (``COMPANION_THREADS``), or nothing when one runs alone or the environment already sets the count."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -263,6 +264,50 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
     return "\n".join(parts) + "\n"
 
 
+def full_profile_markdown(report: dict | None, stale: list[str], language: str = "en") -> str:
+    """The robustness page's section on the full profile (the book's scale): its own report,
+    ``robustness/report-full.json``, made in device windows; a claim holds there only on every measured seed."""
+    parts = ["## " + tr("The full profile (the book's scale)", language), "",
+             tr("The full profile runs the book's sizes (the repository's `docs/full-profile.md`). Its report, "
+                "`robustness/report-full.json`, is kept apart from the quick one and made in device windows: "
+                "`python -m companion robustness --profile full --seeds 0-4 --missing --budget 780` runs what the "
+                "report lacks, writes each run as it finishes, and windows on other machines are joined with "
+                "`--merge`. A claim counts as holding at the full profile only if it holds on every seed measured; "
+                "the coverage page judges the quick profile only.", language), ""]
+    if not report:
+        return "\n".join(parts + [tr("No full-profile report has been committed yet: on a 2-core CPU most chapters' "
+                                     "full profile takes hours, and no GPU window has run it since the report "
+                                     "existed (the one measurement so far, on seed 0, is in `docs/full-profile.md`).",
+                                     language), ""])
+    from companion.tools.robustness import seed_text
+
+    parts += [tr("Seeds {seeds}, torch {torch}, {machine}, made {made}.", language).format(
+        seeds=seed_text(report["seeds"]).replace("-", "–"), torch=report["torch"], machine=report["machine"],
+        made=report["made_at"]), ""]
+    parts += [f"| {tr('Chapter', language)} | {tr('Seeds measured', language)} | {tr('Whole chapter passes', language)} "
+              f"| {tr('Median s/run', language)} | {tr('Status', language)} |", "| --- | --- | --- | --- | --- |"]
+    for slug, ch in report["chapters"].items():
+        secs = sorted(run["seconds"] for run in ch["seeds"].values())
+        status = (tr("stale", language) if slug in stale else
+                  tr("✔ holds on every measured seed", language) if ch["passed"] == ch["runs"] else
+                  tr("✘ fails on {n} of {runs} seeds", language).format(n=ch["runs"] - ch["passed"], runs=ch["runs"]))
+        parts.append(f"| [{slug}]({slug}.ipynb) | {seed_text(ch['seeds']).replace('-', '–')} | "
+                     f"{ch['passed']}/{ch['runs']} | {secs[len(secs) // 2]:.0f} | {status} |")
+    failing = []  # counted on every seed measured (a claim holds at the full profile only if it holds on all)
+    for cid, c in report["claims"].items():
+        runs = list(c["seeds"].values())
+        held = sum(bool(r and r["passed"]) for r in runs)
+        if not c["exploration"] and held < len(runs):
+            worst = min(runs, key=lambda r: (r["passed"], -math.inf if r["margin"] is None else r["margin"]))
+            failing.append(f"| `{cid}` | {_breakable(catalog.table_cell(c['figure']))} | {held}/{len(runs)} | "
+                           f"{_margin({'margin': worst['margin'], 'unit': worst['unit']})} |")
+    if failing:
+        parts += ["", tr("Claims that fail on some measured seed:", language), "",
+                  f"| {tr('Claim', language)} | {tr('Figure', language)} | {tr('Passes', language)} | "
+                  f"{tr('Worst margin', language)} |", "| --- | --- | --- | --- |", *failing]
+    return "\n".join(parts) + "\n"
+
+
 def _validation_cell(claim: dict, language: str) -> str:
     """The seeds that validate a claim, e.g. ``0–19``, and its pass count on the other seeds its chapter ran: for one
     changed after its 0–19 results were seen (validated on ``500–519``) those are marked in-sample; for the others
@@ -275,6 +320,13 @@ def _validation_cell(claim: dict, language: str) -> str:
         return seeds.replace("-", "–")
     words = tr("in-sample {passed}/{runs}", language) if seeds != "0-19" else tr("other seeds {passed}/{runs}", language)
     return seeds.replace("-", "–") + " · " + words.format(**extra)
+
+
+def robustness_file(profile: str = "quick") -> Path:
+    """The committed robustness report of ``profile`` (``robustness/report.json`` or ``report-full.json``)."""
+    from companion.tools import robustness
+
+    return robustness.report_path(robustness.REPORT_DIR, profile)
 
 
 def read_robustness(path: Path | None = None) -> tuple[dict | None, list[str]]:
@@ -644,7 +696,8 @@ def stage(source: Path, book_dir: Path = BOOK_DIR, chapters_dir: Path | None = N
     (source / "_launch.md").write_text(launch.launch_markdown(launch_settings, language), encoding="utf-8")
     (source / "claims.md").write_text(claims_markdown(notebooks, language), encoding="utf-8")
     (source / "coverage.md").write_text(fidelity.coverage_markdown(language), encoding="utf-8")
-    (source / "robustness.md").write_text(robustness_markdown(*read_robustness(), language), encoding="utf-8")
+    (source / "robustness.md").write_text(robustness_markdown(*read_robustness(), language) + "\n" + full_profile_markdown(
+        *read_robustness(robustness_file("full")), language), encoding="utf-8")
     return notebooks
 
 
