@@ -581,15 +581,13 @@ class TrainedMembers:
 def train_on_tasks(tasks: Sequence[TaskData], *, gamma: float | Sequence[float],
                    weight_decay: float | Sequence[float], d_model: int, n_layers: int, n_heads: int, steps: int,
                    lr: float, batch_size: int, record_every: int, n_eval: int, seed: int,
-                   desc: str = "anchor tasks", arch: str = "transformer",
-                   stream: int = 0) -> tuple[Transformer, History]:
+                   desc: str = "anchor tasks", arch: str = "transformer") -> tuple[Transformer, History]:
     """Train member k of one batched transformer ensemble on ``tasks[k]`` (all of one sequence length).
 
     Post-LN decoders (d_ff = 4·d_model) with initialisation rate ``gamma`` and AdamW decay ``weight_decay``
     (one value or one per member), trained by :func:`~companion.core.transformer.fit_last_token`; the
     accuracies recorded are ``"train"`` (the first ``n_eval`` training sequences) and every test set of the
-    tasks.  ``seed`` draws the initialisation, then the mini-batches (from its stream ``stream``: another stream
-    gives independent nets on the same data).  ``arch="lstm"`` or ``"fnn"`` trains
+    tasks.  ``seed`` draws the initialisation, then the mini-batches.  ``arch="lstm"`` or ``"fnn"`` trains
     the baselines of :mod:`companion.core.sequence_models` instead (图12.6), with the same optimiser and loss.
     Training sets of different sizes are first repeated cyclically to the largest (:func:`repeat_to`).
     """
@@ -602,7 +600,7 @@ def train_on_tasks(tasks: Sequence[TaskData], *, gamma: float | Sequence[float],
     evals = {"train": (x[:, :n_eval], y[:, :n_eval])}
     for split in tasks[0].tests:
         evals[split] = (stack(t.tests[split].x for t in tasks), stack(t.tests[split].y for t in tasks))
-    g = generator(seed, stream)
+    g = generator(seed)
     model = make_model(arch, vocab_size=max(t.vocab_size for t in tasks), max_len=tasks[0].seq_len, d_model=d_model,
                        n_members=len(tasks), gamma=gamma, generator=g, n_layers=n_layers, n_heads=n_heads)
     history = fit_last_token(model, x, y, steps=steps, lr=lr, weight_decay=weight_decay, batch_size=batch_size,

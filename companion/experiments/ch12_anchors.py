@@ -34,7 +34,7 @@ from companion.kit.bounds import SEED, Bounds, integer
 from companion.kit.cache import cached
 from companion.kit.config import settings
 from companion.kit.claims import REVALIDATION_SEEDS, ClaimSpec, Verdict, compare, is_never, threshold
-from companion.kit.seeds import active_seed, generator
+from companion.kit.seeds import STREAM_STRIDE, active_seed, generator
 
 # ------------------------------------------------------------------------------ runs
 TASKS = ("identity", "identity_key_range", "reading", "statistical")
@@ -88,9 +88,10 @@ def _run_anchor_tasks(tasks: tuple[str, ...], n_train: int, n_test: int, d_model
                       n_heads: int, steps: int, lr: float, weight_decay: float, batch_size: int,
                       gamma: float, record_every: int, seed: int, stream: int = 0) -> TaskRun:
     data = [make_task(t, n_train, n_test, seed=seed) for t in tasks]
+    draws = seed + stream * STREAM_STRIDE  # stream ``stream`` of the seed (companion.kit.seeds): weights, mini-batches
     model, history = train_on_tasks(data, gamma=gamma, weight_decay=weight_decay, d_model=d_model, n_layers=n_layers,
                                     n_heads=n_heads, steps=steps, lr=lr, batch_size=batch_size,
-                                    record_every=record_every, n_eval=min(n_train, n_test), seed=seed, stream=stream)
+                                    record_every=record_every, n_eval=min(n_train, n_test), seed=draws)
     return TaskRun(history, model.cfg, model.state_dict(), tuple(tasks), seed, n_train, n_test)
 
 
