@@ -487,9 +487,10 @@ show(anchors.check_synonym(two))
 # net** (by accuracy on the never-trained combinations): one net alone sometimes stays on its loss plateau for
 # the whole quick run (on seed 6 it ended at training accuracy 0.25), which says something about the optimiser's
 # step budget, not about the generalisation the figure shows. The bars are the median net, the dots the other two.
-# How *well* it generalises is weaker here than in the book: ≥ 0.9 on at least 7 of the 10 anchors held on 5 of
-# seeds 0–19 and 7 of seeds 500–519 in the robustness sweep of 2026-11-30 (an exploration). The claim itself held on
-# all 20 seeds with the median net (smallest margin 0.17, on the edge-anchor comparison).
+# How *well* it generalises is weaker in these nets than in the book: ≥ 0.9 on at least 7 of the 10 anchors held
+# on 5 of seeds 0–19 and 7 of seeds 500–519 in the robustness sweep of 2026-11-30; the next section finds why and
+# trains a run of its own in which it holds. The claim itself held on all 20 seeds with the median net (smallest
+# margin 0.17, on the edge-anchor comparison).
 
 # %%
 median_net = two.median_member("multi_anchor")
@@ -507,9 +508,64 @@ plt.show()
 # NBVAL_CHECK_OUTPUT
 show(anchors.check_multi_anchor(two))
 
+# %% [markdown]
+# ### Most anchors at 0.9 or more: a run with weight decay (图12.14)
+#
+# In the book's figure (a 4-layer, 4-head model, 20000 sequences, 440 epochs in the authors' code) every anchor but
+# the edges reaches about 0.9 or more on its never-trained keys (x ∈ G_a^c), and the edge anchors 1, 2, 10 less
+# (0.86, 0.88 and 0.97 in the authors' run, 0.99 or more on the others); on the training keys (x ∈ G_a) all are at 1
+# (≥ 0.997). Our nets above stop short, and not for lack of steps: their training accuracy is 1 after about 1200 of
+# the 1500 steps and their accuracy on the never-trained keys levels off with it (0.72–0.94 on the tuning seed 100),
+# with middle anchors such as 3, 6 and 9 left at 0.49–0.89. The nets have fitted their data with a solution that
+# memorises part of the (anchor, key) pairs. Smaller initial weights (initialisation rate γ = 0.6 to 1, chapter 13)
+# did not leave the loss plateau within 1500 steps (training accuracy ≤ 0.18 on seed 100). What helped is a stronger
+# pull towards small weights: AdamW's weight decay λ raised from 0.01 to 0.4, which prefers the simpler rule "add a"
+# over a table of pairs. On the tuning seeds 100–102 (λ = 0.2, 0.3, 0.4, 0.5 compared, three nets each; 1000 and 1500
+# steps) λ = 0.3–0.5 gave ≥ 0.9 on at least 7 anchors in 15 of 18 nets after 1000 steps, λ = 0.2 in 3 of 6; λ = 1 did
+# not fit the training set in 1500 steps. The run below: the same task and data as the multi-anchor nets above, three
+# nets, λ = 0.4, 1000 steps (the quick profile's budget; the full profile trains 3000 steps, not validated). The
+# claim reads, per anchor, the **median of the three nets** (green bars; the dots are the nets), so that one net late
+# off its plateau does not decide it: at least 7 of the 10 anchors ≥ 0.9, and the edge anchors 1, 2, 10 lower on
+# average than the seven others.
+#
+# The contrast (the claim's negative control) is the naive key-range split of 图12.4 for the same task: keys 80–99
+# held out for every anchor alike, so the test keys were never keys in training. A net trained so fits its training
+# set and answers almost none of them: the model learns to add a to the numbers it has seen as keys, and nothing ties
+# the unseen ones to an output.
+#
+# Validated once on seeds 0–19 and on the fresh seeds 500–519 (the earlier exploration of this statement had been
+# seen on both): 20 of 20 on each. The 7th best anchor's median accuracy was 1 on 38 of the 40 seeds (lowest 0.96,
+# seed 511), the edge anchors' mean at most 0.79 against at least 0.97 for the others; smallest margin +0.068 (seed
+# 511), median +0.111. The edges' deficit is carried by anchors 1 and 10 (median accuracy 0–0.87); anchor 2 is at
+# 0.89–1 here, lower than the middle only on some seeds, where the authors' run has 0.88. The edges are where answers
+# are rare: x + a for a key held out at the ends of the range is near the ends of the answers, and two of them, 21 =
+# 20 + 1 and 109 = 99 + 10, are never a training target at all. Not checked: the book's own model (4 layers, 4 heads)
+# and its weight decay; that nets at λ = 0.01 fall short (ours above reach the statement on 5 of seeds 0–19) is a
+# finding of this companion, not a statement of the book.
+
+# %%
+CFG_MULTI = dict(CFG_COMPOSITE, members=anchors.MULTI_ANCHOR_MEMBERS, weight_decay=anchors.MULTI_ANCHOR_DECAY,
+                 steps=pick_steps(quick=1000, full=3000, every=100, smoke=4))
+multi = anchors.run_composite(seed=seed, **CFG_MULTI)
+print(f"trained in {multi.seconds:.0f} CPU-s")
+held = anchors.median_per_anchor(multi)  # x ∈ G_a^c, never trained with its anchor
+seen = anchors.median_per_anchor(multi, split="ID")  # x ∈ G_a, fresh sequences
+a_s = list(held)
+fig, ax = plt.subplots(figsize=(4.8, 3.0), layout="constrained")
+ax.bar([a - 0.2 for a in a_s], [seen[a] for a in a_s], width=0.4, color="C0", label="x ∈ G_a (trained keys)")
+ax.bar([a + 0.2 for a in a_s], [held[a] for a in a_s], width=0.4, color="C2", label="x ∈ G_a^c (held-out keys)")
+for k in multi.same_nets("multi_anchor"):
+    net = anchors.per_anchor_accuracy(multi, k)
+    ax.plot([a + 0.2 for a in net], list(net.values()), "o", color="k", ms=3)
+ax.axhline(0.9, color="grey", lw=0.8, ls=":")
+ax.set(xlabel="anchor a", ylabel="accuracy", xticks=a_s, ylim=(0, 1.4), yticks=[0, 0.2, 0.4, 0.6, 0.8, 1],
+       title="weight decay 0.4, median of three nets (Fig. 12.14)")
+ax.legend(loc="upper center", ncol=2, fontsize=7)
+plt.show()
+
 # %%
 # NBVAL_CHECK_OUTPUT
-show(anchors.check_multi_anchor_most(two))
+show(anchors.check_multi_anchor_most(multi))
 
 # %% [markdown]
 # ### The embeddings of the numbers learn their order (图12.7)

@@ -158,6 +158,18 @@ def test_multi_anchor_adds_the_anchor_and_splits_by_anchor():
     assert set(task.tests["test"].anchors[:, 0].tolist()) == set(range(1, 11))
 
 
+def test_multi_anchor_key_range_split_holds_out_the_same_keys_for_every_anchor():
+    task = anchor_tasks.multi_anchor_task(2000, 500, split="key_range", split_at=80, seed=0)
+    for data, test in ((task.train, False), (task.tests["test"], True)):
+        rows, a = torch.arange(len(data)), data.anchors[:, 0]
+        key = data.x[rows, data.key_pos]
+        assert torch.equal(data.y, key + a) and bool(((key >= 80) == test).all())
+    anchor = anchor_tasks.multi_anchor_task(2000, 500, seed=0)  # the book's split: draws unchanged by the option
+    assert torch.equal(anchor.train.x, anchor_tasks.multi_anchor_task(2000, 500, split="anchor", seed=0).train.x)
+    ood = anchor_tasks.multi_anchor_id_ood_task(300, 100, 100, split="key_range", seq_len=6, seed=1)
+    assert bool((ood.tests["ID"].y - ood.tests["ID"].anchors[:, 0] < 80).all())
+
+
 def test_classification_returns_the_anchor_of_the_nearest_number():
     task = anchor_tasks.classification_task(300, 100, seed=0)
     for data, test in ((task.train, False), (task.tests["test"], True)):
@@ -187,6 +199,8 @@ def test_embedding_order_is_one_for_shuffled_and_large_for_ordered_embeddings():
 @pytest.mark.parametrize("call, word", [
     (lambda: anchor_tasks.recitation_task(10, 10, direction="sideways"), "direction"),
     (lambda: anchor_tasks.multi_anchor_task(10, 10, anchors=(11,)), "anchor"),
+    (lambda: anchor_tasks.multi_anchor_task(10, 10, split="position"), "split"),
+    (lambda: anchor_tasks.multi_anchor_task(10, 10, split="key_range", split_at=20), "split_at"),
     (lambda: anchor_tasks.classification_task(10, 10, n_pairs=9), "n_pairs"),
     (lambda: anchor_tasks.repeat_to(anchor_tasks.identity_task(3, 3).train, 0), "n ≥ 1"),
 ])

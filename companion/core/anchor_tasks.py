@@ -353,14 +353,14 @@ def anchor_test_keys(a: int) -> tuple[int, int]:
 
 
 def _multi_anchor(rng: np.random.Generator, n: int, seq_len: int, anchors: np.ndarray, lo: int, hi: int,
-                  test: bool) -> AnchorData:
+                  test: bool, split_at: int | None = None) -> AnchorData:
     x = rng.integers(lo, hi + 1, size=(n, seq_len))
     a = anchors[rng.integers(0, len(anchors), size=n)]
     anchor_pos = rng.integers(0, seq_len - 2, size=n)
     keys = np.empty(n, dtype=np.int64)
     values = np.arange(lo, hi + 1)
     for v in np.unique(a):
-        g_lo, g_hi = anchor_test_keys(int(v))
+        g_lo, g_hi = anchor_test_keys(int(v)) if split_at is None else (split_at, hi)
         held = (values >= g_lo) & (values <= g_hi)
         rows = a == v
         keys[rows] = rng.choice(values[held] if test else values[~held], size=int(rows.sum()))
@@ -369,23 +369,34 @@ def _multi_anchor(rng: np.random.Generator, n: int, seq_len: int, anchors: np.nd
     return AnchorData(_tensor(x), _tensor(keys + a), _tensor(anchor_pos + 1), _tensor(a[:, None]))
 
 
+MULTI_ANCHOR_SPLITS = ("anchor", "key_range")
+
+
 def multi_anchor_task(n_train: int, n_test: int, *, anchors: Sequence[int] = tuple(range(1, 11)), seq_len: int = 9,
-                      lo: int = 20, hi: int = 99, seed: int = 0) -> TaskData:
+                      lo: int = 20, hi: int = 99, split: str = "anchor", split_at: int = 80,
+                      seed: int = 0) -> TaskData:
     """Multi-anchor task (多锚点任务, §12.6.9, 图12.14): (…, a, x, …) ↦ x + a for anchors a ∈ {1, …, 10}.
 
-    Anchor-based split: the keys of anchor a in G_a^c = [12 + 8a, 19 + 8a] are test keys, the rest of
-    [lo, hi] training keys; so every number is a key in training, but never with its test anchor.
-    ``anchors`` are the per-sequence anchor tokens (``a`` is also the shift).
+    Anchor-based split (``split="anchor"``, the book's): the keys of anchor a in G_a^c = [12 + 8a, 19 + 8a] are
+    test keys, the rest of [lo, hi] training keys; so every number is a key in training, but never with its test
+    anchor.  ``split="key_range"``: the naive split of 图12.4 for every anchor alike, training keys below
+    ``split_at``, test keys from it on (never a key in training).  ``anchors`` are the per-sequence anchor tokens
+    (``a`` is also the shift).
     """
     _check_n(n_train=n_train, n_test=n_test)
     _check_range(lo, hi, anchors)
-    for a in anchors:
+    if split not in MULTI_ANCHOR_SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(MULTI_ANCHOR_SPLITS)}")
+    if split == "key_range":
+        _check_split(split, lo, hi, split_at)
+    for a in anchors if split == "anchor" else ():
         g_lo, g_hi = anchor_test_keys(int(a))
         if not (a >= 1 and lo <= g_lo and g_hi <= hi):
             raise ValueError(f"anchor {a}: its test keys [{g_lo}, {g_hi}] must lie in the key range [{lo}, {hi}]")
     pool, rng = np.asarray(sorted(set(int(a) for a in anchors))), numpy_rng(seed)
-    return TaskData("multi-anchor", _multi_anchor(rng, n_train, seq_len, pool, lo, hi, False),
-                    {"test": _multi_anchor(rng, n_test, seq_len, pool, lo, hi, True)},
+    at = split_at if split == "key_range" else None
+    return TaskData("multi-anchor", _multi_anchor(rng, n_train, seq_len, pool, lo, hi, False, at),
+                    {"test": _multi_anchor(rng, n_test, seq_len, pool, lo, hi, True, at)},
                     vocab_size=hi + int(pool.max()) + 1, seq_len=seq_len)
 
 
@@ -500,14 +511,18 @@ def synonym_task(n_train: int, n_id: int, n_ood: int, *, augment: bool = True, n
 
 
 def multi_anchor_id_ood_task(n_train: int, n_id: int, n_ood: int, *, anchors: Sequence[int] = tuple(range(1, 11)),
-                             seq_len: int = 9, lo: int = 20, hi: int = 99, seed: int = 0) -> TaskData:
+                             seq_len: int = 9, lo: int = 20, hi: int = 99, split: str = "anchor", split_at: int = 80,
+                             seed: int = 0) -> TaskData:
     """:func:`multi_anchor_task` (same training set) with the composite task's test names, so both train in one
-    ensemble: "OOD" holds the held-out (anchor, key) combinations G_a^c (task generalisation), "ID" fresh sequences
-    of trained combinations (data generalisation, drawn from a second random stream)."""
-    base = multi_anchor_task(n_train, n_ood, anchors=anchors, seq_len=seq_len, lo=lo, hi=hi, seed=seed)
+    ensemble: "OOD" holds the held-out (anchor, key) combinations (G_a^c, or the keys from ``split_at`` on with
+    ``split="key_range"``), "ID" fresh sequences of trained combinations (data generalisation, drawn from a second
+    random stream)."""
+    base = multi_anchor_task(n_train, n_ood, anchors=anchors, seq_len=seq_len, lo=lo, hi=hi, split=split,
+                             split_at=split_at, seed=seed)
     _check_n(n_id=n_id)
     pool = np.asarray(sorted(set(int(a) for a in anchors)))
-    fresh = _multi_anchor(numpy_rng(seed, 1), n_id, seq_len, pool, lo, hi, False)
+    fresh = _multi_anchor(numpy_rng(seed, 1), n_id, seq_len, pool, lo, hi, False,
+                          split_at if split == "key_range" else None)
     return TaskData(base.name, base.train, {"ID": fresh, "OOD": base.tests["test"]}, base.vocab_size, seq_len)
 
 

@@ -330,7 +330,7 @@ def check_lstm_gap(result: SampleEfficiency, level: float = 0.9) -> Verdict:
 
 
 # ------------------------------------------------------------------------------ 图12.8, 12.9, 12.11, 12.14: two anchors
-COMPOSITE_KINDS = ("composite", "synonym", "synonym_original", "multi_anchor")
+COMPOSITE_KINDS = ("composite", "synonym", "synonym_original", "multi_anchor", "multi_anchor_key_range")
 # Member specs (kind, argument): the composite task with the held-out anchor pairs given; the synonym task with
 # (augmented) and without (original data) the synonym 3, from the given number of training sequences; the
 # multi-anchor task from the given number of sequences.  All have sequences of length 6 and the test sets "ID"
@@ -359,13 +359,16 @@ def composite_member_task(spec: Sequence, n_train: int, n_test: int, seed: int) 
     ``("composite", held_out)``: :func:`~companion.core.anchor_tasks.composite_task` from ``n_train`` sequences
     with the anchor pairs ``held_out`` never trained; ``("synonym", n)`` and ``("synonym_original", n)``:
     :func:`~companion.core.anchor_tasks.synonym_task` with and without the synonym data, from n sequences;
-    ``("multi_anchor", n)``: :func:`~companion.core.anchor_tasks.multi_anchor_id_ood_task` from n sequences.
+    ``("multi_anchor", n)``: :func:`~companion.core.anchor_tasks.multi_anchor_id_ood_task` from n sequences;
+    ``("multi_anchor_key_range", n)``: the same with the naive key-range split of 图12.4 (keys 80–99 held out for
+    every anchor).
     """
     kind, arg = _spec(spec)
     if kind == "composite":
         return composite_task(n_train, n_test, n_test, held_out=arg, seq_len=6, residue_mod=4, seed=seed)
-    if kind == "multi_anchor":
-        return multi_anchor_id_ood_task(arg, n_test, n_test, seq_len=6, seed=seed)
+    if kind in ("multi_anchor", "multi_anchor_key_range"):
+        split = "anchor" if kind == "multi_anchor" else "key_range"
+        return multi_anchor_id_ood_task(arg, n_test, n_test, seq_len=6, split=split, seed=seed)
     return synonym_task(arg, n_test, n_test, augment=kind == "synonym", seq_len=6, residue_mod=4, seed=seed)
 
 
@@ -543,10 +546,12 @@ def check_synonym(run: CompositeRun) -> Verdict:
                          ID_original=float(run.accuracy["ID"][-1, originals].min()))
 
 
-def per_anchor_accuracy(run: CompositeRun, member: int | str | Sequence = "multi_anchor") -> dict[int, float]:
-    """Test accuracy of a multi-anchor member for each anchor a on its held-out keys G_a^c (图12.14)."""
+def per_anchor_accuracy(run: CompositeRun, member: int | str | Sequence = "multi_anchor",
+                        split: str = "OOD") -> dict[int, float]:
+    """Test accuracy of a multi-anchor member for each anchor a on its held-out keys G_a^c (图12.14), or with
+    ``split="ID"`` on fresh sequences of its training keys G_a (the book's other bar)."""
     k = run.member(member)
-    test = run.data(k).tests["OOD"]
+    test = run.data(k).tests[split]
     pred = last_token_logits(run.model(), test.x)[k].argmax(-1)
     a = test.anchors[:, 0]
     return {int(v): float((pred[a == v] == test.y[a == v]).float().mean()) for v in torch.unique(a)}
@@ -557,13 +562,15 @@ MULTI_ANCHOR = ClaimSpec("ch12.multi-anchor", "图12.14",
                          "with the anchor-based split the multi-anchor model f_a(x) = x + a learns the operation, not "
                          "the (anchor, key) pairs: the median of three nets answers most never-trained combinations "
                          "(accuracy ≥ 0.5), and its edge anchors 1, 2 and 10 do worse on average than the others "
-                         "(the book's accuracy of about 0.9 or more on most anchors is the exploration "
-                         "ch12.multi-anchor-most)",
+                         "(the book's accuracy of about 0.9 or more on most anchors is ch12.multi-anchor-most, on a "
+                         "run of its own)",
                          validation_seeds=REVALIDATION_SEEDS)
 MULTI_ANCHOR_MOST = ClaimSpec("ch12.multi-anchor-most", "图12.14",
-                              "the multi-anchor model generalises well for most anchors: in the median of three nets at "
-                              "least 7 of the 10 anchors reach accuracy ≥ 0.9 on their never-trained keys",
-                              kind="exploration")
+                              "the multi-anchor model generalises well for most anchors, worst at the edges: with "
+                              "weight decay 0.4 (three nets, the median per anchor) at least 7 of the 10 anchors reach "
+                              "accuracy ≥ 0.9 on their never-trained keys, and the edge anchors 1, 2 and 10 do worse "
+                              "on average than the others",
+                              validation_seeds=REVALIDATION_SEEDS)
 
 
 def check_multi_anchor(run: CompositeRun) -> Verdict:
@@ -580,13 +587,27 @@ def check_multi_anchor(run: CompositeRun) -> Verdict:
                               per_anchor=[round(per[a], 3) for a in sorted(per)])
 
 
-def check_multi_anchor_most(run: CompositeRun) -> Verdict:
-    """图12.14 (exploration), on the median multi-anchor net: the 7th best anchor's test accuracy ≥ 0.9 (≥ 7 of
-    10 anchors at ≥ 0.9)."""
-    per = per_anchor_accuracy(run, run.median_member("multi_anchor"))
+def median_per_anchor(run: CompositeRun, member: int | str | Sequence = "multi_anchor",
+                      split: str = "OOD") -> dict[int, float]:
+    """Per anchor a, the median over the nets that share the spec of ``member`` (:meth:`CompositeRun.same_nets`)
+    of their test accuracy on G_a^c (``split="ID"``: on G_a) (:func:`per_anchor_accuracy`): 图12.14's bars for a
+    typical net."""
+    pers = [per_anchor_accuracy(run, k, split) for k in run.same_nets(member)]
+    return {a: float(np.median([p[a] for p in pers])) for a in sorted(pers[0])}
+
+
+def check_multi_anchor_most(run: CompositeRun, member: int | str | Sequence = "multi_anchor") -> Verdict:
+    """图12.14 ("在大多数情况下，模型在基于锚点的数据上表现出良好的泛化能力 … 锚点"1"、"2"、"10" … 准确率没有到
+    100%"), on :func:`median_per_anchor` of the nets of ``member`` (:data:`MULTI_ANCHOR_MEMBERS`, trained with
+    :data:`MULTI_ANCHOR_DECAY`): the 7th best anchor's accuracy ≥ 0.9 (≥ 7 of 10 anchors at ≥ 0.9); mean accuracy
+    of :data:`EDGE_ANCHORS` < mean accuracy of the other anchors."""
+    per = median_per_anchor(run, member)
     ranked = sorted(per.values(), reverse=True)
+    edge = float(np.mean([v for a, v in per.items() if a in EDGE_ANCHORS]))
+    inner = float(np.mean([v for a, v in per.items() if a not in EDGE_ANCHORS]))
     return MULTI_ANCHOR_MOST.judge(threshold("7th best anchor's test accuracy", ranked[6], ">=", 0.9),
-                                   per_anchor=[round(per[a], 3) for a in sorted(per)])
+                                   compare("edge anchors 1, 2, 10", edge, "<", "other anchors", inner),
+                                   nets=len(run.same_nets(member)), per_anchor=[round(per[a], 3) for a in per])
 
 
 def number_embeddings(run: TrainedMembers, k: int, lo: int = 20, hi: int = 99, model: nn.Module | None = None) -> np.ndarray:
@@ -906,3 +927,17 @@ def make_explorer(seed: int | None = None):
                 "heads": W.dropdown(1, (1, 2, 4), "heads"),
                 "steps": W.int_slider(200, 100, EXPLORER_HORIZON, "steps", step=100)}
     return W.Explorer("Anchor functions: task, split and model size", controls, compute, draw)
+
+
+# ------------------------------------------------------------------------------ 图12.14: the multi-anchor run of its own
+#: The notebook's multi-anchor run (图12.14, ``ch12.multi-anchor-most``): the task of :data:`COMPOSITE_MEMBERS`'
+#: multi-anchor nets from :data:`NETS_PER_CLAIM` initialisations, trained with AdamW weight decay
+#: :data:`MULTI_ANCHOR_DECAY` instead of 0.01 (1000 steps).  With 0.01 the nets fit their training set and stop at
+#: 0.72–0.94 on the never-trained keys, middle anchors at 0.49–0.89 (tuning seed 100); a stronger decay lets the
+#: middle anchors reach ≥ 0.9: ≥ 7 anchors at ≥ 0.9 in 15 of 18 nets with 0.3–0.5, 3 of 6 with 0.2 (seeds 100–102).
+#: A run of its own, so that the draws of :data:`COMPOSITE_MEMBERS` stay as they were.
+MULTI_ANCHOR_MEMBERS = (("multi_anchor", 50000),) * NETS_PER_CLAIM
+MULTI_ANCHOR_DECAY = 0.4
+#: The contrast of ``ch12.multi-anchor-most`` (its negative control): the naive key-range split of 图12.4, keys
+#: 80–99 held out for every anchor alike, so no test key was ever a key in training.
+MULTI_ANCHOR_KEY_RANGE_MEMBERS = (("multi_anchor_key_range", 50000),) * NETS_PER_CLAIM
