@@ -390,7 +390,7 @@ def test_expected_claims_reads_the_chapter_and_its_experiments_module():
     assert len(ids) == 12 and "ch10.fl-vs-fnl" in ids and "ch10.width-free-cnn" in ids  # 图10.3(b)–(d) added three
     assert "ch10.completion-order" in ids  # 图10.2 in the book's setting (stop 53) added the twelfth
     ch12 = runner.expected_claims(catalog.find("ch12").source)  # `from companion.experiments import ch12_anchors`
-    assert len(ch12) == 12 and "ch12.transformer-vs-lstm" not in ch12  # an exploration is not counted
+    assert len(ch12) == 11 and "ch12.transformer-vs-lstm" not in ch12  # an exploration is not counted
 
 
 def test_stale_kernel_folders_of_a_killed_process_are_removed(tmp_path):
