@@ -565,9 +565,9 @@ axes[0].bar(["f_a1(x)", "f_a1(x) − 2", "other"], [shares["f_a1(x)"], shares["f
 axes[0].set(title="output between the anchors", ylabel="share of irrelevant positions", ylim=(0, 1))
 axes[1].axis("off")
 for i, (tokens, outputs) in enumerate(anchors.working_memory_outputs(grid, k_wm)):
-    axes[1].text(0, 0.9 - 0.3 * i, "input   " + " ".join(f"{t:2d}" for t in tokens), family="monospace", fontsize=8)
-    axes[1].text(0, 0.8 - 0.3 * i, "output  " + " ".join(f"{t:2d}" for t in outputs), family="monospace", fontsize=8)
-axes[1].set_title("test sequences: input and output per position")
+    axes[1].text(0, 0.9 - 0.3 * i, " ".join(f"{t:2d}" for t in tokens), family="monospace", fontsize=9)
+    axes[1].text(0, 0.8 - 0.3 * i, " ".join(f"{t:2d}" for t in outputs), family="monospace", fontsize=9, color="C1")
+axes[1].set_title("input (black), output (orange) per position")
 plt.show()
 
 # %% [markdown]
@@ -588,7 +588,7 @@ plt.show()
 # do. Designed on seeds 100–103 (each 1.0 test accuracy, read-out ≥ 0.998; one of three models stalled on
 # seeds 101 and 102), validated once on seeds 0–19: it held on 19 of 20 (read-out ≥ 0.97 wherever it held; on
 # seed 18 two of the three models stalled, median test accuracy 0.45). Since γ itself had been picked after
-# seeds 0–19 were seen, the fresh seeds 500–519 are the sterner test: WM_FRESH.
+# seeds 0–19 were seen, the fresh seeds 500–519 are the sterner test; the robustness report gives the count.
 # Our sequences are 9 tokens long (the book's example 20), and the key-range control (test keys never seen in
 # training, 图12.4) fails the check (tests/test_controls_ch12.py).
 # **Statistical output of type 2 is an exploration.** The training set is fitted completely, and on unseen
