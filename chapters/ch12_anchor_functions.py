@@ -560,11 +560,8 @@ show(anchors.check_embedding_order(two))
 CFG_GRID = dict(n_test=pick(quick=500, full=500, smoke=100), d_model=32, n_layers=2,
                 steps=pick_steps(quick=800, full=3000, every=100, smoke=4),
                 lr=pick(quick=1e-2, full=3e-3), weight_decay=0.01, batch_size=100, record_every=100)
-MEMBERS = (("forward", 500), ("backward", 500), ("statistical_2", 2000), ("working_memory", 4000),
-           ("working_memory", 4000), ("working_memory", 4000),  # three working-memory models (their median)
-           ("forward", 500), ("backward", 500), ("forward", 500), ("backward", 500))  # three nets per direction
-GAMMAS = (0.5, 0.5, 0.5, 0.4, 0.4, 0.4, 0.5, 0.5, 0.5, 0.5)  # one initialisation rate per member
-grid = anchors.run_task_grid(MEMBERS, seed=seed, gamma=GAMMAS, **CFG_GRID)
+MEMBERS = anchors.GRID_MEMBERS  # recitation (3 nets per direction), statistical output type 2, 5 working-memory models
+grid = anchors.run_task_grid(MEMBERS, seed=seed, gamma=anchors.GRID_GAMMAS, **CFG_GRID)  # γ = 0.4 for working memory
 share_x, share_x1 = anchors.test_prediction_shares(grid)
 for task, n in dict.fromkeys(MEMBERS):
     print(f"{task:15s} ({n:4d} sequences): train {grid.final('train', task):.3f}  test {grid.final('test', task):.3f}")
@@ -574,8 +571,8 @@ print(f"statistical output, type 2: on unseen sequences the model answers x in {
 # %%
 recall = {"forward": "n->m", "backward": "m->n"}  # the book's text names (…, n) ↦ m forward, (…, m) ↦ n backward
 fig, axes = panels(3, width=3.2)
-for ax, (task, n), title in zip(axes, MEMBERS[2:] + MEMBERS[:1],
-                                ("statistical output, type 2", "working memory (Fig. 12.10)", "recitation, 500 seq.")):
+for ax, task, title in zip(axes, ("statistical_2", "working_memory", "forward"),
+                           ("statistical output, type 2", "working memory (Fig. 12.10)", "recitation, 500 seq.")):
     tasks = (("forward", "backward") if task == "forward" else (task,))
     for t in tasks:
         ks = grid.indices(t)  # the replicas' mean
