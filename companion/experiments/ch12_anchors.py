@@ -637,7 +637,7 @@ def run_task_grid(members: Sequence[tuple[str, int]], *, n_test: int = 500, d_mo
 
 #: 图12.10: the working-memory models of the notebook's task grid, γ = 0.4; their median is judged.  Five, not three:
 #: a single model ends on a plateau (test accuracy 0.2–0.87) on about one run in seven (3 of 24 at 800 steps,
-#: 7 of 42 at 1000 steps, seeds 100–121 — more steps do not help, the plateaus are flat), so a median of three
+#: 6 of 42 at 1000 steps, seeds 100–121 — more steps do not help, the plateaus are flat), so a median of three
 #: fails on about 5 % of the seeds (two stalls), a median of five on about 2 % (three stalls).
 WM_NETS = 5
 WM_GAMMA = 0.4
