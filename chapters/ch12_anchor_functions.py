@@ -616,9 +616,9 @@ plt.show()
 # *Why five models.* One model sometimes ends on a plateau: its test accuracy climbs to 0.2–0.87 and stays
 # there while the learning rate decays. On the design seeds 100–121 this happened to 3 of 24 single models
 # (γ = 0.4, 800 steps) and to 6 of 42 with 1000 steps — more steps do not help, the plateaus are flat; γ = 0.3
-# and γ = 0.5 stalled more often (γ = 0.3: 5 of 6, seeds 100 and 115; γ = 0.5: 12 of 27, seeds 101–115). With a stall rate
-# near one in seven, the median of three fails when two stall (about 5 % of the seeds: the earlier version held
-# on 19 of seeds 0–19 and 18 of 500–519), the median of five only when three do (about 2 %).
+# and γ = 0.5 stalled more often (γ = 0.3: 5 of 6, seeds 100 and 115; γ = 0.5: 12 of 27, seeds 101–115).
+# With a stall rate near one in seven, the median of three fails when two stall (about 5 % of the seeds: the
+# earlier version held on 19 of seeds 0–19 and 18 of 500–519), the median of five only when three do (about 2 %).
 # VALIDATION_WM
 # Our sequences are 9 tokens long (the book's example 20), and the key-range control (test keys never seen in
 # training, 图12.4) fails the check (tests/test_controls_ch12.py).

@@ -714,7 +714,7 @@ def check_statistical_2(grid: TaskGrid, task: str = "statistical_2") -> Verdict:
 
 
 WORKING_MEMORY = ClaimSpec("ch12.working-memory", "图12.10",
-                           "working memory: with irrelevant tokens between the two anchors the median of three models "
+                           "working memory: with irrelevant tokens between the two anchors the median of five models "
                            "computes f_a2(f_a1(x)) on unseen (position, key) pairs (test accuracy ≥ 0.9), and at the "
                            "irrelevant positions between the anchors it outputs the intermediate result: f_a1(x), up "
                            "to the shift the not-yet-seen second anchor may add (f_3 or f_4 of it), at ≥ 0.8 of them")
