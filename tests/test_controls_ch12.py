@@ -153,17 +153,21 @@ def test_control_ch12_per_position(early_composite):
 
 
 @pytest.mark.contrast("the key-range split of 图12.4 instead of the mod-residue split")
-def test_control_ch12_working_memory():
+def test_control_ch12_working_memory(notebook_grid):
     # The notebook's working-memory model (4000 sequences, γ = 0.4, lr 1e-2, 800 steps) twice in one ensemble: with
     # the book's mod-residue split and with the naive key-range split of 图12.4 (keys 20–79 in training, 80–99 in
-    # the test).  The key-range model fits its training set and answers none of the unseen keys; the mod-residue
-    # model is the positive side (the claim itself judges the median of five such models).
+    # the test).  The key-range model fits its training set (train accuracy 1.0, seed 0) and answers none of the
+    # unseen keys (0.0).  (The mod-residue model of this two-member run stalls on a plateau at seed 0, test 0.17:
+    # the reason the claim judges the median of five; the positive twin is the notebook's grid, whose median of
+    # five holds at seed 0.)
     grid = anchors.run_task_grid((("working_memory", 4000), ("working_memory_key_range", 4000)), n_test=500,
                                  d_model=32, steps=800, lr=1e-2, weight_decay=0.01, batch_size=100,
                                  record_every=100, seed=0, gamma=anchors.WM_GAMMA)
     v = anchors.check_working_memory(grid, task="working_memory_key_range")
     assert not v.passed, v.measured_line()
     assert v.measured["train_accuracy"] >= 0.9, v.measured_line()  # a real run: it fits its training set
+    twin = anchors.check_working_memory(notebook_grid)
+    assert twin.passed, twin.measured_line()
 
 
 @pytest.fixture(scope="module")
