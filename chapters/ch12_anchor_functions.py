@@ -666,7 +666,7 @@ show(anchors.check_statistical_2(grid))
 # more nets nor more data made it robust here, and the quick profile keeps one net per direction.
 # With one net per direction (this version) it held on 18 of seeds 0–19 and on 18 of 500–519: the n ↦ m net was
 # ahead on seeds 10, 11, 508 and 515 (gaps −0.22, −0.02, −0.05, −0.74), the m ↦ n net on the others by
-# 0.07–0.70 (median 0.23 on seeds 0–19, 0.41 on 500–519).
+# 0.07–0.83 (median 0.23 on seeds 0–19, 0.41 on 500–519).
 # The book's larger data sizes and 4000 epochs are beyond the quick profile; the data-size axis of 图12.12 is
 # not swept here (one size).
 
