@@ -4,9 +4,9 @@ A control marked ``contrast`` runs the setting the book sets against the phenome
 (mod-residue, reading, working memory), the other split (key-range), unambiguous labels (statistical output), forward recitation,
 whose answer precedes the anchor (broadcast), fewer sequences than the transformer needs (图12.6), tasks that only
 fetch a number and need no order (embedding order, §12.6.3), a held-out anchor pair whose twin is trained (task
-harder, 图12.9), the key-range split for the multi-anchor task (multi-anchor-most, 图12.14).  Where the phenomenon
-is present the same check passes (positive twins).  The others keep untrained or stopped-early runs, for these
-reasons:
+harder, 图12.9), the key-range split for the multi-anchor task (multi-anchor-most, 图12.14), the other direction of
+recitation (n ↦ m instead of m ↦ n, 图12.12).  Where the phenomenon is present the same check passes (positive
+twins).  The others keep untrained or stopped-early runs, for these reasons:
 
 * ch12.shift: the layer-1 shift is positional (i → i−1 at every position, as the book says: "主要基于位置嵌入"),
   so a trained model whose answer does not follow the anchor shows it too — in forward recitation the answer's
@@ -154,19 +154,41 @@ def test_control_ch12_per_position(early_composite):
 
 
 @pytest.mark.contrast("the key-range split of 图12.4 instead of the mod-residue split")
-def test_control_ch12_working_memory():
+def test_control_ch12_working_memory(notebook_grid):
     # The notebook's working-memory model (4000 sequences, γ = 0.4, lr 1e-2, 800 steps) twice in one ensemble: with
     # the book's mod-residue split and with the naive key-range split of 图12.4 (keys 20–79 in training, 80–99 in
-    # the test).  The key-range model fits its training set (accuracy 1.0 on seeds 0, 100–104) and answers none of
-    # the unseen keys (0.0 on each); the mod-residue model answered them on seeds 100–104 (≥ 0.998), but on seed 0
-    # of this ensemble its training stalled (0.50), as the notebook's does now and then (its claim: 19 of 20), so
-    # the positive side is left to the claim's own robustness count.
+    # the test).  The key-range model fits its training set (train accuracy 1.0, seed 0) and answers none of the
+    # unseen keys (0.0).  (The mod-residue model of this two-member run stalls on a plateau at seed 0, test 0.17:
+    # the reason the claim judges the median of five; the positive twin is the notebook's grid, whose median of
+    # five holds at seed 0.)
     grid = anchors.run_task_grid((("working_memory", 4000), ("working_memory_key_range", 4000)), n_test=500,
-                                 d_model=32, steps=800, lr=1e-2, weight_decay=0.01, batch_size=100, record_every=100,
-                                 seed=0, gamma=(0.4, 0.4))
+                                 d_model=32, steps=800, lr=1e-2, weight_decay=0.01, batch_size=100,
+                                 record_every=100, seed=0, gamma=anchors.WM_GAMMA)
     v = anchors.check_working_memory(grid, task="working_memory_key_range")
     assert not v.passed, v.measured_line()
     assert v.measured["train_accuracy"] >= 0.9, v.measured_line()  # a real run: it fits its training set
+    twin = anchors.check_working_memory(notebook_grid)
+    assert twin.passed, twin.measured_line()
+
+
+@pytest.fixture(scope="module")
+def notebook_grid():
+    """The notebook's task grid of section 7 in the quick profile at seed 0 (shared with its cache)."""
+    return anchors.run_task_grid(anchors.GRID_MEMBERS, n_test=500, d_model=32, n_layers=2, steps=800, lr=1e-2,
+                                 weight_decay=0.01, batch_size=100, record_every=100, seed=0,
+                                 gamma=anchors.GRID_GAMMAS)
+
+
+@pytest.mark.contrast("the other direction of recitation: n ↦ m, the book's literal 'forward' (图12.12)")
+def test_control_ch12_recitation(notebook_grid):
+    # 图12.12's contrast is the other direction.  The same check, asked whether recalling m from n, (…, m, 3, n,
+    # …, n) ↦ m, generalises better than recalling n from m, fails on the notebook's real run: its three n ↦ m
+    # nets trail (seed 0), while the claim's direction holds on the same nets (the positive twin).
+    v = anchors.check_recitation(notebook_grid, better="forward")
+    assert not v.passed, v.measured_line()
+    assert min(notebook_grid.finals("train", "forward", 500)) >= 0.9, v.measured_line()  # they fit their data
+    twin = anchors.check_recitation(notebook_grid)
+    assert twin.passed, twin.measured_line()
 
 
 @pytest.mark.contrast("unambiguous labels: the trained identity task (图12.13(b))")
