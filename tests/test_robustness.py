@@ -476,3 +476,12 @@ def test_missing_runs_only_the_runs_the_report_lacks_for_the_current_code(tiny, 
     tiny.source.write_text(TINY.replace("3.5", "10.5"))  # new code: the old runs no longer count
     robustness.robustness([tiny], [0, 4], out=tmp_path / "rep", missing=True, progress=False)
     assert sorted(ran) == [0, 4, 4]
+
+
+@pytest.mark.parametrize("value, words", [("x", "--budget must be a number of seconds, got 'x'"),
+                                          ("0", "--budget must lie between 1 and 86400 seconds"),
+                                          ("nan", "--budget must lie between 1 and 86400 seconds")])
+def test_a_bad_budget_is_one_line_naming_it(value, words, capsys):
+    assert main(["robustness", "--chapters", "ch04", "--budget", value]) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and len(err.splitlines()) == 1
