@@ -636,10 +636,8 @@ class TaskGrid(TrainedMembers):
     n_test: int = 500
 
     def index(self, task: str, n_train: int | None = None) -> int:
-        for k, (t, n) in enumerate(self.members):
-            if t == task and (n_train is None or n == n_train):
-                return k
-        raise ValueError(f"the run has no member ({task!r}, {n_train}); its members are {self.members}")
+        """The first member learning ``task`` (from ``n_train`` sequences)."""
+        return self.indices(task, n_train)[0]
 
     def data(self, k: int) -> TaskData:
         task, n = self.members[k]
@@ -715,12 +713,17 @@ def recitation_gap(grid: TaskGrid, sizes: Sequence[int] = RECITATION_SIZES, bett
     reverse, (…, m, 3, n, …, n) ↦ m — the names of the book's definition (§12.6.7, and of
     :func:`~companion.core.anchor_tasks.recitation_task`); the book's own motivation (reciting the *next* line is
     forward) and the authors' code name them the other way round."""
-    if better not in ("forward", "backward"):
-        raise ValueError(f"better must be 'forward' or 'backward', got {better!r}")
-    other = "forward" if better == "backward" else "backward"
+    other = _other_direction(better)
     test = grid.accuracy["test"][1:]  # the recorded steps after the start
     return np.array([float((test[:, grid.indices(better, n)].mean(1) - test[:, grid.indices(other, n)].mean(1)).mean())
                      for n in sizes])
+
+
+def _other_direction(better: str) -> str:
+    """The recitation direction that is not ``better`` ("forward" or "backward")."""
+    if better not in ("forward", "backward"):
+        raise ValueError(f"better must be 'forward' or 'backward', got {better!r}")
+    return "forward" if better == "backward" else "backward"
 
 
 RECITATION = ClaimSpec("ch12.recitation", "图12.12",
@@ -738,8 +741,7 @@ def check_recitation(grid: TaskGrid, sizes: Sequence[int] = RECITATION_SIZES, be
     return RECITATION.judge(threshold("test-accuracy gap, mean over training", float(gap.mean()), ">=", 0.03),
                             gaps=gap, members=len(grid.indices(better, sizes[0])),
                             final_gap=float(grid.finals("test", better, sizes[0]).mean()
-                                            - grid.finals("test", "forward" if better == "backward" else "backward",
-                                                          sizes[0]).mean()))
+                                            - grid.finals("test", _other_direction(better), sizes[0]).mean()))
 
 
 def test_prediction_shares(grid: TaskGrid, task: str = "statistical_2") -> tuple[float, float]:
@@ -789,8 +791,8 @@ def working_memory_readout(grid: TaskGrid, k: int) -> dict[str, float]:
         pred = grid.model()(data.x)[k].argmax(-1)  # (N, T)
     rows, p = torch.arange(len(data)), data.key_pos
     inter = data.x[rows, p] + torch.tensor([WORKING_MEMORY_SHIFTS[int(a)] for a in data.anchors[:, 0]])
-    q = torch.stack([torch.nonzero(data.x[i] == data.anchors[i, 1])[-1, 0] for i in range(len(data))])
     pos = torch.arange(data.x.shape[1])
+    q = torch.where(data.x == data.anchors[:, 1:2], pos, -1).amax(1)  # the last position holding a2
     between = (pos[None] > p[:, None] + 1) & (pos[None] < q[:, None])  # the irrelevant tokens between a1 and a2
     diff = (pred - inter[:, None])[between]
     held = (diff == 0) | (diff == WORKING_MEMORY_SHIFTS[4])

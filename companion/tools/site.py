@@ -330,10 +330,11 @@ def robustness_file(profile: str = "quick") -> Path:
 
 
 def read_robustness(path: Path | None = None) -> tuple[dict | None, list[str]]:
-    """The committed robustness report (or None) and the chapters that changed since it was made."""
+    """The committed robustness report (default: the quick profile's, :func:`robustness_file`), or None, and the
+    chapters that changed since it was made."""
     from companion.tools import robustness
 
-    path = robustness.REPORT_DIR / "report.json" if path is None else path
+    path = robustness_file() if path is None else path
     if not path.exists():
         return None, []
     report = json.loads(path.read_text(encoding="utf-8"))
