@@ -485,3 +485,15 @@ def test_a_bad_budget_is_one_line_naming_it(value, words, capsys):
     assert main(["robustness", "--chapters", "ch04", "--budget", value]) == 2
     err = capsys.readouterr().err.strip()
     assert words in err and len(err.splitlines()) == 1
+
+
+def test_a_budget_sweep_adds_a_changed_chapter_only_once_it_covers_the_reports_seeds(tiny, tmp_path, monkeypatch):
+    robustness.robustness([tiny], [0, 4], out=tmp_path / "rep", progress=False)
+    tiny.source.write_text(TINY.replace("3.5", "4.5"))  # the code changed: its two old seeds must not be lost
+    written, real = [], robustness.write_report
+    monkeypatch.setattr(robustness, "write_report", lambda file, report: (written.append(sorted(
+        report["chapters"]["ch97_tiny"]["seeds"], key=int)), real(file, report)))
+    report = robustness.robustness([tiny], [0, 4], out=tmp_path / "rep", budget=3600, progress=False)
+    assert written == [["0", "4"], ["0", "4"]]  # nothing written after the first run; then both, new code
+    assert report["chapters"]["ch97_tiny"]["digest"] == robustness.chapter_digest(tiny)
+    assert report["claims"]["ch97.small-seed"]["seeds"]["4"]["passed"]  # 4 < 4.5 now

@@ -663,7 +663,9 @@ def robustness(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, job
     nothing in the cache is an error too (an empty report would say nothing, and "meet" the standard).  With
     ``missing`` only the chapter × seed runs the report lacks for the current code run.  With ``budget`` (seconds)
     no run starts after that long (:func:`run_sweep`), and the report is written after every finished run, so a
-    device window that ends early keeps what it measured; without it, once at the end.
+    device window that ends early keeps what it measured (a chapter whose code changed since the report joins it
+    only once its runs cover the seeds the report has for it; until then they stay in the cache); without it, once
+    at the end.
     """
     out = Path(out)
     path = report_path(out, profile)
@@ -681,6 +683,14 @@ def robustness(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, job
         # Read the report again: another sweep or a --restamp may have written it while this one ran (hours, maybe);
         # merging into the copy read at the start would silently undo what they wrote.
         now = read_report(path)
+        if budget is not None:  # a window's share: a chapter whose code changed joins once it covers the report's seeds
+            finished: dict[str, tuple[str, set[str]]] = {}
+            for i in items:
+                finished.setdefault(i["chapter"], (i["digest"], set()))[1].add(str(i["seed"]))
+            ready = {slug for slug, plan in finished.items() if merge_conflict(now, profile, {slug: plan}) is None}
+            items = [i for i in items if i["chapter"] in ready]
+            if not items:
+                return now
         problem = merge_conflict(now, profile, {slug: plan for slug, plan in planned.items()
                                                 if any(i["chapter"] == slug for i in items)})
         if problem:
