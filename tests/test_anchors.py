@@ -146,6 +146,22 @@ def test_recitation_answers_the_other_member_of_the_pair(direction):
         assert (((data.y % 9) == (p % 9)) == test).all()  # mod-residue split on the answer
 
 
+def test_recitation_both_mixes_the_patterns_and_tests_each():
+    # The book's data (§12.6.7): one set holding both patterns, about half each; one test set per direction.
+    task = anchor_tasks.recitation_task(2000, 100, direction="both", seed=0)
+    data, rows = task.train, torch.arange(2000)
+    forward = data.key_pos == torch.where(data.x == 3)[1] - 1  # the answer is m, just before the anchor
+    assert 900 < int(forward.sum()) < 1100
+    assert torch.equal(data.x[rows, data.key_pos], data.y)
+    query = torch.where(forward, data.key_pos + 2, data.key_pos - 2)  # forward asks with n, backward with m
+    assert torch.equal(data.x[:, -1], data.x[rows, query])
+    assert set(task.tests) == {"forward", "backward"}
+    for direction, test in task.tests.items():
+        anchor_pos = torch.where(test.x == 3)[1]
+        assert torch.equal(test.key_pos, anchor_pos - 1 if direction == "forward" else anchor_pos + 1)
+        assert ((test.y % 9) == (test.key_pos % 9)).all()  # mod-residue split: test answers on their residue
+
+
 def test_multi_anchor_adds_the_anchor_and_splits_by_anchor():
     task = anchor_tasks.multi_anchor_task(2000, 500, seed=0)
     assert task.vocab_size == 110

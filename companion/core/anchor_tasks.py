@@ -274,20 +274,21 @@ def working_memory_task(n_train: int, n_test: int, *, seq_len: int = 9, lo: int 
 
 
 # ------------------------------------------------------------------------------ forward/backward recitation
-RECITATIONS = ("forward", "backward")
+RECITATIONS = ("forward", "backward", "both")
 
 
-def _recitation(rng: np.random.Generator, n: int, seq_len: int, anchor: int, lo: int, hi: int, direction: str,
+def _recitation(rng: np.random.Generator, n: int, seq_len: int, anchor: int, lo: int, hi: int, forward: np.ndarray,
                 test: bool, modulus: int) -> AnchorData:
+    """``forward`` (n,) bool: (…, m, 3, n, …, n) ↦ m where True, (…, m, 3, n, …, m) ↦ n where False."""
     x = rng.integers(lo, hi + 1, size=(n, seq_len))
     p = rng.integers(0, seq_len - 3, size=n)  # m at p, the anchor at p+1, n at p+2 ≤ seq_len − 2
-    answer_pos = p if direction == "forward" else p + 2
+    answer_pos = np.where(forward, p, p + 2)
     answers = _keys(rng, answer_pos, lo, hi, modulus, test)
     others = rng.integers(lo, hi + 1, size=n)
-    m, n_tok = (answers, others) if direction == "forward" else (others, answers)
+    m, n_tok = np.where(forward, answers, others), np.where(forward, others, answers)
     rows = np.arange(n)
     x[rows, p], x[rows, p + 1], x[rows, p + 2] = m, anchor, n_tok
-    x[:, -1] = n_tok if direction == "forward" else m  # the query: the other member of the pair
+    x[:, -1] = np.where(forward, n_tok, m)  # the query: the other member of the pair
     return AnchorData(_tensor(x), _tensor(answers), _tensor(answer_pos), _tensor(np.full((n, 1), anchor)))
 
 
@@ -296,8 +297,10 @@ def recitation_task(n_train: int, n_test: int, *, direction: str = "forward", se
     """Forward/backward recitation (前向-后向背诵, §12.6.7, 图12.12): (…, m, 3, n, …, q) with the pair anywhere.
 
     In the book's naming ``"forward"`` is (…, m, 3, n, …, n) ↦ m (the query is the later token, the answer the
-    earlier one) and ``"backward"`` is (…, m, 3, n, …, m) ↦ n.  The answer follows the mod-residue split on its
-    own position (m = ``seq_len``), as for the identity task.
+    earlier one) and ``"backward"`` is (…, m, 3, n, …, m) ↦ n.  ``"both"`` is the book's data set, sequences of
+    either pattern ("(*,*,m,3,n,*,*,*,n) 或 (*,*,m,3,n,*,*,*,m)"), each a fair coin's choice, with one test set per
+    direction ("forward", "backward"); a single direction has the test set "test".  The answer follows the
+    mod-residue split on its own position (m = ``seq_len``), as for the identity task.
     """
     _check_n(n_train=n_train, n_test=n_test)
     _check_range(lo, hi, [anchor])
@@ -306,9 +309,16 @@ def recitation_task(n_train: int, n_test: int, *, direction: str = "forward", se
     if seq_len < 4:
         raise ValueError(f"seq_len must be ≥ 4 (m, anchor, n and the query), got {seq_len}")
     rng = numpy_rng(seed)
-    args = (seq_len, anchor, lo, hi, direction)
-    return TaskData(f"{direction} recitation", _recitation(rng, n_train, *args, False, seq_len),
-                    {"test": _recitation(rng, n_test, *args, True, seq_len)}, vocab_size=hi + 2, seq_len=seq_len)
+    args = (seq_len, anchor, lo, hi)
+    if direction == "both":
+        train = _recitation(rng, n_train, *args, rng.random(n_train) < 0.5, False, seq_len)
+        tests = {d: _recitation(rng, n_test, *args, np.full(n_test, d == "forward"), True, seq_len)
+                 for d in ("forward", "backward")}
+        return TaskData("recitation", train, tests, vocab_size=hi + 2, seq_len=seq_len)
+    forward = direction == "forward"
+    return TaskData(f"{direction} recitation", _recitation(rng, n_train, *args, np.full(n_train, forward), False, seq_len),
+                    {"test": _recitation(rng, n_test, *args, np.full(n_test, forward), True, seq_len)},
+                    vocab_size=hi + 2, seq_len=seq_len)
 
 
 # ------------------------------------------------------------------------------ classification
