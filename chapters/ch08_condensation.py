@@ -1053,8 +1053,8 @@ feedback("习题19", answer19, lambda v: float(v) == 0.0,
 #   layer condense from a small initialisation and not from the usual one (图8.5): on the 8×8 digits onto about
 #   two lines; with the digits interpolated to 12×12 (smooth strokes, as on MNIST's grid) kernels and outputs
 #   condense onto the book's one line, two opposite directions. In a small residual CNN trained from the default
-#   initialisation
-#   the last layer's kernels and outputs condense while the first layer's keep most of their effective lines
+#   initialisation the last layer's kernels and outputs condense while the first layer's keep most of their
+#   effective lines
 #   (图8.6, on colour photograph patches).
 # * The initial stage is a loss plateau (图8.9); in it, p = 1 activations line up on one line (图8.10), and read as
 #   blocks of the heat map the median x·tanh net lies on two lines (x²·tanh's three lines do not reproduce robustly);
