@@ -224,6 +224,21 @@ def test_line_share_of_one_line_and_of_random_directions():
     assert ch08.channel_cosines(outputs).shape == (3, 3)
 
 
+def test_line_sides_counts_the_two_opposite_directions_and_upsampled_keeps_the_digits():
+    signs = np.where(np.arange(32) < 9, -1.0, 1.0)  # 9 kernels on −û, 23 on +û
+    u = np.outer(signs, np.arange(1.0, 10.0)) * np.linspace(0.5, 2, 32)[:, None]
+    assert ch08.line_sides(cond.cosine_similarity_matrix(u)) == (23, 9)
+    assert ch08.line_sides(cond.cosine_similarity_matrix(np.abs(u))) == (32, 0)  # one direction, not two
+    with pytest.raises(ValueError, match="square"):
+        ch08.line_sides(np.ones((2, 3)))
+    x = torch.rand(5, 64)
+    assert torch.equal(ch08.upsampled(x, 8), x.reshape(5, 8, 8))
+    big = ch08.upsampled(x, 12)
+    assert big.shape == (5, 12, 12) and big.min() >= x.min() - 1e-6 and big.max() <= x.max() + 1e-6
+    with pytest.raises(ValueError, match="image_size"):
+        ch08.run_cnn_condensation.__wrapped__(n_train=20, n_test=10, channels=2, steps=10, image_size=6)
+
+
 def test_ramp_distance_is_zero_for_one_neuron_and_positive_for_the_target():
     x = np.linspace(-1, 1, 401)
     assert ch08.ramp_distance(x, 0.7 * np.maximum(x - 0.2, 0)) < 1e-3  # one neuron, kink inside

@@ -249,6 +249,22 @@ def test_cnn_condensation_check_holds_at_small_initialisation():
     assert v.passed, v.measured_line()
 
 
+# 图8.5(e, f) — at a finer resolution (the digits interpolated to 12×12) the kernels and the outputs condense onto one
+# line, two opposite directions, from the book's initialisation; the LeCun-scale net of the same run does not
+
+CNN_LINE = dict(n_train=60, n_test=30, channels=32, small_std=96.0 ** -4, lr=2e-4, image_size=12, steps=2000, seed=0)
+
+
+@pytest.mark.contrast("LeCun-scale initialisation: the control member of the same run (图8.5's contrast)")
+def test_control_ch08_cnn_one_line():
+    result = ch08.run_cnn_condensation(**CNN_LINE)
+    v = ch08.check_cnn_one_line(result, member=1)
+    assert not v.passed, v.measured_line()
+    assert not v.conditions[0].passed  # the control's fitted kernels stay off one line
+    small = ch08.check_cnn_one_line(result)  # the same run's small-init member: one line
+    assert small.passed, small.measured_line()
+
+
 # 图8.9 — from a small initialisation the loss first stalls (the initial stage), then falls
 
 @pytest.mark.contrast("large initialisation, std 1 instead of 50⁻⁴")
