@@ -1853,7 +1853,7 @@ def check_cnn_condensation(result: ConvCondensation) -> Verdict:
 CNN_ONE_LINE = ClaimSpec(
     "ch08.cnn-one-line", "图8.5",
     "from a small initialisation the kernels of a convolution layer and the layer's outputs have condensed onto "
-    "about one line (two opposite directions) when the training set is fitted")
+    "about one line (two opposite directions) when the training set is fitted", validation_seeds=REVALIDATION_SEEDS)
 
 
 def check_cnn_one_line(result: ConvCondensation, member: int = 0) -> Verdict:
