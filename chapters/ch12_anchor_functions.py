@@ -274,21 +274,37 @@ show(anchors.check_statistical(run))
 # All three train through the same engine with the same AdamW, schedule, step count and last-token loss;
 # each architecture trains one member per training size as one batched ensemble, on nested training sets
 # and one mod-residue test set.
+#
+# **Trained to convergence.** A comparison of how many sequences each architecture needs means something only
+# when every model has finished learning from the sequences it got: an LSTM that is still fitting its training
+# set looks as if it needed more data. Every member therefore trains until it has **converged**, by a stated
+# criterion: its training accuracy is ≥ 0.99 at every record from half-way through the run on (it fitted its
+# training set while the learning rate was still at least half its peak, and kept it) and its test accuracy moves
+# by at most 0.02 over the last quarter of the run. The claims below judge converged members only; a member that
+# did not converge is a "never", not a pass. The setting, 500 steps at peak learning rate 3·10⁻³ (warm-up +
+# cosine), was chosen on design seeds 100–109: there every member of all three architectures converged, while
+# with the 400 steps at 2·10⁻³ used before, the LSTM (training accuracy 0.93 at 1000 and 2000 sequences, seed 100)
+# and even the transformer (0.89 at 1000) were still learning. The book trains 4000 epochs at a peak of 2·10⁻⁴.
 
 # %%
-CFG_SIZES = dict(sizes=pick(quick=(500, 1000, 2000), full=(250, 500, 1000, 2000, 4000, 8000),
+CFG_SIZES = dict(sizes=pick(quick=(500, 700, 1000, 1400), full=(250, 500, 700, 1000, 1400, 2000, 4000, 8000),
                             smoke=(250, 500)),  # a smoke run: two small sizes (each record evaluates max(sizes) sequences)
                  n_test=pick(quick=500, full=500, smoke=100), d_model=pick(quick=32, full=64),
-                 steps=pick_steps(quick=400, full=3000, every=10, smoke=4), lr=2e-3, weight_decay=0.01, batch_size=100)
+                 steps=pick_steps(quick=500, full=3000, every=750, smoke=4), lr=3e-3, weight_decay=0.01, batch_size=100)
 sizes_run = anchors.run_sample_efficiency(seed=seed, **CFG_SIZES)
 for arch in sizes_run.test:
     print(f"{arch:12s} {sizes_run.params[arch]:7d} parameters, test accuracy "
-          f"{[round(float(a), 2) for a in sizes_run.test[arch]]}  ({sizes_run.seconds[arch]:.0f} CPU-s)")
+          f"{[round(float(a), 2) for a in sizes_run.test[arch]]}, converged "
+          f"{sizes_run.converged[arch].astype(int).tolist()}  ({sizes_run.seconds[arch]:.0f} CPU-s)")
 
 # %%
 fig, ax = plt.subplots(figsize=(4.6, 3.2), layout="constrained")
 for arch, marker in zip(sizes_run.test, "os^"):
-    ax.plot(sizes_run.sizes, sizes_run.test[arch], marker + "-", label=arch)
+    line, = ax.plot(sizes_run.sizes, sizes_run.test[arch], marker + "-", label=arch)
+    late = ~sizes_run.converged[arch]  # hollow: a member that did not converge (not judged)
+    ax.plot([n for n, bad in zip(sizes_run.sizes, late) if bad], sizes_run.test[arch][late], marker, ms=9,
+            mfc="white", mec=line.get_color(), label="not converged" if late.any() else None)
+ax.axhline(0.9, color="0.6", ls=":", lw=1)
 ax.set(xscale="log", xlabel="training sequences", ylabel="test accuracy", ylim=(-0.03, 1.03),
        title="identity task (Fig. 12.6 analogue)")
 ax.legend()
@@ -299,17 +315,29 @@ plt.show()
 # size) while the FNN stays below 0.5 at every size. The FNN shares no weight across positions: its first
 # layer reads position i through weights of its own, and under the mod-residue split a test key at position i
 # is a value those weights never had to send to the output, so the FNN stays at chance — 图12.6's "the FNN
-# hardly generalises", here sharpened to none at all.
+# hardly generalises", here sharpened to none at all. With every member trained to convergence this held on 20 of
+# 20 seeds 0–19 and, since the run changed after those seeds had been seen, on 20 of 20 seeds 500–519 (the
+# transformer's best test accuracy ≥ 0.97, the FNN's ≤ 0.016).
 #
-# The book's second statement, that the LSTM needs about four times more data than the transformer, is
-# fragile here. With 800 training steps our small LSTM learnt the identity task from as few sequences as the
-# transformer (test accuracy 0.91 vs 0.97 at 1000 sequences, seed 0); with the 400 steps used here it lags
-# behind at the size where the transformer first reaches 0.9, so what is measured mixes sample efficiency with
-# the LSTM's slower optimisation. One reason to expect little difference is the split itself:
-# the mod-residue split tests generalisation to unseen (position, key) pairs, and a recurrent net applies the
-# same weights at every position, so it is translation-invariant by construction, while the transformer, with
-# learned position embeddings, must learn that invariance from data. The statement is therefore an
-# exploration (its pass rate over seeds is in the robustness report).
+# The book's second statement, that the LSTM needs about four times more data than the transformer (about 2200
+# sequences against 600), does not hold here once both are trained to convergence. On the validation seeds 0–19
+# (239 of the 240 members converged; the one that did not is the transformer at 1000 sequences of seed 0, drawn
+# hollow above: its training accuracy was 0.986 at half-way, so its 0.92 is not judged and its n* is 1400) the
+# transformer first reached test accuracy 0.9 at n* = 1000 sequences on 14 seeds, at 700 on 5 and at 1400 on 1;
+# the converged LSTM reached it at 1000 on 19 seeds and at 1400 on 1. The LSTM was still below 0.9 at the
+# transformer's n* on 6 of 20 seeds (0–19) and on 8 of 20 (500–519), with a median margin of −0.02: five of the
+# six are seeds where the transformer already reached 0.9 at 700 sequences (the LSTM 0.68–0.79 there), the sixth
+# an LSTM at 0.898; where the transformer's n* is 1000 the LSTM sits at 0.90–0.96 there. With the 400 steps at
+# learning rate 2·10⁻³ used before, the same check held on 20 of 20 seeds 0–19, because the LSTM had not finished
+# fitting its training set: that measured the LSTM's slower optimisation, not its sample efficiency. At the
+# smallest size the order is even reversed: from 500 sequences the LSTM answers 0.22–0.49 of the test sequences
+# and the transformer 0.02–0.18 (seeds 0–19); the transformer's curve is steeper, from near chance to ≈ 1 between
+# 700 and 1000 sequences. One reason to expect little difference is the split itself: the mod-residue split tests
+# generalisation to unseen (position, key) pairs, and a recurrent net applies the same weights at every position,
+# so it is translation-invariant by construction, while the transformer, with learned position embeddings, must
+# learn that invariance from data. The statement therefore stays an exploration. Unchecked: the book's own sizes
+# and gap (600 vs 2200), which may need its larger models (5.6M and 5.3M parameters, a 4-layer LSTM), its 4000
+# epochs and its learning rate (peak 2·10⁻⁴); and the full profile, whose verdicts are not measured.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -825,8 +853,8 @@ anchors.check_overlap(train_pairs, test_pairs)
 # * The same model reads (reading comprehension) and learns *distributions* when the labels are
 #   ambiguous (statistical output): its softmax reproduces the 0.8/0.2 frequencies.
 # * Against a fully connected net the transformer's weight sharing over positions is what lets it generalise
-#   (图12.6); a small LSTM, translation-invariant by construction, lagged behind after 400 steps but nearly
-#   matched the transformer after 800 (seed 0).
+#   (图12.6); a small LSTM, translation-invariant by construction and trained to convergence, reached test
+#   accuracy 0.9 from about as few sequences as the transformer (1000 on most seeds), not the book's four times more.
 # * Data generalisation is easier than task generalisation (图12.9): fresh keys of trained anchor pairs are
 #   answered, an unseen diagonal pair is not. A never-trained pair becomes answerable through a **synonym**:
 #   when 3 does what 9 does and (4, 3) is trained, the model answers (4, 9) (图12.11); more data on the original

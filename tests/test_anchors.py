@@ -337,3 +337,36 @@ def test_identity_twins_are_independent_nets_whose_median_the_claims_judge():
         assert check(run, more=twins).measured["nets"] == 3 and check(run).measured["nets"] == 1
     accs = sorted([float(run.accuracy["test"][-1, 0]), *map(float, twins.accuracy["test"][-1])])
     assert anchors.check_mod_residue(run, more=twins).measured["test_accuracy"] == pytest.approx(accs[1])
+
+
+def test_convergence_of_a_sample_efficiency_member():
+    """图12.6: a member converged when its training accuracy is ≥ 0.99 from half-way on and its test accuracy moved
+    by ≤ 0.02 over the last quarter; members: fitted late, still generalising, converged, fitted but drifting."""
+    import numpy as np
+    steps = np.array([0, 125, 250, 375, 500])
+    train = np.array([[0.0, 0.0, 0.0, 0.0], [0.5, 0.9, 0.9, 1.0], [0.98, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0],
+                      [1.0, 1.0, 1.0, 1.0]])
+    test = np.array([[0.0] * 4, [0.1] * 4, [0.5] * 4, [0.6, 0.6, 0.9, 0.5], [0.6, 0.7, 0.91, 0.53]])
+    assert anchors.converged_members(steps, train, test).tolist() == [False, False, True, False]
+    with pytest.raises(ValueError, match="half-way"):
+        anchors.converged_members(np.array([0, 500]), train[[0, -1]], test[[0, -1]])
+    with pytest.raises(ValueError, match="steps"):
+        anchors.run_sample_efficiency((50,), steps=3)
+
+
+def test_an_lstm_that_did_not_converge_at_n_star_is_a_never():
+    """check_lstm_gap judges converged members only: the LSTM below 0.9 at the transformer's n* passes only when that
+    LSTM member converged; a transformer member that did not converge cannot be n*."""
+    import numpy as np
+    arrays = lambda *v: {arch: np.array(x) for arch, x in zip(("transformer", "lstm", "fnn"), v)}  # noqa: E731
+    run = anchors.SampleEfficiency(
+        (500, 1000), train=arrays([1.0, 1.0], [1.0, 0.9], [1.0, 1.0]), test=arrays([0.1, 0.95], [0.5, 0.8], [0.0, 0.0]),
+        params={}, seconds={}, converged=arrays([True, True], [True, True], [True, True]), steps=np.arange(5),
+        train_curve={}, test_curve={})
+    assert anchors.check_lstm_gap(run).passed and anchors.check_sample_efficiency(run).passed
+    run.converged["lstm"] = np.array([True, False])
+    v = anchors.check_lstm_gap(run)
+    assert not v.passed and np.isnan(v.conditions[0].value)
+    run.converged["transformer"] = np.array([True, False])
+    assert np.isnan(anchors.check_lstm_gap(run).measured["n_star_transformer"])
+    assert not anchors.check_sample_efficiency(run).passed

@@ -107,11 +107,11 @@ def untrained_grid():
 
 @pytest.mark.contrast("fewer sequences than the transformer needs: the left end of 图12.6")
 def test_control_ch12_transformer_vs_fnn():
-    # 图12.6: the transformer generalises from about 600 sequences on.  With 250 and the notebook's model and 400
-    # steps, all three architectures fit their training set (accuracy 1) and none generalises: the transformer
+    # 图12.6: the transformer generalises from about 600 sequences on.  With 250 and the notebook's model, steps and
+    # learning rate, all three architectures converge (training accuracy 1) and none generalises: the transformer
     # shows no advantage over the FNN.
-    few = anchors.run_sample_efficiency((250,), n_test=200, d_model=32, steps=400, seed=0)
-    assert min(float(few.train[arch][0]) for arch in few.train) >= 0.99, few.train
+    few = anchors.run_sample_efficiency((250,), n_test=200, d_model=32, steps=500, seed=0)
+    assert all(bool(few.converged[arch][0]) for arch in few.converged), few.train
     v = anchors.check_sample_efficiency(few)
     assert not v.passed, v.measured_line()
 

@@ -264,16 +264,44 @@ def check_overlap(train_pairs: set, test_pairs: set) -> float | None:
 
 
 # ------------------------------------------------------------------------------ 图12.6: transformer, LSTM, FNN
+#: A member of :func:`run_sample_efficiency` has *converged* when its training accuracy is ≥ CONVERGED_TRAIN at every
+#: record from half-way through the steps on (it fitted its training set while the learning rate was still at least
+#: half its peak, and kept it) and its test accuracy moved by at most CONVERGED_DRIFT over the last quarter of the
+#: steps.  图12.6's claims judge converged members only: a member that did not converge is a "never".
+CONVERGED_TRAIN, CONVERGED_DRIFT = 0.99, 0.02
+
+
 @dataclass
 class SampleEfficiency:
-    """Result of :func:`run_sample_efficiency`: final accuracies (S,) per architecture over the training sizes."""
+    """Result of :func:`run_sample_efficiency`: final accuracies (S,) per architecture over the training sizes,
+    whether each member converged (:data:`CONVERGED_TRAIN`), and the accuracies at the recorded ``steps`` (R, S)."""
 
     sizes: tuple[int, ...]
     train: dict[str, np.ndarray]  # architecture → (S,) training accuracy
     test: dict[str, np.ndarray]  # architecture → (S,) test accuracy (mod-residue split)
     params: dict[str, int]  # architecture → parameters of one model
     seconds: dict[str, float]  # architecture → CPU seconds of its batched run
+    converged: dict[str, np.ndarray]  # architecture → (S,) bool
+    steps: np.ndarray  # (R,) recorded steps: 0, each quarter of the run
+    train_curve: dict[str, np.ndarray]  # architecture → (R, S) training accuracy
+    test_curve: dict[str, np.ndarray]  # architecture → (R, S) test accuracy
     seed: int = 0
+
+    def converged_test(self, arch: str) -> np.ndarray:
+        """Final test accuracy (S,) of ``arch``, NaN ("never") where the member did not converge."""
+        return np.where(self.converged[arch], self.test[arch], np.nan)
+
+
+def converged_members(steps: np.ndarray, train: np.ndarray, test: np.ndarray) -> np.ndarray:
+    """(K,) whether each member converged (:data:`CONVERGED_TRAIN`), from accuracies (R, K) recorded at ``steps``
+    (R,) that include the half-way point, the three-quarter point and the end of the run."""
+    total = steps[-1]
+    late = steps >= total / 2
+    quarter = int(np.argmin(np.abs(steps - 0.75 * total)))
+    if not late[:-1].any() or steps[quarter] in (0, total):
+        raise ValueError(f"convergence needs records at half-way, three quarters and the end; got steps {steps}")
+    fitted = (train[late] >= CONVERGED_TRAIN).all(axis=0)
+    return fitted & (np.abs(test[-1] - test[quarter]) <= CONVERGED_DRIFT)
 
 
 def _run_sample_efficiency(sizes: tuple[int, ...], n_test: int, d_model: int, steps: int, lr: float,
@@ -281,53 +309,72 @@ def _run_sample_efficiency(sizes: tuple[int, ...], n_test: int, d_model: int, st
     full = identity_task(max(sizes), n_test, seed=seed)
     tasks = [TaskData(full.name, full.train.subset(torch.arange(len(full.train)) < n), full.tests, full.vocab_size,
                       full.seq_len) for n in sizes]  # nested training sets, one test set
-    train, test, params, seconds = {}, {}, {}, {}
+    train, test, params, seconds, converged, train_curve, test_curve = {}, {}, {}, {}, {}, {}, {}
+    recorded = np.zeros(0)
     for arch in ARCHITECTURES:
         model, history = train_on_tasks(tasks, arch=arch, gamma=0.5, weight_decay=weight_decay, d_model=d_model,
                                         n_layers=2, n_heads=1, steps=steps, lr=lr, batch_size=min(batch_size, *sizes),
-                                        record_every=steps, n_eval=max(sizes), seed=seed, desc=arch)
-        train[arch], test[arch] = history["train accuracy"][-1], history["test accuracy"][-1]
+                                        record_every=max(1, steps // 4), n_eval=max(sizes), seed=seed, desc=arch)
+        recorded, train_curve[arch], test_curve[arch] = (history.steps, history["train accuracy"],
+                                                         history["test accuracy"])
+        train[arch], test[arch] = train_curve[arch][-1], test_curve[arch][-1]
+        converged[arch] = converged_members(recorded, train_curve[arch], test_curve[arch])
         params[arch], seconds[arch] = model.n_parameters(), float(history["cpu_seconds"][-1, 0])
-    return SampleEfficiency(tuple(sizes), train, test, params, seconds, seed)
+    return SampleEfficiency(tuple(sizes), train, test, params, seconds, converged, recorded, train_curve, test_curve,
+                            seed)
 
 
-def run_sample_efficiency(sizes: Sequence[int] = (250, 500, 1000, 2000), *, n_test: int = 500, d_model: int = 32,
-                          steps: int = 400, lr: float = 2e-3, weight_decay: float = 0.01, batch_size: int = 100,
-                          seed: int = 0) -> SampleEfficiency:
+def run_sample_efficiency(sizes: Sequence[int] = (500, 700, 1000, 1400), *, n_test: int = 500,
+                          d_model: int = 32, steps: int = 500, lr: float = 3e-3, weight_decay: float = 0.01,
+                          batch_size: int = 100, seed: int = 0) -> SampleEfficiency:
     """图12.6: the identity task learnt by a transformer, an LSTM and an FNN from nested training sets of ``sizes``.
 
     Each architecture trains one member per size as one batched ensemble, with the same steps, AdamW,
-    warm-up/cosine schedule and last-token loss (§12.8); tests use the mod-residue split (cached on disk).
+    warm-up/cosine schedule and last-token loss (§12.8); tests use the mod-residue split; the accuracies are
+    recorded at every quarter of the steps, so that each member's convergence can be judged (cached on disk).
     """
+    if steps < 4:
+        raise ValueError(f"steps must be ≥ 4 (records at every quarter of the run), got {steps}")
     return cached(_run_sample_efficiency)(tuple(int(n) for n in sizes), n_test, d_model, steps, lr, weight_decay,
                                           batch_size, seed)
 
 
 SAMPLE_EFFICIENCY = ClaimSpec("ch12.transformer-vs-fnn", "图12.6",
                               "on the identity task the transformer generalises (test accuracy ≥ 0.9 at some training "
-                              "size) while the fully connected net, five times larger, stays below 0.5 at every size")
+                              "size) while the fully connected net, five times larger, stays below 0.5 at every size",
+                              validation_seeds=REVALIDATION_SEEDS)  # converged members only since 0–19 were seen
 LSTM_GAP = ClaimSpec("ch12.transformer-vs-lstm", "图12.6",
                      "the transformer needs fewer training sequences than an LSTM of similar size: at the smallest "
                      "size where the transformer reaches test accuracy 0.9 the LSTM is still below 0.9",
-                     kind="exploration")
+                     kind="exploration", validation_seeds=REVALIDATION_SEEDS)
+
+
+def converged_counts(result: SampleEfficiency) -> dict[str, int]:
+    """How many members (sizes) of each architecture converged, for a verdict's measured line."""
+    return {f"converged_{arch}": int(c.sum()) for arch, c in result.converged.items()}
 
 
 def check_sample_efficiency(result: SampleEfficiency, level: float = 0.9) -> Verdict:
-    """图12.6: the transformer's best test accuracy ≥ ``level``; the FNN's best < 0.5."""
-    test = result.test
+    """图12.6: the transformer's best test accuracy ≥ ``level``; the FNN's best < 0.5 (converged members only)."""
+    best = {arch: result.converged_test(arch) for arch in ("transformer", "fnn")}
+    best = {arch: float(np.nanmax(a)) if np.isfinite(a).any() else float("nan") for arch, a in best.items()}
     return SAMPLE_EFFICIENCY.judge(
-        threshold("transformer's best test accuracy", float(test["transformer"].max()), ">=", level),
-        threshold("FNN's best test accuracy", float(test["fnn"].max()), "<", 0.5),
-        n_star_transformer=first_step(result.sizes, test["transformer"], level))
+        threshold("transformer's best test accuracy", best["transformer"], ">=", level),
+        threshold("FNN's best test accuracy", best["fnn"], "<", 0.5),
+        n_star_transformer=first_step(result.sizes, result.converged_test("transformer"), level),
+        **converged_counts(result))
 
 
 def check_lstm_gap(result: SampleEfficiency, level: float = 0.9) -> Verdict:
-    """图12.6 (exploration): n* = the smallest size where the transformer reaches ``level``; LSTM at n* < ``level``."""
-    sizes, test = result.sizes, result.test
-    n_star = first_step(sizes, test["transformer"], level)
-    lstm_at = float("nan") if is_never(n_star) else float(test["lstm"][sizes.index(int(n_star))])
+    """图12.6 (exploration): n* = the smallest size where a converged transformer reaches ``level``; the converged
+    LSTM at n* is below ``level`` (an LSTM that did not converge at n* is a "never": the claim fails)."""
+    sizes = result.sizes
+    transformer, lstm = result.converged_test("transformer"), result.converged_test("lstm")
+    n_star = first_step(sizes, transformer, level)
+    lstm_at = float("nan") if is_never(n_star) else float(lstm[sizes.index(int(n_star))])
     return LSTM_GAP.judge(threshold("LSTM test accuracy at n*", lstm_at, "<", level),
-                          n_star_transformer=n_star, n_star_lstm=first_step(sizes, test["lstm"], level))
+                          n_star_transformer=n_star, n_star_lstm=first_step(sizes, lstm, level),
+                          **converged_counts(result))
 
 
 # ------------------------------------------------------------------------------ 图12.8, 12.9, 12.11, 12.14: two anchors
