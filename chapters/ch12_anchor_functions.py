@@ -629,11 +629,15 @@ show(anchors.check_embedding_order(two))
 CFG_GRID = dict(n_test=pick(quick=500, full=500, smoke=100), d_model=32, n_layers=2,
                 steps=pick_steps(quick=800, full=3000, every=100, smoke=4),
                 lr=pick(quick=1e-2, full=3e-3), weight_decay=0.01, batch_size=100, record_every=100)
-MEMBERS = anchors.GRID_MEMBERS  # recitation (3 nets per direction), statistical output type 2, 5 working-memory models
-grid = anchors.run_task_grid(MEMBERS, seed=seed, gamma=anchors.GRID_GAMMAS, **CFG_GRID)  # γ = 0.4 for working memory
+MEMBERS = anchors.GRID_MEMBERS  # recitation (one net per direction), statistical output type 2
+grid = anchors.run_task_grid(MEMBERS, seed=seed, gamma=anchors.GRID_GAMMAS, **CFG_GRID)
+CFG_WM = dict(CFG_GRID, batch_size=anchors.WM_BATCH)  # batches of 200 for working memory (see below why)
+wm = anchors.run_working_memory(anchors.WM_NETS, seed=seed, **CFG_WM)  # γ = 0.4, each model its own data draw
 share_x, share_x1 = anchors.test_prediction_shares(grid)
 for task, n in dict.fromkeys(MEMBERS):
     print(f"{task:15s} ({n:4d} sequences): train {grid.final('train', task):.3f}  test {grid.final('test', task):.3f}")
+print(f"working memory  ({wm.members[0][1]:4d} sequences, {wm.n_members} models): test accuracy "
+      f"{', '.join(f'{a:.2f}' for a in wm.finals('test', 'working_memory'))}")
 print(f"statistical output, type 2: on unseen sequences the model answers x in {share_x:.0%}, "
       f"x + 1 in {share_x1:.0%} of the cases")
 
@@ -644,10 +648,11 @@ for ax, task, title in zip(axes, ("statistical_2", "working_memory", "forward"),
                            ("statistical output, type 2", "working memory (Fig. 12.10)", "recitation, 500 seq.")):
     tasks = (("forward", "backward") if task == "forward" else (task,))
     for t in tasks:
-        ks = grid.indices(t)  # the replicas' mean
+        src = wm if t == "working_memory" else grid
+        ks = src.indices(t)  # the replicas' mean
         label = recall[t] if len(tasks) > 1 else ""
-        ax.plot(grid.steps, grid.accuracy["train"][:, ks].mean(1), ":", label=f"{label} train".strip())
-        ax.plot(grid.steps, grid.accuracy["test"][:, ks].mean(1), "-", label=f"{label} test".strip())
+        ax.plot(src.steps, src.accuracy["train"][:, ks].mean(1), ":", label=f"{label} train".strip())
+        ax.plot(src.steps, src.accuracy["test"][:, ks].mean(1), "-", label=f"{label} test".strip())
     ax.set(title=title, xlabel="step", ylim=(-0.03, 1.03))
     ax.legend(fontsize=7)
 axes[0].set_ylabel("accuracy")
@@ -655,14 +660,14 @@ plt.show()
 
 # %%
 # 图12.10: what the median working-memory model outputs at every position (trained on the last token only)
-k_wm = anchors.working_memory_member(grid)
-shares = anchors.working_memory_readout(grid, k_wm)
+k_wm = anchors.working_memory_member(wm)
+shares = anchors.working_memory_readout(wm, k_wm)
 fig, axes = panels(2, width=4.2)
 axes[0].bar(["f_a1(x)", "f_a1(x) − 2", "other"], [shares["f_a1(x)"], shares["f_a1(x) or f_4(f_a1(x))"]
             - shares["f_a1(x)"], 1 - shares["f_a1(x) or f_4(f_a1(x))"]])
 axes[0].set(title="output between the anchors", ylabel="share of irrelevant positions", ylim=(0, 1))
 axes[1].axis("off")
-for i, (tokens, outputs) in enumerate(anchors.working_memory_outputs(grid, k_wm)):
+for i, (tokens, outputs) in enumerate(anchors.working_memory_outputs(wm, k_wm)):
     axes[1].text(0, 0.9 - 0.3 * i, " ".join(f"{t:2d}" for t in tokens), family="monospace", fontsize=9)
     axes[1].text(0, 0.8 - 0.3 * i, " ".join(f"{t:2d}" for t in outputs), family="monospace", fontsize=9, color="C1")
 axes[1].set_title("input (black), output (orange) per position")
@@ -707,7 +712,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-show(anchors.check_working_memory(grid))
+show(anchors.check_working_memory(wm))
 
 # %%
 # NBVAL_CHECK_OUTPUT
