@@ -816,9 +816,9 @@ def run_working_memory(nets: int = WM_NETS, *, task: str = "working_memory", n_t
 WORKING_MEMORY = ClaimSpec("ch12.working-memory", "图12.10",
                            "working memory: with irrelevant tokens between the two anchors the median of five models "
                            "(each its own initialisation and data) computes f_a2(f_a1(x)) on unseen (position, key) "
-                           "pairs (test accuracy ≥ 0.9), and at the irrelevant positions between the anchors it outputs "
-                           "the intermediate result: f_a1(x), up to the shift the not-yet-seen second anchor may add "
-                           "(f_3 or f_4 of it), at ≥ 0.8 of them", validation_seeds=REVALIDATION_SEEDS)
+                           "pairs (test accuracy ≥ 0.9), and at the irrelevant positions between the anchors it "
+                           "outputs the intermediate result: f_a1(x), up to the shift the not-yet-seen second anchor "
+                           "may add (f_3 or f_4 of it), at ≥ 0.8 of them", validation_seeds=REVALIDATION_SEEDS)
 
 
 def working_memory_readout(grid: TaskGrid, k: int) -> dict[str, float]:
