@@ -735,15 +735,18 @@ def run_task_grid(members: Sequence[tuple[str, int]], *, n_test: int = 500, d_mo
                                   record_every, seed, gamma)
 
 
-#: 图12.10: the working-memory models of the notebook's task grid, γ = 0.4; their median is judged.  Five, not three:
-#: a single model ends on a plateau (test accuracy 0.2–0.87) on about one run in seven (3 of 24 at 800 steps,
-#: 6 of 42 at 1000 steps, seeds 100–121 — more steps do not help, the plateaus are flat), so a median of three
-#: fails on about 5 % of the seeds (two stalls), a median of five on about 2 % (three stalls).
+#: 图12.10: the working-memory models, a run of their own (:func:`run_working_memory`), γ = 0.4; their median is
+#: judged.  In the task grid with batches of 100 (80 000 sequences seen in 800 steps) a single model ended on a
+#: plateau (test accuracy 0.1–0.87) on about one run in five — 12 of 60 on seeds 100–109 even with its own data
+#: draw, and neither Adam's β2 = 0.98 (12 of 60), a learning-rate floor of 0.1 (9 of 60) nor a warm-up of 30 % (6 of
+#: 60) removed it, while batches of 50 made it the rule (12 of 18).  Batches of 200 (160 000 sequences in the same
+#: 800 steps): 4 of 60 below 0.9, none below 0.83 — the plateaus were too few examples seen, not too few steps.
 WM_NETS = 5
 WM_GAMMA = 0.4
-#: The notebook's task grid (section 7), one ensemble: statistical output of type 2 (图12.13(b)) and :data:`WM_NETS`
-#: working-memory models (图12.10).  Recitation (图12.12) is a run of its own, :func:`run_recitation`.
-GRID_MEMBERS = (("statistical_2", 2000), *(("working_memory", 4000),) * WM_NETS)
+WM_BATCH = 200
+#: The notebook's task grid (section 7): statistical output of type 2 (图12.13(b)).  Working memory (图12.10) is
+#: :func:`run_working_memory`, recitation (图12.12) :func:`run_recitation`: runs of their own.
+GRID_MEMBERS = (("statistical_2", 2000),)
 GRID_GAMMAS = tuple(WM_GAMMA if task == "working_memory" else 0.5 for task, _ in GRID_MEMBERS)
 
 #: 图12.12's training-set sizes, the authors' (their figure's x-axis: 500, 1000, 2000, 4000, 7000 sequences).
@@ -852,12 +855,51 @@ def check_statistical_2(grid: TaskGrid, task: str = "statistical_2") -> Verdict:
                                share_x=share_x)
 
 
+@dataclass
+class WorkingMemoryRun(TaskGrid):
+    """Result of :func:`run_working_memory`: a :class:`TaskGrid` whose member k learned from its own draw of the
+    data, stream k of the seed (:mod:`companion.kit.seeds`), so that the models share neither initialisation
+    nor data."""
+
+    def data(self, k: int) -> TaskData:
+        task, n = self.members[k]
+        return make_task(task, n, self.n_test, seed=self.seed + k * STREAM_STRIDE)
+
+
+def _run_working_memory(task: str, nets: int, n_train: int, n_test: int, d_model: int, n_layers: int, steps: int,
+                        lr: float, weight_decay: float, batch_size: int, record_every: int, seed: int,
+                        gamma: float) -> WorkingMemoryRun:
+    members = ((task, n_train),) * nets
+    data = [make_task(task, n_train, n_test, seed=seed + k * STREAM_STRIDE) for k in range(nets)]
+    model, history = train_on_tasks(data, gamma=gamma, weight_decay=weight_decay, d_model=d_model, n_layers=n_layers,
+                                    n_heads=1, steps=steps, lr=lr, batch_size=batch_size, record_every=record_every,
+                                    n_eval=min(n_test, n_train), seed=seed, desc="working memory")
+    return WorkingMemoryRun(history, model.cfg, model.state_dict(), members, seed, n_test)
+
+
+def run_working_memory(nets: int = WM_NETS, *, task: str = "working_memory", n_train: int = 4000, n_test: int = 500,
+                       d_model: int = 32, n_layers: int = 2, steps: int = 800, lr: float = 1e-2,
+                       weight_decay: float = 0.01, batch_size: int = WM_BATCH, record_every: int = 100,
+                       seed: int = 0, gamma: float = WM_GAMMA) -> WorkingMemoryRun:
+    """图12.10: ``nets`` working-memory models (§12.6.5) as one batched ensemble, each from its own initialisation
+    and its own draw of the data (:class:`WorkingMemoryRun`); ``task`` is "working_memory" (the book's mod-residue
+    split) or "working_memory_key_range" (the naive split of 图12.4, the control).  AdamW with the warm-up/cosine
+    learning rate and the last-token loss (§12.8), as :func:`run_task_grid`, but mini-batches of :data:`WM_BATCH`
+    (see there why); cached on disk."""
+    if task not in ("working_memory", "working_memory_key_range"):
+        raise ValueError(f"task must be 'working_memory' or 'working_memory_key_range', got {task!r}")
+    if nets < 1:
+        raise ValueError(f"nets must be ≥ 1, got {nets}")
+    return cached(_run_working_memory)(task, int(nets), int(n_train), n_test, d_model, n_layers, steps, lr,
+                                       weight_decay, batch_size, record_every, seed, float(gamma))
+
+
 WORKING_MEMORY = ClaimSpec("ch12.working-memory", "图12.10",
                            "working memory: with irrelevant tokens between the two anchors the median of five models "
-                           "computes f_a2(f_a1(x)) on unseen (position, key) pairs (test accuracy ≥ 0.9), and at the "
-                           "irrelevant positions between the anchors it outputs the intermediate result: f_a1(x), up "
-                           "to the shift the not-yet-seen second anchor may add (f_3 or f_4 of it), at ≥ 0.8 of them",
-                           kind="exploration")
+                           "(each its own initialisation and data) computes f_a2(f_a1(x)) on unseen (position, key) "
+                           "pairs (test accuracy ≥ 0.9), and at the irrelevant positions between the anchors it "
+                           "outputs the intermediate result: f_a1(x), up to the shift the not-yet-seen second anchor "
+                           "may add (f_3 or f_4 of it), at ≥ 0.8 of them", validation_seeds=REVALIDATION_SEEDS)
 
 
 def working_memory_readout(grid: TaskGrid, k: int) -> dict[str, float]:
@@ -895,9 +937,10 @@ def working_memory_outputs(grid: TaskGrid, k: int, n: int = 3) -> list[tuple[lis
 
 
 def check_working_memory(grid: TaskGrid, task: str = "working_memory") -> Verdict:
-    """图12.10 (an exploration: 18 of seeds 0–19, 20 of 500–519): the member of median test accuracy among the
-    ``task`` replicas: test accuracy ≥ 0.9, and the share of its outputs at the irrelevant positions holding the
-    intermediate (:func:`working_memory_readout`) ≥ 0.8."""
+    """图12.10: the member of median test accuracy among the ``task`` replicas (:func:`run_working_memory`): test
+    accuracy ≥ 0.9, and the share of its outputs at the irrelevant positions holding the intermediate
+    (:func:`working_memory_readout`) ≥ 0.8.  Thresholds of the earlier version (seeds 100–103); the run's setting
+    (own data draws, batches of :data:`WM_BATCH`) chosen on seeds 100–129, validated on 0–19 and 500–519."""
     ks, k = grid.indices(task), working_memory_member(grid, task)
     acc = grid.accuracy["test"][-1, ks]
     shares = working_memory_readout(grid, k)
