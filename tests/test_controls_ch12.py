@@ -176,11 +176,11 @@ def notebook_wm():
 
 
 @pytest.fixture(scope="module")
-def notebook_grid():
-    """The notebook's task grid of section 7 in the quick profile at seed 0 (shared with its cache)."""
-    return anchors.run_task_grid(anchors.GRID_MEMBERS, n_test=500, d_model=32, n_layers=2, steps=800, lr=1e-2,
-                                 weight_decay=0.01, batch_size=100, record_every=100, seed=0,
-                                 gamma=anchors.GRID_GAMMAS)
+def notebook_stat2():
+    """The notebook's statistical-output models of type 2 (section 7) in the quick profile at seed 0 (its cache)."""
+    return anchors.run_replicas("statistical_2", anchors.STAT2_NETS, n_train=anchors.STAT2_TRAIN, n_test=500,
+                                d_model=32, n_layers=2, steps=800, lr=1e-2, weight_decay=0.01, batch_size=100,
+                                record_every=100, seed=0, gamma=anchors.STAT2_GAMMA)
 
 
 @pytest.fixture(scope="module")
@@ -202,13 +202,23 @@ def test_control_ch12_recitation(notebook_recitation):
     assert twin.passed, twin.measured_line()
 
 
-@pytest.mark.contrast("unambiguous labels: the trained identity task (图12.13(b))")
-def test_control_ch12_statistical_type2(untrained_grid, identity):
-    v = anchors.check_statistical_2(untrained_grid)  # untrained: no fit, no 80/20 answers
+@pytest.mark.contrast("type-1 data, the same input copied with both labels (图12.13(a)); unambiguous labels")
+def test_control_ch12_statistical_type2(untrained_grid, identity, notebook_stat2):
+    # 图12.13(a) against (b): type-1 data (each sequence five times, one copy labelled x + 1) trained in the
+    # notebook's setting (2000 sequences, γ = 1.0, 800 steps): the same input carries two labels, so the training
+    # set cannot be fitted beyond 0.8 and the check's first condition fails.
+    type1 = anchors.run_replicas("statistical", 1, n_train=anchors.STAT2_TRAIN, n_test=500, d_model=32, n_layers=2,
+                                 steps=800, lr=1e-2, weight_decay=0.01, batch_size=100, record_every=100, seed=0,
+                                 gamma=anchors.STAT2_GAMMA)
+    v = anchors.check_statistical_2(type1, task="statistical")
     assert not v.passed, v.measured_line()
-    # Unambiguous labels (the identity member, trained): it answers x, almost never x + 1.
+    assert 0.7 <= type1.final_k("train", 0) <= 0.85, v.measured_line()  # a real run: fitted up to the 0.8 cap
+    # Unambiguous labels (the identity member, trained): it answers x, almost never x + 1; untrained: no fit.
     v = anchors.check_statistical_2(anchors_grid_of(identity), task="identity")
     assert not v.passed, v.measured_line()
+    assert not anchors.check_statistical_2(untrained_grid).passed
+    twin = anchors.check_statistical_2(notebook_stat2)  # the positive twin: the notebook's type-2 models
+    assert twin.passed, twin.measured_line()
 
 
 def anchors_grid_of(run):

@@ -87,6 +87,14 @@ class TaskData:
     vocab_size: int = 101
     seq_len: int = 9
 
+    def first(self, n: int) -> TaskData:
+        """The task trained on its first ``n`` sequences only, with the same test sets: nested training sets of
+        one draw (the data-size axes of 图12.6 and 图12.12)."""
+        if not 1 <= n <= len(self.train):
+            raise ValueError(f"n must lie in [1, {len(self.train)}] (the training set's size), got {n}")
+        return TaskData(self.name, self.train.subset(torch.arange(len(self.train)) < n), self.tests, self.vocab_size,
+                        self.seq_len)
+
 
 def _check_range(lo: int, hi: int, anchors: Sequence[int]) -> None:
     if not 0 <= lo < hi:
