@@ -794,7 +794,8 @@ positions = np.arange(len(recitation.sizes))
 for i, (label, values) in enumerate(bars.items()):  # bar: the models' mean; whisker: their lowest and highest
     mean = values.mean(0)
     ax.bar(positions + (i - 1.5) * 0.2, mean, width=0.2, label=label,
-           yerr=(mean - values.min(0), values.max(0) - mean), error_kw=dict(lw=0.8, capsize=1.5),
+           yerr=np.clip((mean - values.min(0), values.max(0) - mean), 0, None),  # ≥ 0 despite rounding
+           error_kw=dict(lw=0.8, capsize=1.5),
            color=("#f4a582", "#92c5de", "#d6604d", "#4393c3")[i], edgecolor="black", linewidth=0.5)
 ax.set(xticks=positions, xticklabels=recitation.sizes, xlabel="training sequences (both patterns)",
        ylabel="test accuracy", ylim=(0, 1.05), title="Recitation (Fig. 12.12): three models per training-set size")
