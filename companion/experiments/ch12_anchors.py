@@ -748,25 +748,26 @@ class ReplicaRun(TaskGrid):
 
 def _run_replicas(task: str, nets: int, n_train: int, n_test: int, d_model: int, n_layers: int, steps: int,
                   lr: float, weight_decay: float, batch_size: int, record_every: int, seed: int,
-                  gamma: float) -> ReplicaRun:
+                  gamma: float, n_heads: int = 1) -> ReplicaRun:
     data = [make_task(task, n_train, n_test, seed=seed + k * STREAM_STRIDE) for k in range(nets)]
     model, history = train_on_tasks(data, gamma=gamma, weight_decay=weight_decay, d_model=d_model, n_layers=n_layers,
-                                    n_heads=1, steps=steps, lr=lr, batch_size=batch_size, record_every=record_every,
-                                    n_eval=min(n_test, n_train), seed=seed, desc=task.replace("_", " "))
+                                    n_heads=n_heads, steps=steps, lr=lr, batch_size=batch_size,
+                                    record_every=record_every, n_eval=min(n_test, n_train), seed=seed,
+                                    desc=task.replace("_", " "))
     return ReplicaRun(history, model.cfg, model.state_dict(), ((task, n_train),) * nets, seed, n_test)
 
 
 def run_replicas(task: str, nets: int, *, n_train: int, n_test: int = 500, d_model: int = 32, n_layers: int = 2,
                  steps: int = 800, lr: float = 1e-2, weight_decay: float = 0.01, batch_size: int = 100,
-                 record_every: int = 100, seed: int = 0, gamma: float = 0.5) -> ReplicaRun:
+                 record_every: int = 100, seed: int = 0, gamma: float = 0.5, n_heads: int = 1) -> ReplicaRun:
     """``nets`` independent models of one task (a name of :func:`make_task`) as one batched ensemble, each from its
     own initialisation and its own draw of the data, so that a claim can be judged on their median rather than
-    on the luck of one run.  AdamW with the warm-up/cosine learning rate and the last-token loss (§12.8), as
+    on the luck of one run; ``n_layers`` decoder layers of ``n_heads`` heads.  AdamW with the warm-up/cosine learning rate and the last-token loss (§12.8), as
     :func:`run_task_grid`; cached on disk."""
     if nets < 1:
         raise ValueError(f"nets must be ≥ 1, got {nets}")
     return cached(_run_replicas)(str(task), int(nets), int(n_train), n_test, d_model, n_layers, steps, lr,
-                                 weight_decay, batch_size, record_every, seed, float(gamma))
+                                 weight_decay, batch_size, record_every, seed, float(gamma), int(n_heads))
 
 
 #: 图12.10: the working-memory models, a run of their own (:func:`run_working_memory`), γ = 0.4; their median is
@@ -775,7 +776,16 @@ def run_replicas(task: str, nets: int, *, n_train: int, n_test: int = 500, d_mod
 #: draw, and neither Adam's β2 = 0.98 (12 of 60), a learning-rate floor of 0.1 (9 of 60) nor a warm-up of 30 % (6 of
 #: 60) removed it, while batches of 50 made it the rule (12 of 18).  Batches of 200 (160 000 sequences in the same
 #: 800 steps): 4 of 60 below 0.9, none below 0.83 — the plateaus were too few examples seen, not too few steps.
-WM_NETS = 5
+#: The models are the book's (§12.6: 4 decoder layers of 4 heads) at lr 5e-3: they output the intermediate result
+#: already at the first anchor (the median of three: 0.72–0.98 of the test sequences on design seeds 100–118, 0.91
+#: over the seeds), where three 2-layer, 1-head models output it on 0.53–0.73 (seeds 100–105 and 0, 0.59 over the
+#: seeds) — the book (§12.6.4) finds shallower models do not show the per-position outputs stably.  At lr 1e-2 the
+#: 4-layer models stalled (2 of 6 models on seeds 100–101).  Three models, not five: one 4-layer model trains about
+#: as long as three 2-layer ones.
+WM_NETS = 3
+WM_LAYERS = 4
+WM_HEADS = 4
+WM_LR = 5e-3
 WM_GAMMA = 0.4
 WM_BATCH = 200
 #: 图12.13(b): statistical output of type 2, three models (:func:`run_replicas`) of 2000 sequences; the median's
@@ -927,35 +937,41 @@ def check_statistical_2(grid: TaskGrid, task: str = "statistical_2") -> Verdict:
 
 
 def run_working_memory(nets: int = WM_NETS, *, task: str = "working_memory", n_train: int = 4000, n_test: int = 500,
-                       d_model: int = 32, n_layers: int = 2, steps: int = 800, lr: float = 1e-2,
-                       weight_decay: float = 0.01, batch_size: int = WM_BATCH, record_every: int = 100,
-                       seed: int = 0, gamma: float = WM_GAMMA) -> ReplicaRun:
+                       d_model: int = 32, n_layers: int = WM_LAYERS, n_heads: int = WM_HEADS, steps: int = 800,
+                       lr: float = WM_LR, weight_decay: float = 0.01, batch_size: int = WM_BATCH,
+                       record_every: int = 100, seed: int = 0, gamma: float = WM_GAMMA) -> ReplicaRun:
     """图12.10: ``nets`` working-memory models (§12.6.5), :func:`run_replicas` — each from its own initialisation
     and its own draw of the data; ``task`` is "working_memory" (the book's mod-residue split) or
-    "working_memory_key_range" (the naive split of 图12.4, the control); mini-batches of :data:`WM_BATCH` (see
-    there why)."""
+    "working_memory_key_range" (the naive split of 图12.4, the control); the book's 4-layer, 4-head decoder and
+    mini-batches of :data:`WM_BATCH` (see there why)."""
     if task not in ("working_memory", "working_memory_key_range"):
         raise ValueError(f"task must be 'working_memory' or 'working_memory_key_range', got {task!r}")
     return run_replicas(task, nets, n_train=n_train, n_test=n_test, d_model=d_model, n_layers=n_layers, steps=steps,
                         lr=lr, weight_decay=weight_decay, batch_size=batch_size, record_every=record_every, seed=seed,
-                        gamma=gamma)
+                        gamma=gamma, n_heads=n_heads)
 
 
 WORKING_MEMORY = ClaimSpec("ch12.working-memory", "图12.10",
-                           "working memory: with irrelevant tokens between the two anchors the median of five models "
-                           "(each its own initialisation and data) computes f_a2(f_a1(x)) on unseen (position, key) "
-                           "pairs (test accuracy ≥ 0.9), and at the irrelevant positions between the anchors it "
-                           "outputs the intermediate result: f_a1(x), up to the shift the not-yet-seen second anchor "
-                           "may add (f_3 or f_4 of it), at ≥ 0.8 of them", validation_seeds=REVALIDATION_SEEDS)
+                           "working memory: with irrelevant tokens between the two anchors, three of the book's "
+                           "4-layer, 4-head models (each its own initialisation and data) compute f_a2(f_a1(x)) on "
+                           "unseen (position, key) pairs (median test accuracy ≥ 0.9); they output the intermediate "
+                           "result f_a1(x), up to the shift the not-yet-seen second anchor may add (f_3 or f_4 of "
+                           "it), already at the first anchor (median share of the test sequences ≥ 0.7) and hold it "
+                           "at the irrelevant positions between the anchors (median share ≥ 0.8)",
+                           validation_seeds=REVALIDATION_SEEDS)
 
 
 def working_memory_readout(grid: TaskGrid, k: int) -> dict[str, float]:
-    """图12.10: what working-memory member k outputs at the irrelevant positions between a1 and a2 (test set).
+    """图12.10: what working-memory member k outputs at the first anchor a1 and at the irrelevant positions between
+    a1 and a2 (test set).
 
     The model is trained on the last token only; its outputs at the earlier positions are what it holds there.
-    Shares of those positions (pooled over the test sequences) whose argmax output is the intermediate f_a1(x)
-    itself, and f_a1(x) or f_4(f_a1(x)) = f_a1(x) − 2 — the two final answers still possible before a2 is seen
-    (the book: the held intermediate may differ from f_a1 by a constant, since only f_a2 ∘ f_a1 is fixed)."""
+    Between the anchors: shares of those positions (pooled over the test sequences) whose argmax output is the
+    intermediate f_a1(x) itself (``"f_a1(x)"``), and f_a1(x) or f_4(f_a1(x)) = f_a1(x) − 2 (``"f_a1(x) or
+    f_4(f_a1(x))"``) — the two final answers still possible before a2 is seen (the book: the held intermediate may
+    differ from f_a1 by a constant, since only f_a2 ∘ f_a1 is fixed).  At a1 itself, the position where the book's
+    figure shows the intermediate appear: the shares of test sequences with output f_a1(x) (``"at a1: f_a1(x)"``)
+    and f_a1(x) or f_a1(x) − 2 (``"at a1: f_a1(x) or f_4(f_a1(x))"``)."""
     data = grid.data(k).tests["test"]
     with torch.no_grad():
         pred = grid.model()(data.x)[k].argmax(-1)  # (N, T)
@@ -964,9 +980,13 @@ def working_memory_readout(grid: TaskGrid, k: int) -> dict[str, float]:
     pos = torch.arange(data.x.shape[1])
     q = torch.where(data.x == data.anchors[:, 1:2], pos, -1).amax(1)  # the last position holding a2
     between = (pos[None] > p[:, None] + 1) & (pos[None] < q[:, None])  # the irrelevant tokens between a1 and a2
-    diff = (pred - inter[:, None])[between]
-    held = (diff == 0) | (diff == WORKING_MEMORY_SHIFTS[4])
-    return {"f_a1(x)": float((diff == 0).float().mean()), "f_a1(x) or f_4(f_a1(x))": float(held.float().mean())}
+    shares = {}
+    for where, mask in (("", between), ("at a1: ", pos[None] == p[:, None] + 1)):
+        diff = (pred - inter[:, None])[mask]
+        held = (diff == 0) | (diff == WORKING_MEMORY_SHIFTS[4])
+        shares[f"{where}f_a1(x)"] = float((diff == 0).float().mean())
+        shares[f"{where}f_a1(x) or f_4(f_a1(x))"] = float(held.float().mean())
+    return shares
 
 
 def working_memory_member(grid: TaskGrid, task: str = "working_memory") -> int:
@@ -984,18 +1004,24 @@ def working_memory_outputs(grid: TaskGrid, k: int, n: int = 3) -> list[tuple[lis
 
 
 def check_working_memory(grid: TaskGrid, task: str = "working_memory") -> Verdict:
-    """图12.10: the member of median test accuracy among the ``task`` replicas (:func:`run_working_memory`): test
-    accuracy ≥ 0.9, and the share of its outputs at the irrelevant positions holding the intermediate
-    (:func:`working_memory_readout`) ≥ 0.8.  Thresholds of the earlier version (seeds 100–103); the run's setting
-    (own data draws, batches of :data:`WM_BATCH`) chosen on seeds 100–129, validated on 0–19 and 500–519."""
-    ks, k = grid.indices(task), working_memory_member(grid, task)
+    """图12.10 over the ``task`` replicas (:func:`run_working_memory`), each quantity the median of the models:
+    test accuracy ≥ 0.9; the share of test sequences whose output at the first anchor is the intermediate
+    (:func:`working_memory_readout`, up to the f_4 shift) ≥ 0.7; the share of irrelevant positions between the
+    anchors holding it ≥ 0.8.  Thresholds 0.9 and 0.8 of the earlier version (seeds 100–103); 0.7 and the book's
+    4-layer, 4-head models (:data:`WM_LAYERS`) chosen on seeds 100–118, validated on 0–19 and 500–519."""
+    ks = grid.indices(task)
     acc = grid.accuracy["test"][-1, ks]
-    shares = working_memory_readout(grid, k)
-    return WORKING_MEMORY.judge(threshold("median model's test accuracy", grid.final_k("test", k), ">=", 0.9),
-                                threshold("share of irrelevant positions holding f_a1(x)",
-                                          shares["f_a1(x) or f_4(f_a1(x))"], ">=", 0.8),
-                                train_accuracy=grid.final_k("train", k), exactly_f_a1=shares["f_a1(x)"],
-                                test_accuracies=np.round(acc, 3))
+    readouts = [working_memory_readout(grid, k) for k in ks]
+    median = lambda key: float(np.median([r[key] for r in readouts]))  # noqa: E731
+    return WORKING_MEMORY.judge(threshold("median test accuracy", float(np.median(acc)), ">=", 0.9),
+                                threshold("median share outputting f_a1(x) at the first anchor",
+                                          median("at a1: f_a1(x) or f_4(f_a1(x))"), ">=", 0.7),
+                                threshold("median share of irrelevant positions holding f_a1(x)",
+                                          median("f_a1(x) or f_4(f_a1(x))"), ">=", 0.8),
+                                train_accuracy=float(np.median(grid.accuracy["train"][-1, ks])),
+                                test_accuracies=np.round(acc, 3),
+                                at_a1=[round(r["at a1: f_a1(x) or f_4(f_a1(x))"], 3) for r in readouts],
+                                exactly_f_a1_at_a1=[round(r["at a1: f_a1(x)"], 3) for r in readouts])
 
 
 @cached
