@@ -664,8 +664,7 @@ CFG_WM = dict(CFG_GRID, n_layers=anchors.WM_LAYERS, n_heads=anchors.WM_HEADS, lr
 wm = anchors.run_working_memory(anchors.WM_NETS, seed=seed, **CFG_WM)  # γ = 0.4, each model its own data draw
 print(f"working memory  ({wm.members[0][1]:4d} sequences, {wm.n_members} models): test accuracy "
       f"{', '.join(f'{a:.2f}' for a in wm.finals('test', 'working_memory'))}")
-for k in stat2.indices("statistical_2"):
-    share_x, share_x1 = anchors.test_prediction_shares(stat2, "statistical_2", k)
+for k, (share_x, share_x1) in zip(stat2.indices("statistical_2"), anchors.test_prediction_shares(stat2)):
     print(f"statistical output, type 2, model {k} ({stat2.members[k][1]} sequences): train "
           f"{stat2.final_k('train', k):.3f}; on unseen sequences it answers x in {share_x:.0%}, x + 1 in "
           f"{share_x1:.0%} of the cases")
@@ -698,12 +697,13 @@ for j, k in enumerate(wm.indices("working_memory")):
 axes[0].axhline(0.7, xmin=0.02, xmax=0.48, color="k", ls=":", lw=1)
 axes[0].axhline(0.8, xmin=0.52, xmax=0.98, color="k", ls=":", lw=1)
 axes[0].set_xticks([0, 1], ["at the first anchor", "between the anchors"])
-axes[0].set(title="output holding the intermediate (3 models)", ylabel="share", ylim=(0, 1.05))
-axes[0].legend(fontsize=7, loc="lower center")
+axes[0].set(title="output holding the intermediate (3 models)", ylabel="share", ylim=(0, 1.25))
+axes[0].legend(fontsize=7, loc="upper center", ncol=2)
 axes[1].axis("off")
 for i, (tokens, outputs) in enumerate(anchors.working_memory_outputs(wm, k_wm)):
     axes[1].text(0, 0.9 - 0.3 * i, " ".join(f"{t:2d}" for t in tokens), family="monospace", fontsize=9)
-    axes[1].text(0, 0.8 - 0.3 * i, " ".join(f"{t:2d}" for t in outputs), family="monospace", fontsize=9, color="C1")
+    axes[1].text(0, 0.8 - 0.3 * i, " ".join(f"{t:2d}" for t in outputs), family="monospace", fontsize=9,
+                 color="tab:orange")
 axes[1].set_title("input (black), output (orange) per position")
 plt.show()
 
@@ -719,7 +719,11 @@ plt.show()
 # model to model. The statement checked, each quantity the median of three models: (i) unseen (position, key) pairs
 # answered (test accuracy ≥ 0.9), (ii) the intermediate, up to that shift, output already at the first anchor on
 # ≥ 0.7 of the test sequences, and (iii) held at ≥ 0.8 of the irrelevant positions between the anchors. It is a
-# reproduced **phenomenon** (validated on seeds 0–19 and on 500–519, both seen for the earlier version; see below).
+# reproduced **phenomenon**, validated on seeds 0–19 and on 500–519 (both seen for the earlier version, so it is
+# judged on 500–519): 20 of 20 and 19 of 20. On seed 512 the median test accuracy was 0.89 (two of the three models
+# at 0.89 and 0.74), and seed 506 held at 0.918 — the tightest condition is (i), as before. The new condition (ii)
+# held on all 40 seeds: the median share at the first anchor was 0.78–0.98 (median 0.89 on 0–19, 0.92 on 500–519;
+# one single model of 120 below 0.7, at 0.698), and (iii) 0.90–1.00.
 #
 # *Why the book's 4-layer, 4-head model.* With the 2-layer, 1-head model of the rest of this notebook (our earlier
 # version, five models) (i) and (iii) held on all of seeds 0–19 and 500–519, but the output at the first anchor
@@ -744,6 +748,7 @@ plt.show()
 #
 # Our sequences are 9 tokens long (the book's example 20) and our batches 200 sequences. Whether the held value is
 # f_{a1}(x) rather than f_{a1}(x) − 2 the book leaves open, and we do not judge it.
+#
 # **Statistical output of type 2.** The training set is fitted completely, and on unseen sequences each model answers
 # x + 1 in about one case in seven: it turns the 20% of relabelled training sequences into a frequency of its
 # answers, somewhat below the book's 20%. The statement checked, on the model of median x + 1 share among three

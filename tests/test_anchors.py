@@ -107,6 +107,14 @@ def test_check_overlap_verdicts(capsys):
         anchors.check_overlap({1, 2}, {3})
 
 
+def test_median_member_of_picks_the_lower_middle_member_and_keeps_ties_in_order():
+    assert anchors.median_member_of([4, 7, 9], [0.9, 0.1, 0.5]) == 9
+    assert anchors.median_member_of([4, 7, 9, 11], [0.4, 0.1, 0.3, 0.2]) == 11  # lower middle of an even count
+    assert anchors.median_member_of([4, 7, 9], [0.5, 0.5, 0.5]) == 7
+    with pytest.raises(ValueError, match="one value per member"):
+        anchors.median_member_of([1, 2], [0.5])
+
+
 @pytest.mark.parametrize("seed", [2, 3])
 def test_identity_run_generalises_and_broadcasts_on_other_seeds(seed):
     run = anchors.run_anchor_tasks(("identity",), n_train=2000, n_test=500, d_model=32, steps=400, record_every=100,
