@@ -266,10 +266,12 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
 
 def full_profile_markdown(report: dict | None, stale: list[str], language: str = "en") -> str:
     """The robustness page's section on the full profile (the book's scale): its own report,
-    ``robustness/report-full.json``, made in device windows; a claim holds there only on every measured seed."""
+    ``robustness/report-full.json``, made in device windows or on the CPU; a claim holds there only on every measured
+    seed."""
     parts = ["## " + tr("The full profile (the book's scale)", language), "",
              tr("The full profile runs the book's sizes (the repository's `docs/full-profile.md`). Its report, "
-                "`robustness/report-full.json`, is kept apart from the quick one and made in device windows: "
+                "`robustness/report-full.json`, is kept apart from the quick one and made in device windows (or on "
+                "the CPU, for the chapters whose full profile fits one; the machine is named below): "
                 "`python -m companion robustness --profile full --seeds 0-4 --missing --budget 780` runs what the "
                 "report lacks, writes each run as it finishes, and windows on other machines are joined with "
                 "`--merge`. A claim counts as holding at the full profile only if it holds on every seed measured; "
