@@ -687,17 +687,17 @@ plt.show()
 # token only), and every position of the median model's first test sequences
 k_wm = anchors.working_memory_member(wm)
 fig, axes = panels(2, width=4.2)
-for j, k in enumerate(wm.indices("working_memory")):
-    shares = anchors.working_memory_readout(wm, k)
+readouts = anchors.working_memory_readouts(wm)
+for j, shares in enumerate(readouts):
     for i, where in enumerate(("at a1: ", "")):
         exact, held = shares[f"{where}f_a1(x)"], shares[f"{where}f_a1(x) or f_4(f_a1(x))"]
-        x = i + 0.27 * (j - 1)
+        x = i + 0.27 * (j - (len(readouts) - 1) / 2)
         axes[0].bar(x, exact, width=0.25, color="C0", label="f_a1(x)" if i + j == 0 else None)
         axes[0].bar(x, held - exact, bottom=exact, width=0.25, color="C1", label="f_a1(x) − 2" if i + j == 0 else None)
 axes[0].axhline(0.7, xmin=0.02, xmax=0.48, color="k", ls=":", lw=1)
 axes[0].axhline(0.8, xmin=0.52, xmax=0.98, color="k", ls=":", lw=1)
 axes[0].set_xticks([0, 1], ["at the first anchor", "between the anchors"])
-axes[0].set(title="output holding the intermediate (3 models)", ylabel="share", ylim=(0, 1.25))
+axes[0].set(title=f"output holding the intermediate ({len(readouts)} models)", ylabel="share", ylim=(0, 1.25))
 axes[0].legend(fontsize=7, loc="upper center", ncol=2)
 axes[1].axis("off")
 for i, (tokens, outputs) in enumerate(anchors.working_memory_outputs(wm, k_wm)):
