@@ -42,17 +42,19 @@
 #    (图13.11); token embeddings are ordered in the reasoning phase and not in phase 1 (图13.12);
 # 3. the chapter's prediction: fitting speed against reasoning complexity for a large and a small
 #    initialisation (图13.17), and per anchor pair (图13.19);
-# 4. the authors' own stored results beside ours, and an explorer over γ, λ and depth.
+# 4. the finding beyond anchor functions: **addition learned from scratch** with a held-out square of
+#    operands, solved by a small initialisation with a large weight decay on most seeds and by a large
+#    initialisation with a small one on none (图13.14(C), an exploration: the first one fails on one seed in five);
+# 5. the authors' own stored results beside ours, and an explorer over γ, λ and depth.
 #
 # Model: a 2-layer, 1-head post-LN decoder (d_model 32, d_ff 128, learned positions, causal mask,
 # `companion.core.transformer`, eq. (13.3)–(13.6)); AdamW (the book's "Adam with weight decay"), warm-up +
 # cosine learning rate, cross-entropy on the last token. Every (γ, λ, seed) of a run is one member of
 # **one batched ensemble** (cached on disk).
 #
-# Run time: quick profile about 150 CPU-seconds on one thread (measured with `COMPANION_THREADS=1` and an empty
-# cache, kernel start included); the batched runs borrow a second core where there is one: 104 s on an idle
-# 2-core machine with an empty cache. The two runs of section 2 are about three quarters of
-# it. A rerun reads the cache. Full profile (finer grid, 5 seeds, d_model 64, 3000 steps) about an hour on a CPU.
+# Run time: quick profile 69 s on an idle 2-core machine with an empty cache, kernel start included (128
+# CPU-seconds: the batched runs borrow the second core). The two runs of section 2 and the addition run of
+# section 5 (about 40 CPU-seconds) are most of it. A rerun reads the cache. Full profile (finer grid, 5 seeds, d_model 64, 3000 steps) about an hour on a CPU.
 # On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished after 460 s:
 # its verdicts are not measured yet.
 
@@ -635,7 +637,76 @@ plt.show()
 show(complexity.check_pair_speed(fit))
 
 # %% [markdown]
-# ## 5. The authors' stored results (their composition task)
+# ## 5. Addition from scratch (图13.14(C))
+#
+# §13.6 carries the finding beyond anchor functions. One of its tests is plain addition: a + b = c with
+# a, b ∈ [0, 999], every pair with **both** a and b in [400, 600] held out as the test set and all other
+# pairs trained. No training pair lies near a test pair on both operands, so a model that answers the square
+# has learned the rule, and one that has memorised the table has nothing to go on. 图13.14(C): a 2-layer,
+# 1-head model trained from scratch generalises with a small initialisation or a large weight decay and does
+# not with a large initialisation or a small weight decay (the book also fine-tunes GPT-2, which needs its
+# pretrained weights: not here).
+#
+# **Our analogue.** Numbers 0–99, each one token, and the square [40, 60]² held out (441 test pairs,
+# 9559 training pairs, each once): the same fifth of each axis as the book's. A sequence is (a, b) and the
+# model answers the token a + b at the last position. The book's range was tried first: with 1000 number
+# tokens (d_model 64, 1000 steps) nothing was learned, train and test accuracy ≤ 0.01. The model is the
+# chapter's 2-layer, 1-head decoder at d_model 64, trained 4000 steps (batches of 256, AdamW at 2·10⁻²,
+# warm-up + cosine); two settings, as the figure's two colours:
+#
+# * **large initialisation, small weight decay** (γ = 0.3, λ = 0.01) and
+# * **small initialisation, large weight decay** (γ = 1.0, λ = 0.5).
+#
+# The γ and λ here are not section 2's: they were chosen on design seeds 110–131. A weaker pair first,
+# (γ = 0.8, λ = 0.5) against (γ = 0.3, λ = 0.1), generalised on 9 of 10 design seeds and not on `COMPANION_SEED`
+# 0 (65 % of the square), so the check moved to (1.0, 0.5) against (0.3, 0.01), to be judged on the fresh seeds
+# 500–519. On design seeds 120–131 the small-initialisation model answered 87–100 % of the square and the
+# large-initialisation model 1–5 % (four seeds), fitting every training pair. The budget matters: at 6000 steps a
+# large initialisation with λ = 0.1 reached 92 % of the square on one design seed of four (the weight decay catches
+# up late), and with λ = 1.0 the small-initialisation model was still fitting at 4000 steps.
+#
+# **What the validation seeds showed.** The contrast of the figure is there on almost every seed, but the level is
+# not robust, so the check below is an **exploration**: it held on 16 of 20 seeds of 0–19 and 16 of 20 of 500–519.
+# The large-initialisation model fitted every training pair and answered at most 22 % of the square on all 40
+# seeds (median 7 %). The small-initialisation model answered ≥ 80 % of it on 32 of 40 seeds (on 21 of them
+# ≥ 99.5 %), and 10–76 % on the other eight; on seed 12 it answered 10 %, as little as the large one: it had
+# memorised too. One model per setting and seed is what the notebook's budget allows (two models are about 40
+# CPU-seconds); the maps below show each model's error for every pair, the square outlined.
+
+# %%
+ADDITION = dict(steps=pick_steps(quick=4000, full=4000, every=400, smoke=5), record_every=pick(quick=400, full=400,
+                                                                                                smoke=1))
+addition = complexity.run_addition((complexity.ADDITION_WEAK, complexity.ADDITION_STRONG), seed=seed, **ADDITION)
+answers = addition.sums()  # (2, 100, 100): each model's answer to every pair (a, b)
+truth = np.add.outer(np.arange(addition.top + 1), np.arange(addition.top + 1))
+lo, hi = addition.held
+fig, axes = panels(3, width=3.4)
+for k, (g, lam) in enumerate(addition.settings):
+    axes[0].plot(addition.steps, addition.accuracy["OOD"][:, k], label=f"γ = {g}, λ = {lam}")
+    axes[0].plot(addition.steps, addition.accuracy["train"][:, k], ":", color=axes[0].lines[-1].get_color())
+    image = axes[k + 1].imshow(np.abs(answers[k] - truth).clip(max=10), origin="lower", cmap="magma_r", vmin=0, vmax=10)
+    axes[k + 1].add_patch(plt.Rectangle((lo - 0.5, lo - 0.5), hi - lo + 1, hi - lo + 1, fill=False, ec="#1f77b4", lw=1.5))
+    axes[k + 1].set(xlabel="b", ylabel="a", title=f"|answer − (a + b)|, γ = {g}, λ = {lam}")
+axes[0].plot([], [], "k-", label="held-out square")
+axes[0].plot([], [], "k:", label="training pairs")
+axes[0].set(xlabel="step", ylabel="accuracy", title="Fig. 13.14(C) analogue", ylim=(-0.03, 1.03))
+axes[0].legend(fontsize=6)
+plt.colorbar(image, ax=axes[2], fraction=0.05, label="error (clipped at 10)")
+plt.show()
+print(f"2 models in {addition.seconds:.0f} CPU-s")
+
+# %% [markdown]
+# The check (an exploration: 16/20 on seeds 0–19 and on 500–519): the small-initialisation model answers at
+# least 80 % of the held-out square; the large-initialisation model fits its training pairs (≥ 0.9) and answers
+# the square at least 0.3 less often. The levels were fixed on the design seeds; `tests/test_controls_ch13.py`
+# puts the large-initialisation model in the small one's place, where the check fails.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(complexity.check_addition(addition))
+
+# %% [markdown]
+# ## 6. The authors' stored results (their composition task)
 #
 # The authors' repository (understanding_dl, `code/book_jupyter_composition_task/result_*`) stores one
 # run per init rate of their GPT-2-style model; each took about 75 GPU-minutes.
@@ -655,7 +726,7 @@ print("this run, OOD accuracy at λ = 0.1:", ood_ours)
 print("this run, OOD accuracy at λ = 0.01:", {g: round(run.final("OOD", g, 0.01), 3) for g in GAMMAS})
 
 # %% [markdown]
-# ## 6. Explorer
+# ## 7. Explorer
 #
 # Choose γ, λ, the depth and the training steps; the panel shows the model's ID and OOD accuracy, its
 # commutativity on the unseen pairs, and the cosine matrix of its W^{Q(1)} neurons. At the default 100 steps a
@@ -667,7 +738,7 @@ explorer = complexity.make_explorer(seed=seed)
 explorer
 
 # %% [markdown]
-# ## 7. Exercises (习题)
+# ## 8. Exercises (习题)
 #
 # 1. With the explorer at 1000 steps, fix γ = 1.4 and lower λ from 0.1 to 0.001: does the OOD accuracy survive?
 #    Then fix λ = 0.1 and lower γ. Which knob matters more at this scale?
@@ -705,3 +776,7 @@ explorer
 #   models do so nearly as much (图13.9); and the prediction of §13.7 — a small initialisation slows down
 #   on data that break the composition rule, a large one does not (图13.17, 图13.19) — is measured and
 #   stated with its pass rate rather than claimed.
+# * Beyond anchor functions, addition learned from scratch shows the same split (图13.14(C)), but not robustly
+#   enough for a claim: with every pair of operands in [40, 60] held out, the large-initialisation, small-decay
+#   model fits every training pair and answers at most 22 % of the square, while the small-initialisation,
+#   large-decay model answers ≥ 80 % of it on 32 of 40 seeds (an exploration).

@@ -544,6 +544,32 @@ def multi_anchor_id_ood_task(n_train: int, n_id: int, n_ood: int, *, anchors: Se
     return TaskData(base.name, base.train, {"ID": fresh, "OOD": base.tests["test"]}, base.vocab_size, seq_len)
 
 
+def addition_task(*, top: int = 99, held: tuple[int, int] = (40, 60), seed: int = 0) -> TaskData:
+    """a + b = c over a, b ∈ [0, top] (图13.14(C), §13.6: the book's top is 999, its held-out square [400, 600]²).
+
+    A sequence is (a, b), one token per number, and the target is the token a + b (vocabulary 0–2·top).  Every
+    pair with a and b both in ``held`` = [lo, hi] is held out — the test set "OOD", all (hi − lo + 1)² of them —
+    and every other pair trains, once each, in an order shuffled by ``seed``: no training pair lies near a test
+    pair on both operands, so the square is answered by the rule or not at all.
+    """
+    lo, hi = held
+    if not (top >= 1 and 0 < lo <= hi < top):
+        raise ValueError(f"the held-out square [{lo}, {hi}] must lie strictly inside [0, {top}] (top ≥ 1); "
+                         f"got top={top}, held=({lo}, {hi})")
+    a, b = (g.ravel() for g in np.meshgrid(np.arange(top + 1), np.arange(top + 1), indexing="ij"))
+    test = (a >= lo) & (a <= hi) & (b >= lo) & (b <= hi)
+    order = numpy_rng(seed).permutation(int((~test).sum()))
+
+    def pairs(mask: np.ndarray, rows: np.ndarray | None = None) -> AnchorData:
+        x = np.stack([a[mask], b[mask]], 1)
+        x = x if rows is None else x[rows]
+        n = len(x)
+        return AnchorData(_tensor(x), _tensor(x.sum(1)), torch.zeros(n, dtype=torch.long),
+                          torch.zeros((n, 0), dtype=torch.long))
+
+    return TaskData("addition", pairs(~test, order), {"OOD": pairs(test)}, vocab_size=2 * top + 1, seq_len=2)
+
+
 def swap_anchors(data: AnchorData) -> AnchorData:
     """The same sequences with the two anchors exchanged (x; a1, a2) → (x; a2, a1), for commutativity (§13.3)."""
     x, rows = data.x.clone(), torch.arange(len(data))
