@@ -54,7 +54,7 @@
 #
 # Run time: quick profile 69 s on an idle 2-core machine with an empty cache, kernel start included (128
 # CPU-seconds: the batched runs borrow the second core). The two runs of section 2 and the addition run of
-# section 5 (about 40 CPU-seconds) are most of it. A rerun reads the cache. Full profile (finer grid, 5 seeds, d_model 64, 3000 steps) about an hour on a CPU.
+# section 5 (about 40 CPU-seconds on one thread) are most of it. A rerun reads the cache. Full profile (finer grid, 5 seeds, d_model 64, 3000 steps) about an hour on a CPU.
 # On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished after 460 s:
 # its verdicts are not measured yet.
 
@@ -671,7 +671,8 @@ show(complexity.check_pair_speed(fit))
 # seeds (median 7 %). The small-initialisation model answered ≥ 80 % of it on 32 of 40 seeds (on 21 of them
 # ≥ 99.5 %), and 10–76 % on the other eight; on seed 12 it answered 10 %, as little as the large one: it had
 # memorised too. One model per setting and seed is what the notebook's budget allows (two models are about 40
-# CPU-seconds); the maps below show each model's error for every pair, the square outlined.
+# CPU-seconds on one thread; the count printed below includes a borrowed second core); the maps below show each
+# model's error for every pair, the square outlined.
 
 # %%
 ADDITION = dict(steps=pick_steps(quick=4000, full=4000, every=400, smoke=5), record_every=pick(quick=400, full=400,
