@@ -1,4 +1,4 @@
-"""ch12's and ch13's heaviest cells on a quiet machine and beside two busy processes, with the default settings.
+"""ch12b's and ch13's heaviest cells on a quiet machine and beside two busy processes, with the default settings.
 
 A chapter's batched transformers borrow a second core (:func:`companion.kit.config.batched_threads`).  Torch's
 OpenMP threads used to *spin* at every barrier, so when another program held a core each small parallel operation
@@ -7,9 +7,10 @@ hit the 900 s cell timeout.  Since then :func:`~companion.kit.config.batched_thr
 thread only while a core is free (:class:`~companion.kit.config.ThreadLender`).  This script measures what a
 reader gets:
 
-* each chapter's notebook is cut after its heaviest cell (ch12 §12.8's composite task, ch13's phase diagram) and
-  executed in a plain Jupyter kernel, started as JupyterLab starts one: the kernel's environment has no
-  ``OMP_WAIT_POLICY`` and no ``COMPANION_THREADS``, so the thread policy is the notebook's own default; the results cache is off;
+* each chapter's notebook is cut after its heaviest cell (the two-anchor run of ch12b, chapter 12's second part,
+  ch12's before the split; ch13's phase diagram) and executed in a plain Jupyter kernel, started as JupyterLab
+  starts one: the kernel's environment has no ``OMP_WAIT_POLICY`` and no ``COMPANION_THREADS``, so the thread policy
+  is the notebook's own default; the results cache is off;
 * once alone (quiet), once with two ``while True: pass`` processes beside it (busy), and the heaviest cell's
   seconds are read from the notebook's execution timestamps.
 
@@ -21,7 +22,7 @@ comparison in one session).  It takes 5–10 minutes on 2 cores; nothing else sh
 results cache each time, default settings) alone and beside two busy processes; the target is ≤ 2.5× (about 25
 minutes on 2 cores).
 
-Run: ``python benchmarks/busy_machine.py [--code DIR] [ch12 ch13]`` or ``python benchmarks/busy_machine.py --reproduce``
+Run: ``python benchmarks/busy_machine.py [--code DIR] [ch12b ch13]`` or ``python benchmarks/busy_machine.py --reproduce``
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Each chapter's heaviest cell, named by a call it makes (the first code cell that contains it).
-HEAVIEST = {"ch12": ("ch12_anchor_functions", "anchors.run_composite("),
+HEAVIEST = {"ch12b": ("ch12b_composite_tasks", "anchors.run_composite("),
             "ch13": ("ch13_complexity_control", "complexity.run_composition(")}
 #: What a kernel started by JupyterLab does not have: set here, these would hide what the notebook sets itself.
 NOT_INHERITED = ("OMP_WAIT_POLICY", "COMPANION_THREADS", "COMPANION_CACHE", "PYTHONPATH")

@@ -391,11 +391,14 @@ def test_expected_claims_reads_the_chapter_and_its_experiments_module():
     assert "ch10.completion-order" in ids  # 图10.2 in the book's setting (stop 53) added the twelfth
     assert "ch10.completion-exact" in ids  # 图10.2 on the book's cross order: a phenomenon since stop 56
     ch12 = runner.expected_claims(catalog.find("ch12").source)  # `from companion.experiments import ch12_anchors`
-    assert len(ch12) == 15 and "ch12.transformer-vs-lstm" not in ch12  # an exploration is not counted
+    assert len(ch12) == 11 and "ch12.transformer-vs-lstm" not in ch12  # an exploration is not counted
     assert {"ch12.statistical-type2", "ch12.recitation"} <= set(ch12)  # phenomena since they judge several models each
     assert "ch12.working-memory" in ch12  # a phenomenon since its five models have their own run, batches of 200
-    assert "ch12.multi-anchor-most" in ch12  # a phenomenon since it judges its own run with weight decay (图12.14)
-    assert "ch12.task-harder" in ch12  # a phenomenon since it judges three composite nets (图12.9)
+    assert "ch12.classification-order" in ch12  # 图12.7 on the book's classification task
+    # chapter 12's second part: its own prefix, though both parts' modules share companion.core.anchor_tasks
+    ch12b = runner.expected_claims(catalog.find("ch12b").source)  # `from companion.experiments import ch12b_composite`
+    assert set(ch12b) == {"ch12b.task-harder", "ch12b.synonym", "ch12b.multi-anchor", "ch12b.multi-anchor-most"}
+    assert not set(ch12b) & set(ch12)
 
 
 def test_stale_kernel_folders_of_a_killed_process_are_removed(tmp_path):

@@ -26,7 +26,7 @@ from companion.solutions import CHAPTERS, Solution, for_chapter
 
 CHAPTER_DIR = Path(__file__).resolve().parent.parent / "chapters"
 LABEL = re.compile(r"(?:习题|Exercise)\s*\d+(?:\s*(?:,|/)\s*\d+)*")
-WORKED = re.compile(r"Worked solution: run `from companion\.solutions\.(ch\d\d) import solution; solution\((.+?)\)`")
+WORKED = re.compile(r"Worked solution: run `from companion\.solutions\.(ch\d\d[a-z]?) import solution; solution\((.+?)\)`")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -637,6 +637,14 @@ class TrainedMembers:
         return model.eval()
 
 
+def median_member_of(ks: Sequence[int], values: Sequence[float]) -> int:
+    """The member of ``ks`` whose value (``values[i]`` belongs to ``ks[i]``) is the median: the lower middle one of an
+    even count, ties in the order of ``ks`` — how the claims judged on several replicas pick the one they judge."""
+    if len(ks) != len(values) or not ks:
+        raise ValueError(f"give one value per member: {len(ks)} members, {len(values)} values")
+    return ks[int(np.argsort(np.asarray(values, dtype=float), kind="stable")[(len(ks) - 1) // 2])]
+
+
 def train_on_tasks(tasks: Sequence[TaskData], *, gamma: float | Sequence[float],
                    weight_decay: float | Sequence[float], d_model: int, n_layers: int, n_heads: int, steps: int,
                    lr: float, batch_size: int, record_every: int, n_eval: int, seed: int,

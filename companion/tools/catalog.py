@@ -66,8 +66,10 @@ class Chapter:
 
     ``seconds``: how long its quick profile runs with an empty cache on one torch thread beside another chapter
     (``reproduce --jobs 2`` on the 2-core CI machine); it only orders parallel runs (:func:`longest_first`).
-    ``claim_prefix``: what its claim ids start with (``ch04`` for ``ch04_frequency_principle``: the slug's first four
-    characters unless given; a papers notebook gives its own, e.g. ``chicl``).
+    ``claim_prefix``: what its claim ids start with (``ch04`` for ``ch04_frequency_principle``: its :attr:`short` name
+    unless given; a papers notebook gives its own, e.g. ``chicl``).  A chapter of the book split along its sections
+    has one notebook per part, the later parts lettered: ``ch12b_composite_tasks`` (short name and prefix ``ch12b``)
+    is chapter 12's second part.
     """
 
     slug: str
@@ -89,13 +91,14 @@ class Chapter:
 
     @property
     def claim_prefix(self) -> str:
-        return self.prefix or self.slug[:4]
+        return self.prefix or self.short
 
     @property
     def short(self) -> str:
-        """The short name: ``ch04`` for a chapter of the book (also its experiment modules' and solutions' prefix),
-        the whole slug for the papers' notebook (its experiment module is ``companion/experiments/<slug>.py``)."""
-        return self.slug[:4] if self.is_book else self.slug
+        """The short name: ``ch04`` for a chapter of the book, ``ch12b`` for a later part of one (the slug up to its
+        first ``_``; also its experiment modules' and solutions' prefix), the whole slug for the papers' notebook (its
+        experiment module is ``companion/experiments/<slug>.py``)."""
+        return self.slug.partition("_")[0] if self.is_book else self.slug
 
     @property
     def heading(self) -> str:
@@ -136,7 +139,9 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("ch09_embedding_principle", "9", "The embedding principle of the loss landscape", "损失景观的嵌入原则", 18),
     Chapter("ch10_optimistic_estimate", "10", "The optimistic estimate of sample size", "乐观估计", 26),
     Chapter("ch11_flatness", "11", "Flatness of solutions and the Edge of Stability", "解的平坦性", 29),
-    Chapter("ch12_anchor_functions", "12", "Anchor functions: a laboratory for language models", "锚函数", 82),
+    Chapter("ch12_anchor_functions", "12", "Anchor functions: a laboratory for language models", "锚函数", 70),
+    Chapter("ch12b_composite_tasks", "12", "Anchor functions, part two: composition, synonyms and many anchors",
+            "锚函数（二）：复合任务、近义词与多锚点", 30),
     Chapter("ch13_complexity_control", "13", "Complexity control and reasoning", "复杂度控制对语言模型推理能力的影响", 85),
     Chapter("ch14_more_phenomena", "14", "More phenomena: grokking, lottery tickets, double descent, mode "
             "connectivity, and in-context learning as an implicit ΔW", "深度神经网络的更多现象", 59),
@@ -147,8 +152,9 @@ CHAPTERS: tuple[Chapter, ...] = (
 
 
 def find(name: str) -> Chapter:
-    """The chapter whose slug is ``name`` or starts with it (``ch04`` finds ``ch04_frequency_principle``)."""
-    exact = [c for c in CHAPTERS if c.slug == name]
+    """The chapter whose slug or short name is ``name``, or whose slug starts with it (``ch04`` finds
+    ``ch04_frequency_principle``, ``ch12`` the first part of chapter 12 and ``ch12b`` its second)."""
+    exact = [c for c in CHAPTERS if c.slug == name] or [c for c in CHAPTERS if c.short == name]
     matches = exact or [c for c in CHAPTERS if name and c.slug.startswith(name)]
     if len(matches) > 1:
         raise ValueError(f"ambiguous chapter {name!r}: {', '.join(c.slug for c in matches)} all start with it; "

@@ -117,6 +117,9 @@ EXPLORERS: dict[str, ExplorerSpec] = {
         E + "ch12_anchors:make_explorer",
         {"task": ["identity", "reading", "statistical"], "depth": [1, 2, 4], "steps": [200, 500, 1000]},
         {"seed": 0}),
+    "ch12b_composite_tasks": ExplorerSpec(
+        E + "ch12b_composite:make_explorer",
+        {"split": ["anchor", "key_range"], "weight_decay": [0.01, 0.1, 0.4, 1.0], "steps": [300, 600, 1000]}, {"seed": 0}),
     "ch13_complexity_control": ExplorerSpec(
         E + "ch13_complexity:make_explorer",
         {"gamma": [0.2, 0.5, 0.8, 1.1, 1.4], "lam": [0.001, 0.01, 0.1], "steps": [100, 1000]}, {"seed": 0}),

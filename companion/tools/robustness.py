@@ -170,7 +170,7 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
                                    pre_dispatch="n_jobs" if budget is not None else "2*n_jobs")
         for item in parallel(within_budget()):
             done[(item["chapter"], item["seed"])] = item
-            bar.set_postfix_str(f"{item['chapter'][:4]} seed {item['seed']}", refresh=False)
+            bar.set_postfix_str(f"{item['chapter'].partition('_')[0]} seed {item['seed']}", refresh=False)
             bar.update(1)
             if on_result is not None:
                 on_result(item, list(done.values()))

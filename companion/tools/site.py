@@ -51,7 +51,7 @@ from companion.tools import catalog, fidelity, launch, precompute, worked
 BOOK_DIR = catalog.ROOT / "book"
 #: The editions: English at the site's root, Chinese under ``zh/`` (hand-written pages in ``book/zh/``).
 EDITIONS = {"en": "", "zh": "zh"}
-_NOTEBOOK_NAME = re.compile(r"^ch\d\d_\w+\.ipynb$")
+_NOTEBOOK_NAME = re.compile(r"^ch\d\d[a-z]?_\w+\.ipynb$")  # ch12b_…: a later part of chapter 12
 
 
 @dataclass(frozen=True)

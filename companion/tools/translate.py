@@ -63,8 +63,8 @@ class Source:
 def chapter_modules(slug: str) -> list[Path]:
     """The chapter's own modules: its experiment module(s) and its solutions, by the chapter number (the papers'
     notebook: the experiment module of its own name)."""
-    book = re.fullmatch(r"ch\d\d_\w+", slug) is not None   # a chapter of the book, listed in the catalog or not
-    number = slug[:4] if book else slug
+    book = re.fullmatch(r"ch\d\d[a-z]?_\w+", slug) is not None   # a chapter (or part) of the book, listed or not
+    number = slug.partition("_")[0] if book else slug  # ch12, ch12b
     found = sorted((PACKAGE_DIR / "experiments").glob(f"{number}_*.py" if book else f"{number}.py"))
     solutions = PACKAGE_DIR / "solutions" / f"{number}.py"
     return found + ([solutions] if solutions.exists() else [])

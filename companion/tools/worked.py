@@ -41,7 +41,7 @@ RESULTS_DIR = catalog.ROOT / "solution_results"
 
 #: The line of an exercise that points to its worked solution; the site folds the solution in after it.
 WORKED_LINE = re.compile(r"^(?P<indent>\s*)(?:Worked solution: run |完整解答：运行 )`from companion\.solutions\."
-                         r"(?P<module>ch\d\d) import solution; solution\((?P<arg>[^)]+)\)`.*$", re.MULTILINE)
+                         r"(?P<module>ch\d\d[a-z]?) import solution; solution\((?P<arg>[^)]+)\)`.*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
