@@ -67,7 +67,7 @@ print(settings().describe())
 seed = active_seed()
 
 # %% [markdown]
-# ## 1. Three tasks with two anchors or ten, one batched run (§12.6.4, §12.6.6, §12.6.9)
+# ## 1. Three tasks with two anchors or ten, one batched run (§12.6.4, §12.6.6, §12.6.9; 图12.8, 12.9, 12.11, 12.14)
 #
 # The **composite task** (复合任务, §12.6.4) has four anchors, each a map g(x; a) = x + shift[a] (the book's
 # a, b, c, d: +5, +1, −2, −8), and a sequence (…, x, a1, a2, …) asks for g(g(x; a1); a2). The 16 ordered
