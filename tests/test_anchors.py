@@ -326,6 +326,26 @@ def test_composite_run_members_and_median_member():
                               record_every=1).member("synonym")
     with pytest.raises(ValueError, match="gamma"):
         composite.run_composite(members, gamma=(0.5, 0.5), steps=1)
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="n_layers"):
+            composite.run_composite(members, n_layers=bad, steps=1)
+
+
+def test_per_position_outputs_of_each_net_and_the_examples_of_the_median_net():
+    """图12.8's readout: one set of shares per composite net (its median judged by the claim), and the examples come
+    from the net whose share of f_a1(f_a1(x)) at the first anchor is the median, with the model's outputs at every
+    position."""
+    run = composite.run_composite((("composite", ((4, 4),)),) * 3, n_train=300, n_test=40, d_model=16, steps=2,
+                                  record_every=1, seed=1, n_layers=3)
+    assert run.cfg.n_layers == 3
+    by_net = composite.per_position_by_net(run)
+    assert all(len(v) == 3 and ((0 <= v) & (v <= 1)).all() for v in by_net.values())
+    net, examples = composite.example_outputs(run, n=2)
+    at_a1 = by_net["f_a1 f_a1(x) at a1"]
+    assert sorted(at_a1)[1] == at_a1[net]
+    assert len(examples) == 2 and all(len(tokens) == len(outputs) == 6 for tokens, outputs, _ in examples)
+    v = composite.check_per_position(run)
+    assert v.measured["nets"] == 3 and v.measured["layers"] == 3
 
 
 def test_identity_twins_are_independent_nets_whose_median_the_claims_judge():
