@@ -239,7 +239,7 @@ def example_outputs(run: CompositeRun, member: int | str | Sequence | None = Non
 #: steps); ``ch12b.per-position`` judges the medians of the seven.  Chosen on design seeds: 4-layer nets answered at
 #: every position from the second anchor on (on ≥ 0.9 of the sequences) in 54 of 65 nets (seeds 100–103, 106, 107,
 #: 110, 111, 114–116; five to seven nets each), the median net on 0.95–1; 2-layer nets in 10 of 71 (seeds 100–105,
-#: 114–118), the median net on 0.27–0.56.  6 layers trained at lr 2e-3 (at twice the time), not at 5e-3; 3 layers
+#: 114–118), the median net on 0.27–0.56.  6 layers trained at lr 2e-3 (1.6 times the time), not at 5e-3; 3 layers
 #: held the pattern in fewer nets than 4.
 DEPTH_MEMBERS = (("composite", ((4, 4),)),) * 7
 DEEP_LAYERS = 4
