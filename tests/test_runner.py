@@ -238,7 +238,7 @@ def test_side_by_side_the_longest_chapters_start_first_and_results_keep_the_cata
         assert started == expected, jobs
         assert [r.slug for r in runs] == [c.slug for c in chapters]
     assert [c.slug for c in catalog.longest_first(catalog.CHAPTERS)][:3] == [
-        "ch13_complexity_control", "ch12_anchor_functions", "ch14_more_phenomena"]
+        "ch13_complexity_control", "ch12b_composite_tasks", "ch12_anchor_functions"]  # ch12b: 图12.8's depth runs
 
 
 BAD_ENVIRONMENT = [("COMPANION_PROFILE", "Fast", "unknown profile 'Fast'"), ("COMPANION_SEED", "-3", "COMPANION_SEED"),
@@ -397,7 +397,8 @@ def test_expected_claims_reads_the_chapter_and_its_experiments_module():
     assert "ch12.classification-order" in ch12  # 图12.7 on the book's classification task
     # chapter 12's second part: its own prefix, though both parts' modules share companion.core.anchor_tasks
     ch12b = runner.expected_claims(catalog.find("ch12b").source)  # `from companion.experiments import ch12b_composite`
-    assert set(ch12b) == {"ch12b.task-harder", "ch12b.synonym", "ch12b.multi-anchor", "ch12b.multi-anchor-most"}
+    assert set(ch12b) == {"ch12b.task-harder", "ch12b.synonym", "ch12b.multi-anchor", "ch12b.multi-anchor-most",
+                          "ch12b.per-position"}  # 图12.8: a phenomenon since it judges seven 4-layer nets
     assert not set(ch12b) & set(ch12)
 
 
