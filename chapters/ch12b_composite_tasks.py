@@ -35,9 +35,9 @@
 # AdamW and the book's warm-up + cosine learning rate, cross-entropy on the last token (§12.8.2);
 # `companion.experiments.ch12b_composite` has the runs and the checks.
 #
-# Run time: quick profile ≈ 175 CPU-seconds (90 s on an idle two-core machine with an empty cache; results are
-# cached on disk); full profile (d_model 64, 3000 steps, three more members, 6-layer nets in section 3) several
-# minutes on a CPU, not yet measured on a GPU.
+# Run time: quick profile ≈ 180 CPU-seconds (94 s on an idle two-core machine with an empty cache; results are
+# cached on disk); full profile (d_model 64, 3000 steps, three more members, 6-layer nets in section 3) about 11
+# minutes per seed on one thread of a 2-core CPU, not yet measured on a GPU.
 
 # %% tags=["launch-install"]
 # Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.
