@@ -153,6 +153,26 @@ def test_pair_merge_ratio_reads_the_geometry():
     assert complexity.pair_merge_ratio(by_order, pairs) > 1  # (c, d) and (d, c) far apart: no merge
 
 
+def test_map_cluster_accuracy_reads_the_geometry():
+    pairs = np.array(complexity.ALL_PAIRS).repeat(5, axis=0)  # 5 points per ordered pair
+    shift = np.array([complexity.BOOK_SHIFTS[a] + complexity.BOOK_SHIFTS[b] for a, b in pairs], dtype=float)
+    rng = np.random.default_rng(0)
+    noise = rng.normal(size=(len(pairs), 2))
+    by_map = np.stack([shift, np.zeros_like(shift)], 1) * 10 + noise  # one tight cluster per composite map
+    assert complexity.map_cluster_accuracy(by_map, pairs) == pytest.approx(1.0)
+    assert complexity.map_cluster_accuracy(noise, pairs) < 0.3  # no clusters: about 1 in 10
+    with pytest.raises(ValueError, match="≥ 2 outputs"):
+        complexity.map_cluster_accuracy(by_map[:16 * 5 - 4], pairs[:16 * 5 - 4])  # (d, d) once: no own centre
+
+
+@pytest.mark.contrast("phase 1: γ = 0.2 of the memorisation run in the phase-2 slot (图13.8's left panel)")
+def test_control_ch13_map_clusters(memorisation):
+    # "在阶段 1 …… 簇之间存在显著重叠": the γ = 0.2 models, trained on the same sequences for the same steps as the
+    # γ = 0.5 ones, keep no cluster per composite map with the key masked.
+    v = complexity.check_map_clusters(memorisation, phase=(0.2, 0.01))
+    assert not v.passed, v.measured_line()
+
+
 def test_control_ch13_first_anchor_blocks(untrained):
     # Untrained models have computed no g(x; a1): no block of equal first steps under either control.
     v = complexity.check_first_anchor_blocks(untrained)

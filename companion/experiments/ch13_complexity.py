@@ -418,6 +418,55 @@ def check_symmetric_merge(run: CompositionRun, weak: tuple[float, float] = WEAK_
                                  weak_runs=np.round(ratio[weak], 2), strong_runs=np.round(ratio[strong], 2))
 
 
+MAP_CLUSTERS_AT_LEAST = 0.7  # ch13.map-clusters: share of the probe whose nearest cluster centre is its own map's
+MAP_CLUSTERS = ClaimSpec("ch13.map-clusters", "图13.8",
+                         "with the key masked, a phase-2 model (γ = 0.5, λ = 0.01, trained on the memorisation run's "
+                         "3000 sequences) sorts its outputs into one cluster per composite map: for ≥ 70 % of the "
+                         "probe (50 sequences per anchor pair) the nearest cluster centre, leaving the sequence out, is "
+                         "that of its own map g(g(·; a1); a2) (chance about 0.1; mean over three data seeds); the "
+                         "phase-1 models of the same run (γ = 0.2), whose clusters the book sees overlap, do not")
+
+
+def map_cluster_accuracy(outputs: np.ndarray, pairs: np.ndarray) -> float:
+    """图13.8's "clear, well-separated clusters": the share of the outputs (N, V) whose nearest class centre is that
+    of their own composite map (pairs (N, 2) grouped by the total shift g(g(x; a1); a2) − x, 10 maps for the 16
+    pairs), each output's own centre computed without it (leave-one-out).  ≈ 1 for one tight cluster per map;
+    about 1 / (number of maps) when the clusters overlap completely."""
+    x = np.asarray(outputs, dtype=np.float64)
+    shift = np.array([BOOK_SHIFTS[a] + BOOK_SHIFTS[b] for a, b in np.asarray(pairs).tolist()])
+    maps, label = np.unique(shift, return_inverse=True)
+    counts = np.bincount(label)
+    if counts.min() < 2:
+        raise ValueError(f"every composite map needs ≥ 2 outputs; the maps {maps.tolist()} have {counts.tolist()}")
+    centres = np.stack([x[label == m].mean(0) for m in range(len(maps))])  # (M, V)
+    dist = ((x[:, None, :] - centres[None]) ** 2).sum(-1)  # (N, M)
+    rows, n_own = np.arange(len(x)), counts[label]
+    dist[rows, label] *= (n_own / (n_own - 1)) ** 2  # own centre without the output: n/(n−1) times farther
+    return float((dist.argmin(1) == label).mean())
+
+
+def map_clusters_by_member(run: CompositionRun) -> np.ndarray:
+    """:func:`map_cluster_accuracy` of every member (K,), key masked (:func:`key_masked_outputs`), each member on the
+    probe (:func:`key_masked_probe`) of its own data seed."""
+    found = np.zeros(len(run.settings))
+    for s in sorted({s for _, _, s in run.settings}):
+        probe = key_masked_probe(run.data(s))
+        outputs, pairs = key_masked_outputs(run, probe), probe.anchors.numpy()
+        for k in [k for k, (_, _, seed) in enumerate(run.settings) if seed == s]:
+            found[k] = map_cluster_accuracy(outputs[k], pairs)
+    return found
+
+
+def check_map_clusters(run: CompositionRun, phase: tuple[float, float] = (0.5, 0.01)) -> Verdict:
+    """图13.8, phase 2 against phase 1: on the memorisation run, the mean over the data seeds of
+    :func:`map_cluster_accuracy` of the ``phase`` models is ≥ :data:`MAP_CLUSTERS_AT_LEAST`.  ``phase=(0.2, 0.01)``
+    reads the phase-1 models of the same run (the negative control: "簇之间存在显著重叠")."""
+    acc = map_clusters_by_member(run)[run.members(*phase)]
+    return MAP_CLUSTERS.judge(threshold(f"outputs nearest their own map's centre, γ = {phase[0]}", float(acc.mean()),
+                                        ">=", MAP_CLUSTERS_AT_LEAST),
+                              single_runs=np.round(acc, 2))
+
+
 def check_phase_two_contrast(run: CompositionRun, larger_init: tuple[float, float] = (0.5, 0.01)) -> Verdict:
     """图13.6/13.8, the book's contrast to :func:`check_commutativity` and :func:`check_symmetric_merge`: the
     larger-initialisation phase-2 model of the grid fits ID (≥ 0.9, 图13.6's unhatched cells) but is not commutative
