@@ -240,7 +240,7 @@ for g in MEMO_GAMMAS:
     ks = memo.members(g, 0.01)
     gap = (memo.accuracy["train"][:, ks] - memo.accuracy["ID"][:, ks]).mean(axis=1)
     axes[1].plot(memo.steps, gap, label=f"γ = {g}")
-axes[1].set(xlabel="step", ylabel="train − ID accuracy", title="what is memorised, over training (mean over seeds)")
+axes[1].set(xlabel="step", ylabel="train − ID accuracy", title="over training (mean over seeds)")
 axes[1].legend()
 plt.show()
 for k, (g, _, s) in enumerate(memo.settings):
