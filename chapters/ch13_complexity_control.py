@@ -132,6 +132,10 @@ print("OOD:  ", example.tests["OOD"].x.numpy().tolist(), "→", example.tests["O
 #   (3000 sequences, 2000 steps) shows phase 1 and claims it (below);
 # * at γ = 0.5 the outcome depends on the seed (OOD 0.0–0.88 at λ = 0.1 over ten seeds): the boundary
 #   between the phases runs through this region at our scale;
+# * the reasoning phase firms up with **scale**: the full profile's contrast (d_model 64, 3000 steps, learning
+#   rate 3·10⁻³) gave strong control OOD 0.63–0.95 in single runs (mean 0.80) against 0.00–0.01 for weak control
+#   on design seeds 300–305, and 0.58–0.66 with 2000 steps (ID 1.00 in all); at the quick size single runs end
+#   anywhere in 0.23–0.93. The full profile's verdicts are not measured yet (about an hour per seed on a CPU);
 # * the memorising model's **commutativity**, and the structural signatures of the small-initialisation
 #   solutions (condensation, ordered embeddings, section 3), reproduce on every design seed (the robustness report
 #   gives the counts over the validation seeds); the embeddings' factor-2 contrast of variance does not (16 of 20),
