@@ -78,7 +78,7 @@ if importlib.util.find_spec("companion") is None:
 import matplotlib.pyplot as plt
 import numpy as np
 
-from companion.core import anchor_tasks, attention
+from companion.core import attention
 from companion.experiments import ch13_complexity as complexity
 from companion.kit.claims import show
 from companion.kit.config import pick, pick_steps, settings
@@ -221,9 +221,10 @@ for k, (g, l, s) in enumerate(contrast.settings):
 # (training 0.29, ID 0.03 on seed 108) harmless. This claim replaces an exploration that asked a training accuracy
 # ≥ 0.9 of the grid's γ = 0.2 model (0 of 20 seeds); because its id was seen on seeds 0–19, it is validated on
 # `COMPANION_SEED` 500–519, where it held on **20 of 20** (training − ID 0.26–0.46, ID 0.09–0.46, OOD ≤ 0.01;
-# 20 of 20 on 0–19 as well). Its control failed on all 40 seeds (γ = 0.5: training − ID 0.01–0.05, ID 0.95–0.99). With 1500 training sequences every γ memorises (γ = 0.5:
-# training 1.0, ID 0.03–0.06), with 20000 none does within the budget: the phase is a matter of the initialisation
-# *and* of how much data there is to memorise.
+# 20 of 20 on 0–19 as well). Its control failed on all 40 seeds (γ = 0.5: training − ID 0.01–0.05, ID
+# 0.95–0.99). With 1500 training sequences every γ memorises (γ = 0.5: training 1.0, ID 0.03–0.06), with 20000
+# none does within the budget: the phase is a matter of the initialisation *and* of how much data there is to
+# memorise.
 
 # %%
 MEMO_GAMMAS = pick(quick=(0.1, 0.2, 0.3, 0.5), full=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.8), smoke=(0.2, 0.5))
@@ -328,7 +329,7 @@ show(complexity.check_phase_two_contrast(run))
 # %%
 model = run.model()  # the grid (γ × λ), for the analyses of section 3
 probe = complexity.key_masked_probe(run.data(S0))  # 50 test sequences per anchor pair; grid and contrast share S0
-shift = np.array([anchor_tasks.BOOK_SHIFTS[a] + anchor_tasks.BOOK_SHIFTS[b] for a, b in probe.anchors.tolist()])
+shift = complexity.composite_shift(probe.anchors)  # colour: the pair's composite map
 masked = {"grid": complexity.key_masked_outputs(run, probe),  # (K, N, V): key masked
           "contrast": complexity.key_masked_outputs(contrast, probe)}
 fig, axes = panels(4, width=3.2, height=3.0)
@@ -392,8 +393,7 @@ show(complexity.check_symmetric_merge(contrast))
 
 # %%
 memo_probe = complexity.key_masked_probe(memo.data(S0))
-memo_shift = np.array([anchor_tasks.BOOK_SHIFTS[a] + anchor_tasks.BOOK_SHIFTS[b]
-                       for a, b in memo_probe.anchors.tolist()])
+memo_shift = complexity.composite_shift(memo_probe.anchors)
 memo_masked = complexity.key_masked_outputs(memo, memo_probe)  # (K, N, V): key masked
 fig, axes = panels(2, width=3.8, height=3.2)
 for ax, g in zip(axes, (0.2, 0.5)):

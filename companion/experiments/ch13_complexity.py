@@ -384,6 +384,12 @@ def key_masked_outputs(run: CompositionRun, probe: AnchorData) -> np.ndarray:
     return masked_last_outputs(run.model(), probe, offsets=(0,))
 
 
+def composite_shift(pairs: np.ndarray | Sequence[tuple[int, int]]) -> np.ndarray:
+    """The total shift g(g(x; a1); a2) − x of every anchor pair (a1, a2) in ``pairs`` (N, 2), (N,): the composite
+    map of the pair, the same for (a1, a2) and (a2, a1) (eq. (13.2))."""
+    return np.array([BOOK_SHIFTS[a] + BOOK_SHIFTS[b] for a, b in np.asarray(pairs).tolist()])
+
+
 def pair_merge_ratio(outputs: np.ndarray, pairs: np.ndarray, pair: tuple[int, int] = (3, 4)) -> float:
     """图13.8: how far apart the clusters of ``pair`` = (a_i, a_j) and its mirror (a_j, a_i) lie, relative to clusters
     of different maps: the distance between the two centroids of the outputs ``outputs`` (N, V) over the mean
@@ -400,7 +406,7 @@ def pair_merge_ratio(outputs: np.ndarray, pairs: np.ndarray, pair: tuple[int, in
     label = np.array([kinds.index(n) for n in names])
     centroids = np.stack([outputs[label == i].mean(0) for i in range(len(kinds))])  # (P, V)
     dist = np.linalg.norm(centroids[:, None] - centroids[None], axis=-1)  # (P, P)
-    shift = np.array([BOOK_SHIFTS[a] + BOOK_SHIFTS[b] for a, b in kinds])
+    shift = composite_shift(kinds)
     other = shift[:, None] != shift[None, :]
     return float(dist[kinds.index(pair), kinds.index(mirror)] / dist[other].mean())
 
@@ -433,8 +439,7 @@ def map_cluster_accuracy(outputs: np.ndarray, pairs: np.ndarray) -> float:
     pairs), each output's own centre computed without it (leave-one-out).  ≈ 1 for one tight cluster per map;
     about 1 / (number of maps) when the clusters overlap completely."""
     x = np.asarray(outputs, dtype=np.float64)
-    shift = np.array([BOOK_SHIFTS[a] + BOOK_SHIFTS[b] for a, b in np.asarray(pairs).tolist()])
-    maps, label = np.unique(shift, return_inverse=True)
+    maps, label = np.unique(composite_shift(pairs), return_inverse=True)
     counts = np.bincount(label)
     if counts.min() < 2:
         raise ValueError(f"every composite map needs ≥ 2 outputs; the maps {maps.tolist()} have {counts.tolist()}")
