@@ -5,8 +5,10 @@ data seed 0, d_model 32, 1000 steps: the run of the notebook's section 2 at ``CO
 cache), whose cells are trained models of every phase, and run each check on the setting the book contrasts.
 ch13.phase-one (图13.5) reads the notebook's memorisation run (3000 training sequences, 2000 steps, λ = 0.01): phase 1
 is γ = 0.2, its control the same run's γ = 0.5 models (phase 2).
-ch13.wq-condensation (图13.10) is a claim about phase 3 (γ = 1.4, both λ: at least half the W^{Q(1)} neurons grouped
-by cosine > 0.7, mean |cos| ≥ 0.3), and its control reads phase 1 (γ = 0.2) of the same grid; ch13.wq-depth
+ch13.wq-condensation (图13.10) orders the three phases: phase 3 (γ = 1.4, both λ: at least half the W^{Q(1)} neurons
+grouped by cosine > 0.7, mean |cos| ≥ 0.3), phase 1 (the memorisation run's γ = 0.2: under 10 % grouped) and phase 2
+in between (the contrast run's weak control, read with its ``contrast`` fixture); its control puts phase 1 (γ = 0.2 of
+the grid) in phase 3's place, and a second test exchanges weak and strong control; ch13.wq-depth
 (图13.11) the same at every depth for the largest γ of the notebook's depth run, its control the smallest (0.3).
 On tuning seeds 100–104 phase 3 had 81–100 % of its neurons grouped and mean |cos| 0.43–0.75, phase 1 none grouped
 and 0.15–0.18 (random directions in 32 dimensions: 0.14); at depths 2–4, γ = 1.2: 69–100 % and 0.43–0.87, γ = 0.3:
@@ -54,6 +56,12 @@ def memorisation():  # the notebook's memorisation run at COMPANION_SEED=0 (data
     return complexity.run_composition(settings, n_train=complexity.MEMORISATION_DATA, n_test=1000, d_model=32,
                                       n_layers=2, batch_size=128, lr=1e-2, record_every=250,
                                       steps=complexity.MEMORISATION_STEPS)
+
+
+@pytest.fixture(scope="module")
+def contrast():  # the notebook's contrast run at COMPANION_SEED=0 (data seeds 0, 1, 2), shared with its cache
+    settings = [(*setting, s) for s in (0, 1, 2) for setting in (complexity.WEAK_CONTROL, complexity.STRONG_CONTROL)]
+    return complexity.run_composition(settings, steps=1500, record_every=300, **QUICK)
 
 
 @pytest.fixture(scope="module")
@@ -109,16 +117,25 @@ def test_commutativity_needs_the_anchors(untrained):
     assert not v.passed and failed(v, "commutativity − agreement with (a, b)"), v.measured_line()
 
 
-@pytest.mark.contrast("phase 1: γ = 0.2 (large initialisation), both λ of the grid (图13.10, §13.5.1)")
-def test_control_ch13_wq_condensation(grid):
+@pytest.mark.contrast("phase 1: γ = 0.2 (large initialisation), both λ of the grid, in the phase-3 place (图13.10, "
+                      "§13.5.1)")
+def test_control_ch13_wq_condensation(grid, contrast, memorisation):
     # "在阶段 1，输入权重没有表现出显著的凝聚": the γ = 0.2 cells of the trained grid keep independent directions, no
     # neuron has a partner at cosine > 0.7 — the check of phase 3 fails on them for that reason.
     gamma = complexity.PHASE_ONE_GAMMA
-    v = complexity.check_wq_condensation(grid, gamma=gamma)
+    v = complexity.check_wq_condensation(grid, contrast, memorisation, gamma=gamma)
     assert not v.passed, v.measured_line()
     for lam in (0.01, 0.1):
         assert failed(v, f"grouped neurons, γ={gamma} λ={lam}") and failed(v, f"mean |cos|, γ={gamma} λ={lam}"), \
             v.measured_line()
+
+
+def test_wq_condensation_orders_phase_two_below_phase_three(grid, contrast, memorisation):
+    # The claim's second contrast (图13.10): phase 2 condenses only slightly, phase 3 into groups. With strong control
+    # (phase 3) in the phase-2 place and weak control (phase 2) in the phase-3 place, the "phase 3" models have fewer grouped neurons than the "phase 2" ones and the check fails for that reason.
+    v = complexity.check_wq_condensation(grid, contrast, memorisation, phase_two=complexity.STRONG_CONTROL,
+                                         phase_three=complexity.WEAK_CONTROL)
+    assert not v.passed and failed(v, "grouped neurons, phase 3 − phase 2"), v.measured_line()
 
 
 @pytest.mark.contrast("phase 1: γ = 0.2 (large initialisation) cells of the same trained grid (图13.12)")

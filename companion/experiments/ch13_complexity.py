@@ -135,12 +135,16 @@ PHASE_TWO_CONTRAST = ClaimSpec("ch13.phase-two-contrast", "图13.6/13.8",
                                "图13.8's middle panel)", kind="exploration", validation_seeds=REVALIDATION_SEEDS)
 PHASE_THREE_GAMMA, PHASE_ONE_GAMMA = STRONG_CONTROL[0], 0.2  # the grid's γ of phase 3 (strong control) and of phase 1
 GROUPED_AT_LEAST, COS_AT_LEAST = 0.5, 0.3  # a condensed W^{Q(1)}: ≥ half its neurons grouped, mean |cos| ≥ 0.3
+PHASE_ONE_GROUPED_BELOW = 0.1  # ch13.wq-condensation: phase 1 "没有表现出显著的凝聚": under a tenth of its neurons grouped
+SLIGHT_COS_GAIN, PHASE_THREE_GROUPED_GAIN = 0.05, 0.2  # phase 2 above phase 1 in mean |cos|; phase 3 above phase 2 grouped
 WQ_CONDENSATION = ClaimSpec("ch13.wq-condensation", "图13.10",
-                            "at the grid's phase-3 end (γ = 1.4, with λ = 0.1 and with the book's λ = 0.01) the "
-                            "first-layer query neurons condense into groups: at least half of them have a cosine "
-                            "> 0.7 with another neuron (图13.11's grouping) and their mean |cos| is ≥ 0.3 "
-                            "(independent directions: 0.14); phase 1 (γ = 0.2) does not (the negative control). "
-                            "Phase 2's slight condensation in between is not asked",
+                            "the first-layer query neurons condense more from phase to phase: phase 3 condenses into "
+                            "groups — at the grid's phase-3 end (γ = 1.4, with λ = 0.1 and with the book's λ = 0.01) at "
+                            "least half of them have a cosine > 0.7 with another neuron (图13.11's grouping) and their "
+                            "mean |cos| is ≥ 0.3 (independent directions: 0.14); phase 1 (the memorisation run's "
+                            "γ = 0.2) does not (under 10 % grouped); phase 2 (weak control) condenses slightly, in "
+                            "between — its mean |cos| at least 0.05 above phase 1's, its grouped share at least 0.2 "
+                            "below that of phase 3 (strong control, the same data seeds; means over the seeds)",
                             validation_seeds=REVALIDATION_SEEDS)
 EMBEDDING_CONTRAST = ClaimSpec("ch13.embedding-contrast", "图13.12",
                                "the top-2 PCA variance of the number embeddings at γ = 1.4 is at least twice that at "
@@ -259,17 +263,48 @@ def condensation_conditions(grouped: float, cos: float, where: str) -> list:
             threshold(f"mean |cos|, {where}", cos, ">=", COS_AT_LEAST)]
 
 
-def check_wq_condensation(run: CompositionRun, gamma: float = PHASE_THREE_GAMMA,
-                          lams: Sequence[float] = (0.01, 0.1)) -> Verdict:
-    """图13.10, phase 3: at ``gamma`` (default the grid's phase-3 γ = 1.4) the W^{Q(1)} neurons of every λ in
-    ``lams`` (the book's 0.01 and the strong control's 0.1) are condensed (:func:`condensation_conditions`, on means
-    over a cell's members).  The negative control reads phase 1 (γ = 0.2): "在阶段 1，输入权重没有表现出显著的凝聚"
-    (§13.5.1)."""
+def wq_condensation_by_member(run: CompositionRun) -> tuple[np.ndarray, np.ndarray]:
+    """Per member of ``run``: the mean |cos| between its first-layer query neurons and the share of them grouped
+    (cosine > 0.7 with another neuron), two (K,) arrays (图13.10, 图13.11)."""
+    model = run.model()
+    weights = [model.member_weight("w_q", k, layer=0).numpy() for k in range(len(run.settings))]
+    return np.array([condensation(w) for w in weights]), np.array([grouped_share(w) for w in weights])
+
+
+def check_wq_condensation(run: CompositionRun, contrast: CompositionRun, memorisation: CompositionRun,
+                          gamma: float = PHASE_THREE_GAMMA, lams: Sequence[float] = (0.01, 0.1),
+                          phase_one: tuple[float, float] = (PHASE_ONE_GAMMA, 0.01),
+                          phase_two: tuple[float, float] = WEAK_CONTROL,
+                          phase_three: tuple[float, float] = STRONG_CONTROL) -> Verdict:
+    """图13.10, the three phases (§13.5.1): "在阶段 1，输入权重没有表现出显著的凝聚 … 在阶段 2，我们观察到轻微的凝聚
+    … 在阶段 3，输入权重强烈地聚集到少数几个孤立的方向上".
+
+    Phase 3: at ``gamma`` (default the grid's phase-3 γ = 1.4) the W^{Q(1)} neurons of ``run`` are condensed for
+    every λ in ``lams`` (:func:`condensation_conditions`, on the means over a cell's members).  Phase 1: the
+    ``memorisation`` run's ``phase_one`` models (γ = 0.2, which memorise: :func:`check_phase_one`) have fewer than
+    :data:`PHASE_ONE_GROUPED_BELOW` of their neurons grouped.  Phase 2 in between, on the ``contrast`` run (both
+    settings on the same data seeds): the ``phase_two`` models (weak control, which fit ID and not the unseen pairs)
+    have a mean |cos| at least :data:`SLIGHT_COS_GAIN` above phase 1's, and a grouped share at least
+    :data:`PHASE_THREE_GROUPED_GAIN` below that of the ``phase_three`` models (strong control).  The negative
+    controls put phase 1 (γ = 0.2 of the grid) in phase 3's place, and strong and weak control in each other's."""
     cos, grouped = grid_measure(run, "wq_condensation"), grid_measure(run, "wq_grouped")
     if missing := [lam for lam in lams if (gamma, lam) not in cos]:
         raise ValueError(f"no cell with gamma={gamma}, lambda in {missing}; cells are {sorted(cos)}")
-    return WQ_CONDENSATION.judge(*[c for lam in lams for c in condensation_conditions(
-        grouped[(gamma, lam)], cos[(gamma, lam)], f"γ={gamma} λ={lam}")])
+    memo_cos, memo_grouped = wq_condensation_by_member(memorisation)
+    contrast_cos, contrast_grouped = wq_condensation_by_member(contrast)
+    one = memorisation.members(*phase_one)
+    two, three = contrast.members(*phase_two), contrast.members(*phase_three)
+    cos_one, grouped_one = float(memo_cos[one].mean()), float(memo_grouped[one].mean())
+    cos_two, grouped_two = float(contrast_cos[two].mean()), float(contrast_grouped[two].mean())
+    cos_three, grouped_three = float(contrast_cos[three].mean()), float(contrast_grouped[three].mean())
+    return WQ_CONDENSATION.judge(
+        *[c for lam in lams for c in condensation_conditions(grouped[(gamma, lam)], cos[(gamma, lam)],
+                                                               f"γ={gamma} λ={lam}")],
+        threshold("grouped neurons, phase 1", grouped_one, "<", PHASE_ONE_GROUPED_BELOW),
+        threshold("mean |cos|, phase 2 − phase 1", cos_two - cos_one, ">=", SLIGHT_COS_GAIN),
+        threshold("grouped neurons, phase 3 − phase 2", grouped_three - grouped_two, ">=", PHASE_THREE_GROUPED_GAIN),
+        mean_cos_by_phase=[round(v, 2) for v in (cos_one, cos_two, cos_three)],
+        grouped_by_phase=[round(v, 2) for v in (grouped_one, grouped_two, grouped_three)])
 
 
 def check_embedding_contrast(run: CompositionRun) -> Verdict:
