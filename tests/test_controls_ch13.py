@@ -132,7 +132,8 @@ def test_control_ch13_wq_condensation(grid, contrast, memorisation):
 
 def test_wq_condensation_orders_phase_two_below_phase_three(grid, contrast, memorisation):
     # The claim's second contrast (图13.10): phase 2 condenses only slightly, phase 3 into groups. With strong control
-    # (phase 3) in the phase-2 place and weak control (phase 2) in the phase-3 place, the "phase 3" models have fewer grouped neurons than the "phase 2" ones and the check fails for that reason.
+    # (phase 3) in the phase-2 place and weak control (phase 2) in the phase-3 place, the "phase 3" models have fewer
+    # grouped neurons than the "phase 2" ones and the check fails for that reason.
     v = complexity.check_wq_condensation(grid, contrast, memorisation, phase_two=complexity.STRONG_CONTROL,
                                          phase_three=complexity.WEAK_CONTROL)
     assert not v.passed and failed(v, "grouped neurons, phase 3 − phase 2"), v.measured_line()
