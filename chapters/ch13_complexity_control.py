@@ -52,7 +52,7 @@
 # cosine learning rate, cross-entropy on the last token. Every (γ, λ, seed) of a run is one member of
 # **one batched ensemble** (cached on disk).
 #
-# Run time: quick profile 95 s on an idle 2-core machine with an empty cache, kernel start included (179
+# Run time: quick profile 94 s on an idle 2-core machine with an empty cache, kernel start included (178
 # CPU-seconds: the batched runs borrow the second core). The three runs of section 2 and the addition run of
 # section 5 (about 40 CPU-seconds on one thread) are most of it. A rerun reads the cache. Full profile (finer grid,
 # 5 seeds, d_model 64, 80 000 training sequences, 3000 steps) about an hour on a CPU.
