@@ -368,10 +368,10 @@ show(complexity.check_phase_two_contrast(run))
 
 # %%
 scale_curve = complexity_scale.read_curve()
-fig, axes = panels(len(complexity_scale.POINTS), width=2.7, height=2.5, nrows=2)
+fig, axes = panels(len(complexity_scale.POINTS), width=2.6, height=2.4, nrows=3)
 complexity_scale.plot_curve(axes, scale_curve)
 plt.show()
-fig, axes = panels(3, width=3.6)
+fig, axes = panels(3, width=2.6, height=2.6)
 complexity_scale.plot_trends(axes, scale_curve)
 plt.show()
 
