@@ -20,7 +20,7 @@ ALLOWED = {"kit": {"kit"}, "core": {"kit", "core"}, "experiments": {"kit", "core
 #: in-context-learning tasks, baselines and learner (Akyürek et al., Dherin et al. §4.3) rather than a second copy.
 #: Debt: what they share belongs in core (moving it changes ch14's digest, so it waits for a ch14 sweep).
 #: Chapter 13's scale curve is the same chapter's task at other sizes: it trains through ch13_complexity's
-#: run_composition (its cache and its settings), so that the curve's quick point is the notebook's contrast run.
+#: run_composition (its cache and its model), so that every point trains exactly as the notebook's runs do.
 BUILDS_ON = {"companion.experiments.icl_papers": {"companion.experiments.ch14_phenomena"},
              "companion.experiments.ch13_scale": {"companion.experiments.ch13_complexity"}}
 
