@@ -21,11 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+from matplotlib.lines import Line2D
 
 from companion.core.attention import condensation, grouped_share
 from companion.experiments.ch13_complexity import STRONG_CONTROL, run_composition
@@ -102,19 +104,19 @@ def read_curve(path: Path = CURVE_FILE) -> list[dict]:
 
 
 def summary(rows: Sequence[dict]) -> list[dict]:
-    """Per point and (γ, λ): the means over the data seeds, the range of the OOD accuracy, and the book's phase of
-    the mean (1: poor ID, ID < 0.9; 2: good ID, OOD < 0.5; 3: good ID and OOD ≥ 0.5)."""
-    keys = sorted({(r["d_model"], r["steps"], r["lr"], r["n_train"], r["gamma"], r["lam"]) for r in rows},
-                  key=lambda k: (k[3], k[0], k[5], k[4]))
+    """Per point and (γ, λ): the means over the data seeds, the training − ID accuracy of the means ("memorised"),
+    the range of the OOD accuracy, and the book's phase of the mean (1: poor ID, ID < 0.9; 2: good ID, OOD < 0.5; 3: good ID and OOD ≥ 0.5)."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[ScalePoint(r["d_model"], r["steps"], r["lr"], r["n_train"]), r["gamma"], r["lam"]].append(r)
     out = []
-    for d, steps, lr, n, g, l in keys:
-        group = [r for r in rows if (r["d_model"], r["steps"], r["lr"], r["n_train"], r["gamma"], r["lam"])
-                 == (d, steps, lr, n, g, l)]
+    for point, g, l in sorted(groups, key=lambda key: (key[0].n_train, key[0].d_model, key[2], key[1])):
+        group = groups[point, g, l]
         mean = {m: float(np.mean([r[m] for r in group]))
                 for m in ("train", "ID", "OOD", "commutativity", "grouped", "mean_abs_cos")}
         phase = 1 if mean["ID"] < GOOD else (3 if mean["OOD"] >= 0.5 else 2)
-        out.append({"point": ScalePoint(d, steps, lr, n), "gamma": g, "lam": l, **mean, "phase": phase,
-                    "OOD_range": (min(r["OOD"] for r in group), max(r["OOD"] for r in group))})
+        out.append({"point": point, "gamma": g, "lam": l, **mean, "memorised": mean["train"] - mean["ID"],
+                    "phase": phase, "OOD_range": (min(r["OOD"] for r in group), max(r["OOD"] for r in group))})
     return out
 
 
@@ -143,7 +145,7 @@ def plot_curve(axes: Sequence, rows: Sequence[dict]) -> None:
         ax.set(title=point.label, xlabel="γ (phase below)", ylim=(-0.2, 1.12), xticks=SWEEP_GAMMAS)
     axes[0].set_ylabel("accuracy")
     axes[0].figure.legend(*axes[0].get_legend_handles_labels(), loc="lower right", fontsize=7,
-                          title="means of 3 seeds", title_fontsize=7)
+                          title=f"means of {len({r['data_seed'] for r in rows})} seeds", title_fontsize=7)
 
 
 TREND_SETTINGS = {(1.4, SWEEP_LAMBDA): "#d62728", STRONG_CONTROL: "#9467bd", (0.8, SWEEP_LAMBDA): "0.45",
@@ -155,8 +157,6 @@ def plot_trends(axes: Sequence, rows: Sequence[dict]) -> None:
     over the data seeds: the OOD accuracy of γ = 1.4 at λ = 0.01 (the phase-3 side), of strong control and of the
     phase-2 γ = 0.8 (图13.5's levels); the training − ID accuracy of the phase-1 γ = 0.2 (what it memorises); the
     share of W^{Q(1)} neurons grouped at γ = 1.4 and in phase 1 (图13.10)."""
-    from matplotlib.lines import Line2D
-
     table = summary(rows)
     widths = sorted({s["point"].d_model for s in table})
     panels = (("OOD", "OOD accuracy", list(TREND_SETTINGS)[:3], (-0.03, 1.03)),
@@ -167,8 +167,7 @@ def plot_trends(axes: Sequence, rows: Sequence[dict]) -> None:
     for ax, (measure, ylabel, settings, ylim) in zip(axes, panels):
         for cell in settings:
             for n_train, style in styles.items():
-                line = sorted((s["point"].d_model, s["train"] - s["ID"] if measure == "memorised" else s[measure])
-                              for s in table if (s["gamma"], s["lam"]) == cell and s["point"].n_train == n_train)
+                line = sorted((s["point"].d_model, s[measure]) for s in table if (s["gamma"], s["lam"]) == cell and s["point"].n_train == n_train)
                 if line:
                     ax.plot(*zip(*line), style, marker="o", color=TREND_SETTINGS[cell])
         handles = [Line2D([], [], color=TREND_SETTINGS[c], marker="o", label=f"γ = {c[0]}, λ = {c[1]}")
