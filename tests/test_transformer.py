@@ -144,6 +144,28 @@ def test_member_adamw_equals_torch_adamw_and_decays_per_member():
     assert torch.allclose(q[0], torch.ones(3)) and torch.allclose(q[1], torch.full((3,), 0.9))
 
 
+def test_member_adamw_copies_its_decays_to_the_device_once():
+    """The per-member λ_k move once to the parameters' device (here meta, standing in for a GPU), not every step:
+    on a GPU each copy of a CPU tensor waits for the queued kernels (benchmarks/host_reads.py)."""
+    from torch.overrides import TorchFunctionMode
+
+    class CountCopies(TorchFunctionMode):
+        copies = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            CountCopies.copies += getattr(func, "__name__", "") == "to"
+            return func(*args, **(kwargs or {}))
+
+    params = [torch.nn.Parameter(torch.ones(2, 3, device="meta")) for _ in range(3)]
+    opt = MemberAdamW(params, lr=0.1, weight_decay=[0.0, 1.0])
+    with CountCopies():
+        for _ in range(4):
+            for p in params:
+                p.grad = torch.zeros_like(p)
+            opt.step()
+    assert opt.member_decay.device.type == "meta" and CountCopies.copies == 1
+
+
 def test_lr_schedule_warms_up_and_decays():
     assert lr_factor(0, 100, warmup=0.1, floor=0.1) == pytest.approx(0.1)
     assert lr_factor(10, 100, warmup=0.1) == pytest.approx(1.0)

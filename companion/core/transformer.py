@@ -362,7 +362,9 @@ class MemberAdamW(torch.optim.Adam):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                lam = self.member_decay.to(p.device)
+                if self.member_decay.device != p.device:  # moved once, not copied every step (a sync on a GPU)
+                    self.member_decay = self.member_decay.to(p.device)
+                lam = self.member_decay
                 if lam.numel() not in (1, p.shape[0]):
                     raise ValueError(f"weight_decay has {lam.numel()} values but parameters have {p.shape[0]} members")
                 p.mul_(1 - group["lr"] * lam.reshape(-1, *[1] * (p.ndim - 1)))
