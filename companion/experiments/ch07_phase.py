@@ -638,17 +638,17 @@ def check_grid_sharpening(feat: GridFeatures) -> Verdict:
     """Exploration, 图7.6's width trend on :func:`grid_features`: the occupied fraction (median over a cell's seeds),
     averaged over the condensed cells adjacent to the boundary, is lower at the largest width than at the smallest.
     The far condensed cells are left out: at every width of the quick grid their amplitude-carrying neurons already
-    fill the two bins of the two orientations (2/36 = 0.056), so they cannot sharpen further."""
+    fill the two bins of the two orientations (2/36 = 0.056), so they cannot sharpen further.  A grid with no
+    condensed cell within half a step of the boundary (the full profile's: its cells lie on the critical lines or a
+    whole step from them) has nothing to measure: the values are "never" and the exploration fails."""
     med = np.median(feat.occupied, axis=-1)  # (G, G′, W)
     near = (feat.regimes == "condensed") & ~feat.far
-    if not near.any():
-        raise ValueError("the grid has no condensed cell adjacent to the boundary")
-    first, last = float(med[near][:, 0].mean()), float(med[near][:, -1].mean())
+    first, last = (float(med[near][:, j].mean()) if near.any() else float("nan") for j in (0, -1))
     return GRID_SHARPENING.judge(
         compare(f"occupied fraction, adjacent condensed cells, m={feat.widths[-1]}", last, "<",
                 f"m={feat.widths[0]}", first),
         per_cell={c: [round(float(v), 3) for v in med[i, j][[0, -1]]] for c, (i, j) in
-                  zip(_cells(feat, near), zip(*np.nonzero(near)))})
+                  zip(_cells(feat, near), zip(*np.nonzero(near)))} or "no adjacent condensed cell")
 
 
 # --- 图7.6 along the width: sharpening in the condensed regime, constancy on the critical line ----------------
