@@ -117,3 +117,22 @@ def test_direction_features_on_digits():
     assert feat.projection_spread[1, -1] < feat.projection_spread[0, -1]
     v = phase.check_digits_condensation(feat)
     assert [c.lhs for c in v.conditions][0] == "N_eff γ=1.75"
+
+
+def test_grid_sharpening_fails_where_the_grid_has_no_adjacent_condensed_cell():
+    """The full profile's grid (γ, γ′ in steps of 0.25, cells on the critical lines) has no condensed cell within half a
+    step of the boundary: the exploration has nothing to measure and fails as "never" — it stopped the chapter by
+    raising before — while the quick grid's adjacent cells are measured."""
+    def features(gammas, gamma_primes, occupied_by_width):
+        g, gp = np.asarray(gammas), np.asarray(gamma_primes)
+        far, _ = phase.sign_agreement(g, gp, np.zeros((len(g), len(gp))), margin=float(np.min(np.diff(g))) / 2 + 1e-9)
+        regimes = np.array([[phase.regime(float(x), float(y)) for y in gp] for x in g])
+        occupied = np.broadcast_to(np.asarray(occupied_by_width)[:, None], (len(g), len(gp), 2, 3)).copy()
+        return phase.GridFeatures(g, gp, np.array([250, 2000]), occupied, regimes, far)
+
+    full = phase.check_grid_sharpening(features(np.arange(0.25, 2.51, 0.25), np.arange(-0.75, 1.26, 0.25), [0.5, 0.4]))
+    assert not full.passed and math.isnan(full.conditions[0].value)
+    quick = phase.check_grid_sharpening(features((0.25, 0.75, 1.25, 1.75, 2.25), (-0.5, 0.0, 0.5, 1.0), [0.5, 0.4]))
+    assert quick.passed and quick.conditions[0].value == pytest.approx(0.4)
+    assert not phase.check_grid_sharpening(features((0.25, 0.75, 1.25, 1.75, 2.25), (-0.5, 0.0, 0.5, 1.0),
+                                                    [0.4, 0.5])).passed
