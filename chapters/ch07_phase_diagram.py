@@ -38,8 +38,10 @@
 # linear regime diverges in the condensed one).
 #
 # Run time: quick profile ≈ 40 CPU-seconds; full profile (widths up to 16000, a finer grid, more seeds)
-# tens of minutes on a CPU. On an NVIDIA H200 GPU shared with the
-# other eleven chapters (one CPU thread each) it had not finished after 460 s: its verdicts are not measured yet.
+# hours on a CPU. On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not
+# finished after 460 s. On the 2-core CPU (seed 0, one thread) it reached the digits of 图7.5(b) in about 6 minutes,
+# with 7 of its first 8 phenomenon claims held (not 图7.6's grid: section 2), and had not finished the digits' nets
+# of widths up to 64 000 after 50 minutes more (`docs/full-profile.md`).
 
 # %% tags=["launch-install"]
 # Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.
@@ -221,6 +223,12 @@ print("converged:", bool(grid_run.converged.all()), "| far-from-boundary cells:"
 # m = 40000). The next cell, an exploration (not a claim), checks the adjacent cells too and lists those
 # with the wrong sign: it held on 17 of the 20 seeds 0–19 in the robustness sweep; on the other three
 # (2, 8, 12) the cell (0.75, 0) came out with S_w between +0.006 and +0.041, i.e. at zero.
+#
+# **At the full profile** (seed 0, the only seed measured) the grid has twice the resolution, γ and γ′ in steps of
+# 0.25, and "adjacent" shrinks with the step: the nine cells left out are the ones *on* the critical lines (γ = 1, or
+# γ′ = γ − 1), while the cells a quarter step from the line, which this grid leaves out, are checked. The claim holds
+# there: all 81 cells off the lines have the sign of the theory. The exploration does not: on the lines the theory's
+# S_w is 0, not negative, and five of the nine came out at +0.008 to +0.033 — zero, read with the linear side's sign.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -272,6 +280,13 @@ show(check_grid_condensation(grid_feat))
 # two orientations of the piecewise-linear fit), far on the linear side every bin; the cells next to the
 # line lie in between and are the ones whose picture changes most with m.
 #
+# **At the full profile this claim fails, on the cells a quarter step from the line** (seed 0): the finer grid checks
+# the four condensed cells at γ = 1.25 (γ′ = −0.75 … 0), which this grid would leave out as adjacent, and at
+# m = 16 000 they fill 0.50–0.83 of the bins, above ¼ — (1.25, 0) spreads here too. They do sharpen with m: from
+# 0.64–0.67 at m = 1000 to 0.50–0.56 at 16 000 for γ′ ≤ −0.25. Every cell at least two steps from the line meets
+# both bounds (worst condensed 0.22, worst linear 0.78). The claim's band of left-out cells was fixed on this grid's
+# step and not changed after seeing the full profile's result; the book's widths go to 10⁶.
+#
 # **The width trend: an exploration.** The book's second observation is that condensation sharpens as m grows
 # (m = 10³ → 10⁶) and stays put on the critical line. Over our factor of 8 in m (250 → 2000) it is not
 # reproduced robustly. The far condensed cells have nothing left to sharpen: at every width they fill 2 of the
@@ -283,7 +298,9 @@ show(check_grid_condensation(grid_feat))
 # 3600 bins (it grows with m for every cell, just because there are more neurons) and the amplitude-weighted
 # angular spread within each occupied bin (flat at about 10⁻³ rad in the far condensed cells), on the tuning
 # seed 100. The quick grid has no cell on the critical line (γ = 1 or γ′ = γ − 1), so its constancy there is
-# not measured on the grid: the next section measures both width trends on the nets of 图7.4.
+# not measured on the grid: the next section measures both width trends on the nets of 图7.4. The full profile's
+# grid has no condensed cell within half its step of the line (its cells lie on the lines or a whole step away), so
+# there the exploration has nothing to compare and fails; until 2026-12-02 it stopped the chapter with an error.
 
 # %%
 # NBVAL_CHECK_OUTPUT
