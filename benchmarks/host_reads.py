@@ -80,7 +80,7 @@ def child(chapter: str) -> None:
             kwargs = kwargs or {}
             name = getattr(func, "__name__", "")
             read = name in READS
-            if name == "to":        # a copy to the CPU
+            if name == "to":        # a copy to the settings' device: the CPU here, a GPU elsewhere
                 read = any(isinstance(a, (str, torch.device)) and torch.device(a).type == "cpu"
                            for a in (*args[1:], kwargs.get("device")) if a is not None)
             elif name == "__getitem__" and len(args) > 1:   # a boolean mask: its size is read on the host
@@ -128,7 +128,8 @@ def child(chapter: str) -> None:
         for i, cell in enumerate(c for c in load_source(source).cells if c.cell_type == "code"):
             result = shell.run_cell(cell.source, silent=True)
             if not result.success:
-                raise SystemExit(f"{chapter}: code cell {i} raised {result.error_in_exec or result.error_before_exec!r}")
+                error = result.error_in_exec or result.error_before_exec
+                raise SystemExit(f"{chapter}: code cell {i} raised {error!r}")
     print(json.dumps({"chapter": source.stem, "updates": updates, "seconds": time.perf_counter() - start,
                       **{k: dict(v.most_common()) for k, v in counter.counts.items()}}))
 
