@@ -97,9 +97,22 @@ def test_an_interrupted_run_is_never_cached(tiny, tmp_path):
     tiny.source.write_text(TINY + "\n# %%\nraise KeyboardInterrupt\n")
     with pytest.raises(KeyboardInterrupt):
         robustness.run_sweep([tiny], [1], progress=False)
-    cached = robustness.memory(robustness.SWEEPS).cache(robustness._run_one)
     args = (str(tiny.source), 1, "quick", robustness.chapter_digest(tiny), 900, "")
-    assert not cached.check_call_in_cache(*args)
+    assert not robustness.sweep_runs().check_call_in_cache(*args)
+
+
+def test_a_run_is_found_whatever_its_timeout_and_folder_but_not_at_another_thread_count(tiny, tmp_path):
+    robustness.robustness([tiny], [0], out=tmp_path / "a", progress=False, timeout=900)
+    elsewhere = tmp_path / "worktree" / tiny.source.name  # the same code, in another checkout
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(tiny.source.read_text())
+    copy = TinyChapter(tiny.slug, elsewhere, 5)
+    report = robustness.robustness([copy], [0], out=tmp_path / "b", progress=False, cached_only=True, timeout=60)
+    assert report["chapters"]["ch97_tiny"]["runs"] == 1
+    digest = robustness.chapter_digest(copy)
+    assert robustness.sweep_runs().check_call_in_cache(str(elsewhere), 0, "quick", digest, 5, "1")
+    assert not robustness.sweep_runs().check_call_in_cache(str(elsewhere), 0, "quick", digest, 5, "2")
+    assert not robustness.sweep_runs().check_call_in_cache(str(elsewhere), 1, "quick", digest, 5, "1")
 
 
 def test_merge_reports_and_bad_input(tiny, tmp_path, capsys):
@@ -185,12 +198,7 @@ def test_a_sweep_runs_the_longest_chapters_first_and_reports_in_catalog_order(ti
         return {"chapter": Path(source).stem, "seed": seed, "digest": digest, "seconds": 0.0, "error": None,
                 "claims": []}
 
-    class NoCache:
-        def cache(self, function):
-            return function
-
-    monkeypatch.setattr(robustness, "_run_one", stand_in)
-    monkeypatch.setattr(robustness, "memory", lambda folder: NoCache())
+    monkeypatch.setattr(robustness, "sweep_runs", lambda: stand_in)
     chapters = [TinyChapter("ch97_tiny", tiny.source, 5),
                 TinyChapter("ch98_long", tiny.source.with_name("ch98_long.py"), 60)]
     chapters[1].source.write_text(tiny.source.read_text())

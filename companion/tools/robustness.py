@@ -36,6 +36,7 @@ the chapter × seed runs the report lacks for the current code; windows on diffe
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
 import os
@@ -55,7 +56,7 @@ import joblib
 from tqdm.auto import tqdm
 
 from companion.tools import catalog
-from companion.kit.cache import SWEEPS, memory, module_file, reachable_modules
+from companion.kit.cache import SWEEPS, CachedFunction, module_file, reachable_modules
 from companion.kit.claims import EXPLORATION, IDENTITY, KINDS, PHENOMENON, THIN_LINE, VALIDATION_SEEDS
 from companion.kit.config import PROFILES, ConfigError
 from companion.tools.launch import is_install_cell
@@ -130,6 +131,26 @@ def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, th
             "error": run.error, "claims": [asdict(c) for c in run.claims]}
 
 
+class SweepRuns(CachedFunction):
+    """:func:`_run_one` with its results in the cache under what decides them: the chapter's file name, seed,
+    profile, digest and thread count.  Not the timeout, which only decides whether a run finishes (an unfinished
+    run is never cached), and not the folder the chapter was run from: a run of the same code (the same digest) in a
+    git worktree or another clone is the same measurement, so ``--cached-only`` finds it."""
+
+    def entry(self, location: Path, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Path:
+        bound = inspect.signature(self.func).bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = dict(bound.arguments)
+        del key["timeout"]
+        key["source"] = Path(key["source"]).name
+        return location / self.space / self.func.__qualname__ / joblib.hash(list(key.items()))
+
+
+def sweep_runs() -> SweepRuns:
+    """The cached :func:`_run_one` of a sweep."""
+    return SweepRuns(_run_one, SWEEPS)
+
+
 def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs: int = 1,
               profile: str = "quick", timeout: int = 900, progress: bool = True,
               cached_only: bool = False, budget: float | None = None,
@@ -137,8 +158,8 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
     """Every chapter × seed, through joblib and the on-disk cache, handed out longest chapter first
     (:func:`~companion.tools.catalog.longest_first`); results in (chapter, seed) order.
 
-    The thread count is part of each run's cache key on purpose: another count can change floating-point
-    sums, so a run at another count is another measurement (``--jobs`` > 1 runs one thread each unless
+    The thread count is part of each run's cache key (:class:`SweepRuns`) on purpose: another count can change
+    floating-point sums, so a run at another count is another measurement (``--jobs`` > 1 runs one thread each unless
     ``COMPANION_THREADS`` says otherwise).  ``jobs=-1``: as many at once as the joblib backend has workers
     (a Dask cluster: :func:`companion.kit.cache.parallel_backend`).
 
@@ -149,7 +170,7 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
     after each finished run with the results so far, so that a caller can write them as they come.
     """
     threads = os.environ.get("COMPANION_THREADS", "").strip() or ("1" if jobs != 1 else "")
-    cached = memory(SWEEPS).cache(_run_one)
+    cached = sweep_runs()
     skipped = {(slug, int(seed)) for slug, seed in skip}
     tasks = [(str(ch.source), seed, profile, chapter_digest(ch), timeout, threads)
              for ch in catalog.longest_first(chapters) for seed in seeds if (ch.slug, seed) not in skipped]
