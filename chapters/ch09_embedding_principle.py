@@ -38,11 +38,12 @@
 # `companion.experiments.ch09_embedding` (embeddings, batched GD, merging) and `companion.core.landscape` (Hessians).
 #
 # Run time: quick profile 24 s on a quiet 2-core machine (AMD EPYC, `benchmarks/reproduce_timing.py`); full profile (100 seeds per width, 40 000 steps, widths to
-# 500) some minutes: 224 s on an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each, seed 0).
-# There only the claims of section 4 (图9.3, 图9.7; they compute the same in both profiles) hold. It does not
-# reproduce 图9.1/9.2 (some wide nets have left the plateau where the check looks: ‖f − f1*‖∞ up to 0.11), 图9.4 (the
-# width-500 net is still at L1* after 40 000 steps) or 图9.8's ≥ 4× shrinking (3.3×). 图9.5's claim was redesigned
-# after that run (its full profile: 100 runs a width) and has not been run in the full profile yet.
+# 500): 224 s on an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each, seed 0), 79 minutes on
+# one thread of the 2-core CPU (seed 0, beside another run; `robustness/report-full.json`). On the CPU's seed 0 the
+# claims of 图9.5, 图9.3 and 图9.7 hold and three fail, as they did on the GPU; each section says why: 图9.1/9.2 (every
+# net passes through the width-1 optimum, but the check reads a later moment of the wide nets that have left it),
+# 图9.4 (the width-500 net has not left the plateau after 40 000 steps) and 图9.8 (the width shrinks 3.3×, not 4×).
+# Seeds 1–4 of the full profile are not measured.
 
 # %% tags=["launch-install"]
 # Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.
@@ -157,6 +158,19 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 show(check_width_plateau(match))
+
+# %% [markdown]
+# **At the full profile (seed 0) the check fails on 13 of the 600 nets, and the phenomenon does not.** All 400 nets of
+# widths 3–50 pass (‖f − f1*‖∞ ≤ 0.002); so do 99 of 100 at width 200 and 88 of 100 at width 500, the widths only the
+# full profile trains. The other 13 reach the plateau like the rest: their first records within 1 % of L1* (steps
+# 3000–3900) are within 0.001–0.007 of the width-1 optimum's output. Later, like most wide nets, they leave for a
+# slightly lower loss (0.956 L1*), and their loss comes back within 1 % of L1* now and then with another function;
+# the check, which reads the one record whose loss is closest to L1* in the whole run, lands on such a late record
+# (steps 30 000–38 900, ‖f − f1*‖∞ 0.07–0.12). At widths 200 and 500 the width-m image of the width-1 optimum is also
+# sharper than gradient descent at lr 0.1 can settle on (λ_max 57 and 142 against 2/lr = 20; 10–15 at widths 3–50),
+# which the choice of lr 0.1 avoided for the quick profile's widths. The check's choice of record assumes the net
+# passes L1* once; reading the first passage instead would change the claim after seeing this result (to be
+# validated on fresh seeds) and is not done here.
 
 # %% [markdown]
 # ## 2. The loss spectrum (图9.5)
@@ -355,6 +369,14 @@ plt.show()
 show(check_learning_path(path))
 
 # %% [markdown]
+# **At the full profile the width-500 net has not left the plateau by the end** (seed 0, CPU and GPU alike): it
+# fits the lowest frequency first (Δ_F(1) < 0.1 from step 100) and reaches the width-1 optimum (|L/L1* − 1| =
+# 8·10⁻⁴, ‖f − f1*‖∞ = 0.001), but after 40 000 Adam steps its loss is still 1.0008 L1*, where the claim asks for
+# less than 1 % of L1*. The book's net has fitted the target by epoch 40 000; the book gives no initialisation or
+# learning rate, and ours (std 10⁻⁴, Adam 10⁻³) were chosen at the quick profile's width 100, where the net leaves
+# after about a thousand steps. A setting that departs from the book's at width 500, not changed after seeing this.
+
+# %% [markdown]
 # ## 4. Splitting embeddings and the Hessian (图9.3, 图9.7)
 #
 # The one-step splitting embedding T^α_s copies neuron s (same input weights) and shares its output weight
@@ -535,6 +557,15 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 show(check_merge(comp, control))
+
+# %% [markdown]
+# **At the full profile the width shrinks 3.3×, not 4×** (seed 0, CPU and GPU alike): after 1500 steps (the quick
+# profile: 200) pruning keeps 163 of the 400 neurons and merging makes them 121 (400/121 = 3.3). Everything else the
+# claim asks holds: 99.9 % of the test predictions agree, the training loss changes by 3 %, the merge factor is 1.35
+# against the control's 1.10, and dropping instead of merging changes the loss by 103 %. The book merges at a slow
+# point of training (the blue dot of 图9.8(a)), where its MNIST net has 58 groups; the full profile merges at a fixed
+# step, when more neurons have grown apart than at the quick profile's 200 steps. A setting that departs from the
+# book's, not changed after seeing this.
 
 # %% [markdown]
 # ## Explorer
