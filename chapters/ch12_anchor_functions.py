@@ -570,7 +570,7 @@ show(anchors.check_statistical_2(stat2))
 # **At the full profile** (seed 0, the only seed measured) `ch12.working-memory` fails: the three models, four layers
 # of four heads as here, trained 3000 steps at a peak learning rate of 3·10⁻³ (quick: 800 steps at 5·10⁻³) on the
 # same 4000 training sequences — 150 passes over them instead of 40 — fit their training sets (accuracy 1.0) but
-# answer only 0.01, 0.05 and 0.13 of the unseen test sequences, and output f_{a1}(x) at the first anchor on 4–18 % of
+# answer only 0.01, 0.05 and 0.13 of the unseen test sequences, and output $f_{a_1}(x)$ at the first anchor on 4–18 % of
 # them: they memorise. The full profile's learning rate and step count are the anchor grid's, not chosen for this
 # task on design seeds — a setting that departs from the quick profile's design; why the longer run memorises has not
 # been analysed. The book trains 4000 epochs (§12.8), so the number of passes alone does not explain it.
