@@ -55,9 +55,10 @@
 # Run time: quick profile 94 s on an idle 2-core machine with an empty cache, kernel start included (178
 # CPU-seconds: the batched runs borrow the second core). The three runs of section 2 and the addition run of
 # section 5 (about 40 CPU-seconds on one thread) are most of it. A rerun reads the cache. Full profile (finer grid,
-# 5 seeds, d_model 64, 80 000 training sequences, 3000 steps) about an hour on a CPU.
-# On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished after 460 s:
-# its verdicts are not measured yet.
+# 5 seeds, d_model 64, 80 000 training sequences, 3000 steps): about 3½ hours a seed on one CPU thread — an hour
+# for the grid and the contrast, about 2¼ hours for the fit-speed models of 图13.17/13.19 (depths 2–6); no seed has
+# finished on the CPU (`docs/full-profile.md` gives seed 0's first twelve verdicts). On an NVIDIA H200 GPU shared with
+# the other eleven chapters (one CPU thread each) it had not finished after 460 s: its report is not measured yet.
 
 # %% tags=["launch-install"]
 # Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.
@@ -138,8 +139,8 @@ print("OOD:  ", example.tests["OOD"].x.numpy().tolist(), "→", example.tests["O
 #   with 20 000 training sequences, d_model 64 and 3000 steps (learning rate 3·10⁻³) gave strong control OOD
 #   0.63–0.95 in single runs (mean 0.80) on design seeds 300–305 but 0.47–0.83 on 330–332, and d_model 128 only
 #   0.10–0.35; with 80 000 sequences d_model 64 gave 0.67–0.92, the curve's clearest phase 3, and the full profile
-#   now trains on 80 000. At the quick size single runs end anywhere in 0.23–0.93. The full profile's verdicts are
-#   not measured yet (about an hour per seed on a CPU);
+#   now trains on 80 000. At the quick size single runs end anywhere in 0.23–0.93. The full profile's report is
+#   not measured yet (about 3½ hours per seed on one CPU thread);
 # * the memorising model's **commutativity**, and the structural signatures of the small-initialisation
 #   solutions (condensation, ordered embeddings, section 3), reproduce on every design seed (the robustness report
 #   gives the counts over the validation seeds); the embeddings' factor-2 contrast of variance does not (16 of 20),
