@@ -14,8 +14,9 @@ each other down (shared memory bandwidth and cache).  The last line divides the 
 cores: the wall time of that work packed with no idle core, a floor no ordering of the chapters can go below.
 
 The cold pass runs the chapters one by one and records each one's wall and CPU seconds in
-``benchmarks/reproduce_timing.json`` (:mod:`companion.tools.timing`) when it measured every chapter and none
-raised (named chapters: their entries, each with its commit; the others are kept): the README's chapter map and the
+``benchmarks/reproduce_timing.json`` (:mod:`companion.tools.timing`), each with the seconds a fixed reference
+computation took just before it (the machine's speed then, :func:`companion.tools.timing.reference_seconds`), when it
+measured every chapter and none raised (named chapters: their entries, each with its commit; the others are kept): the README's chapter map and the
 site's landing page state the notebooks' times from that file, nothing else.
 
 It takes about three times a ``reproduce`` (15–20 minutes on 2 cores); nothing else should run meanwhile.
@@ -57,15 +58,18 @@ def main(names: list[str], cold_only: bool = False) -> None:
     print(f"{len(chapters)} chapters, quick profile, seed 0, {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
         per_chapter: dict[str, tuple[float, float]] = {}
+        reference: dict[str, float] = {}
         ok1 = True
         for chapter in chapters:  # one at a time: each chapter's own time (its kernel's start included)
+            reference[chapter.slug] = timing.reference_seconds()  # the machine's speed just before it
             wall, cpu, ok = timed([chapter], Path(first), jobs=1)
             per_chapter[chapter.slug], ok1 = (wall, cpu), ok1 and ok
-            print(f"  {chapter.slug:28s} {wall:6.1f} s  ({cpu:.0f} CPU s){'' if ok else '  RAISED'}", flush=True)
+            print(f"  {chapter.slug:28s} {wall:6.1f} s  ({cpu:.0f} CPU s; reference {reference[chapter.slug]:.2f} s)"
+                  f"{'' if ok else '  RAISED'}", flush=True)
         cold, cold_cpu = sum(w for w, _ in per_chapter.values()), sum(c for _, c in per_chapter.values())
         print(f"cold, one at a time : {cold:7.1f} s  ({cold_cpu:.0f} CPU s)", flush=True)
         if ok1:  # a few chapters named: their entries are replaced, the others' kept
-            print(f"wrote {timing.write_quiet_times(per_chapter)}", flush=True)
+            print(f"wrote {timing.write_quiet_times(per_chapter, reference=reference)}", flush=True)
         elif not ok1:
             print("not recorded: a notebook raised", flush=True)
         if cold_only:

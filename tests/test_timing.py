@@ -66,3 +66,35 @@ def test_measuring_some_notebooks_again_keeps_the_others_and_names_its_commit(tm
     monkeypatch.setattr(robustness, "machine_words", lambda: "another machine")
     with pytest.raises(ValueError, match="measure every notebook here"):
         timing.write_quiet_times({"icl_papers": (41.0, 40.0)}, path)
+
+
+def test_the_reference_computation_measures_the_machine() -> None:
+    seconds = timing.reference_seconds(repeats=1)
+    assert 0.05 < seconds < 30
+
+
+def test_measuring_some_notebooks_again_on_a_machine_running_at_another_speed_is_refused(tmp_path, monkeypatch) -> None:
+    from companion.tools import robustness
+
+    path = tmp_path / "t.json"
+    slugs = [c.slug for c in catalog.available()]
+    monkeypatch.setattr(robustness, "git_commit", lambda: "aaa")
+    timing.write_quiet_times({s: (30.0, 29.0) for s in slugs}, path, reference={s: 1.5 for s in slugs})
+    times = timing.read_quiet_times(path)
+    assert times.reference_median() == 1.5
+    assert "took 1.50 s" in timing.times_sentence(times) and "1.50 s" in timing.times_sentence(times, "zh")
+    monkeypatch.setattr(robustness, "git_commit", lambda: "bbb")
+    timing.write_quiet_times({"icl_papers": (33.0, 32.0)}, path, reference={"icl_papers": 1.6})  # within 1.2×
+    assert timing.read_quiet_times(path).reference["icl_papers"] == 1.6
+    with pytest.raises(ValueError, match="another speed"):
+        timing.write_quiet_times({"icl_papers": (60.0, 59.0)}, path, reference={"icl_papers": 3.0})
+    assert timing.read_quiet_times(path).wall["icl_papers"] == 33.0  # nothing written
+    without = tmp_path / "old.json"
+    timing.write_quiet_times({s: (30.0, 29.0) for s in slugs}, without)  # a measurement that did not record its speed
+    with pytest.raises(ValueError, match="do not say the machine's speed"):
+        timing.write_quiet_times({"icl_papers": (30.0, 29.0)}, without, reference={"icl_papers": 1.5})
+
+
+def test_the_committed_measurement_says_the_machines_speed_for_every_notebook() -> None:
+    times = timing.read_quiet_times()
+    assert set(times.reference) == set(times.wall), "measure again: python benchmarks/reproduce_timing.py --cold-only"
