@@ -33,7 +33,7 @@ SPEED_TOLERANCE = 1.2
 
 def reference_seconds(repeats: int = 3) -> float:
     """Seconds one core takes for a fixed computation, the median of ``repeats``: a 1-256-256-1 tanh network trained
-    by full-batch Adam for 300 steps on 1 000 points (about 1½ s on the 2-core machines the budgets are set for).
+    by full-batch Adam for 300 steps on 1 000 points (2–2½ s on the 2-core machines here on 2026-12-02).
 
     It uses nothing of the companion, so that it measures the machine and not the code: the same number on two days
     means the same speed."""
