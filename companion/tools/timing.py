@@ -35,9 +35,12 @@ def reference_seconds(repeats: int = 3) -> float:
     """Seconds one core takes for a fixed computation, the median of ``repeats``: a 1-256-256-1 tanh network trained
     by full-batch Adam for 300 steps on 1 000 points (2–2½ s on the 2-core machines here on 2026-12-02).
 
-    It uses nothing of the companion, so that it measures the machine and not the code: the same number on two days
-    means the same speed."""
+    Its step is the engine's :func:`companion.core.train.descend` (the package's one place for ``backward`` and the
+    optimiser's step), which is the same two torch calls as a hand-written loop; nothing else of the companion runs,
+    so that it measures the machine and not the code: the same number on two days means the same speed."""
     import torch
+
+    from companion.core.train import descend
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -52,13 +55,10 @@ def reference_seconds(repeats: int = 3) -> float:
             with torch.no_grad():
                 for parameter in net.parameters():
                     parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.1)
-            optimiser = torch.optim.Adam(net.parameters(), lr=1e-3)
+            step = descend(torch.optim.Adam(net.parameters(), lr=1e-3), lambda: ((net(x) - y) ** 2).mean())
             start = time.perf_counter()
-            for _ in range(300):
-                optimiser.zero_grad()
-                loss = ((net(x) - y) ** 2).mean()
-                loss.backward()
-                optimiser.step()
+            for index in range(300):
+                step(index)
             times.append(time.perf_counter() - start)
         return statistics.median(times)
     finally:
