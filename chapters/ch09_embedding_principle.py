@@ -43,7 +43,9 @@
 # claims of 图9.5, 图9.3 and 图9.7 hold and three fail, as they did on the GPU; each section says why: 图9.1/9.2 (every
 # net passes through the width-1 optimum, but the check reads a later moment of the wide nets that have left it),
 # 图9.4 (the width-500 net has not left the plateau after 40 000 steps) and 图9.8 (the width shrinks 3.3×, not 4×).
-# Seeds 1–4 of the full profile are not measured.
+# Seed 1 (121 minutes on one thread, beside two other runs): the same two of 图9.1/9.2 and 图9.4 fail for the same
+# reasons (12 nets read at a later passage, steps 24 800–39 100, after a first one at 3000–3700; the width-500 net at
+# 1.001 L1* at the end), and 图9.8 holds (400 → 91, 4.4×). Seeds 2–4 of the full profile are not measured.
 
 # %% tags=["launch-install"]
 # Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.
