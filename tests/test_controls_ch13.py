@@ -256,3 +256,22 @@ def test_rewired_data_breaks_only_the_chosen_groups():
     changed = {p for p, a, b in zip(pairs, base.train.y.tolist(), broken.train.y.tolist()) if a != b}
     assert changed == {(1, 2), (2, 1)}
     assert len(base.tests["ab"]) == 32 and (base.tests["ab"].anchors == torch.tensor([1, 2])).all()
+
+
+def test_fit_speed_resumes_between_depths(tmp_path, monkeypatch):
+    # The full profile's fit-speed run trains five depths for hours on a CPU: a run stopped after a depth must
+    # start again at the next one, not from the first.
+    monkeypatch.setenv("COMPANION_CACHE", str(tmp_path / "cache"))
+    tiny = dict(complexities=(0, 1), replicas=1, n_train=512, steps=10, record_every=5)
+    first = complexity.run_fit_speed(((0.5, 0.01), (1.4, 0.1)), depths=(1,), **tiny)
+    trained, train = [], complexity.train_on_tasks
+
+    def counting(*args, **kwargs):
+        trained.append(kwargs["n_layers"])
+        return train(*args, **kwargs)
+
+    monkeypatch.setattr(complexity, "train_on_tasks", counting)
+    both = complexity.run_fit_speed(((0.5, 0.01), (1.4, 0.1)), depths=(1, 2), **tiny)
+    assert trained == [2]
+    assert (both.pair_accuracy[:, both.members(depth=1)] == first.pair_accuracy).all()
+    assert both.settings[:len(first.settings)] == first.settings and both.pair_accuracy.shape == (3, 8, 16)

@@ -761,25 +761,35 @@ class FitSpeedRun:
         return (1 - acc[:, list(members)]).mean(axis=(0, 1))
 
 
+def _fit_speed_depth(inits: tuple[tuple[float, float], ...], depth: int, complexities: tuple[int, ...],
+                     replicas: int, seed: int, n_train: int, d_model: int, steps: int, lr: float, batch_size: int,
+                     record_every: int) -> dict:
+    """One depth of :func:`run_fit_speed`: every (init, complexity, replica) at ``depth`` as one batched ensemble.
+    Returns the recorded steps, the per-pair training accuracy (R, K, 16) and the CPU seconds."""
+    cells = [(i, k, r) for i in range(len(inits)) for k in complexities for r in range(replicas)]
+    data = {(k, r): rewired_data(n_train, k, seed, r) for k in complexities for r in range(replicas)}
+    _, history = train_on_tasks([data[(k, r)] for _, k, r in cells], gamma=[inits[i][0] for i, _, _ in cells],
+                                weight_decay=[inits[i][1] for i, _, _ in cells], d_model=d_model, n_layers=depth,
+                                n_heads=1, steps=steps, lr=lr, batch_size=batch_size, record_every=record_every,
+                                n_eval=16, seed=3_000 + 10 * seed + depth, desc=f"fit speed, depth {depth}")
+    return dict(steps=np.asarray(history.steps),
+                pair_accuracy=np.stack([history[f"{pair_name(p)} accuracy"] for p in ALL_PAIRS], -1),
+                seconds=float(history["cpu_seconds"][-1, 0]))
+
+
 def _run_fit_speed(inits: tuple[tuple[float, float], ...], depths: tuple[int, ...], complexities: tuple[int, ...],
                    replicas: int, seed: int, n_train: int, d_model: int, steps: int, lr: float, batch_size: int,
                    record_every: int) -> FitSpeedRun:
     if not inits or not depths or not complexities or replicas < 1:
         raise ValueError("give at least one init, depth, complexity and replica")
     cells = [(i, k, r) for i in range(len(inits)) for k in complexities for r in range(replicas)]
-    data = {(k, r): rewired_data(n_train, k, seed, r) for k in complexities for r in range(replicas)}
-    settings, parts, seconds, steps_seen = [], [], 0.0, None
-    for depth in depths:
-        model, history = train_on_tasks([data[(k, r)] for _, k, r in cells], gamma=[inits[i][0] for i, _, _ in cells],
-                                        weight_decay=[inits[i][1] for i, _, _ in cells], d_model=d_model,
-                                        n_layers=depth, n_heads=1, steps=steps, lr=lr, batch_size=batch_size,
-                                        record_every=record_every, n_eval=16, seed=3_000 + 10 * seed + depth,
-                                        desc=f"fit speed, depth {depth}")
-        parts.append(np.stack([history[f"{pair_name(p)} accuracy"] for p in ALL_PAIRS], -1))  # (R, K, 16)
-        settings += [(i, depth, k, r) for i, k, r in cells]
-        seconds += float(history["cpu_seconds"][-1, 0])
-        steps_seen = history.steps
-    return FitSpeedRun(tuple(inits), tuple(settings), np.asarray(steps_seen), np.concatenate(parts, 1), steps, seconds)
+    # each depth is cached on its own, so a long run (the full profile: hours on a CPU) resumes between depths
+    parts = [cached(_fit_speed_depth)(inits, depth, complexities, replicas, seed, n_train, d_model, steps, lr,
+                                      batch_size, record_every) for depth in depths]
+    settings = tuple((i, depth, k, r) for depth in depths for i, k, r in cells)
+    return FitSpeedRun(tuple(inits), settings, parts[-1]["steps"],
+                       np.concatenate([part["pair_accuracy"] for part in parts], 1), steps,
+                       sum(part["seconds"] for part in parts))
 
 
 def run_fit_speed(inits: Sequence[tuple[float, float]], *, depths: Sequence[int] = (1, 2),
@@ -787,10 +797,11 @@ def run_fit_speed(inits: Sequence[tuple[float, float]], *, depths: Sequence[int]
                   d_model: int = 16, steps: int = 1500, lr: float = 1e-2, batch_size: int = 64,
                   record_every: int = 25) -> FitSpeedRun:
     """Train every (init, depth, complexity, replica) on :func:`rewired_data` and record the accuracy per pair
-    on its training data (cached); one batched ensemble per depth.  ``inits`` lists (γ, λ), large init first."""
+    on its training data; one batched ensemble per depth, each cached as it finishes (a stopped run resumes at
+    the depth it was training).  ``inits`` lists (γ, λ), large init first."""
     inits = tuple((float(g), float(l)) for g, l in inits)
-    return cached(_run_fit_speed)(inits, tuple(int(d) for d in depths), tuple(int(k) for k in complexities),
-                                  int(replicas), int(seed), n_train, d_model, steps, lr, batch_size, record_every)
+    return _run_fit_speed(inits, tuple(int(d) for d in depths), tuple(int(k) for k in complexities), int(replicas),
+                          int(seed), n_train, d_model, steps, lr, batch_size, record_every)
 
 
 FIT_SPEED = ClaimSpec("ch13.fit-speed", "图13.17",
