@@ -12,6 +12,7 @@ from companion.tools import robustness
 from companion.__main__ import main
 from companion.kit.cache import imported_modules
 from companion.kit.config import ConfigError
+from companion.tools.runner import ChapterRun, CompanionNotImportable
 
 TINY = '''# %%
 import os
@@ -505,3 +506,19 @@ def test_a_budget_sweep_adds_a_changed_chapter_only_once_it_covers_the_reports_s
     assert written == [["0", "4"], ["0", "4"]]  # nothing written after the first run; then both, new code
     assert report["chapters"]["ch97_tiny"]["digest"] == robustness.chapter_digest(tiny)
     assert report["claims"]["ch97.small-seed"]["seeds"]["4"]["passed"]  # 4 < 4.5 now
+
+
+def test_a_kernel_without_the_companion_is_not_a_result_and_not_cached(tiny, tmp_path, monkeypatch):
+    # A broken install makes every chapter fail in its first cell: that measures the machine, not the code, so it
+    # must neither be cached (a later sweep would read the failure back) nor enter the report.
+    real = robustness.run_chapter
+    monkeypatch.setattr(robustness, "run_chapter", lambda source, out, **kw: ChapterRun(
+        slug=source.stem, seconds=1.0, error="ModuleNotFoundError: No module named 'companion'"))
+    with pytest.raises(CompanionNotImportable, match="cannot import the companion.*pip install -e"):
+        robustness.robustness([tiny], [0], out=tmp_path / "rep", progress=False)
+    assert not (tmp_path / "rep" / "report.json").exists()
+    ran = []
+    monkeypatch.setattr(robustness, "run_chapter", lambda source, out, **kw: (ran.append(kw["seed"]),
+                                                                               real(source, out, **kw))[1])
+    report = robustness.robustness([tiny], [0], out=tmp_path / "rep", progress=False)
+    assert ran == [0] and report["chapters"]["ch97_tiny"]["seeds"]["0"]["error"] is None

@@ -56,7 +56,7 @@ from companion.tools import catalog
 from companion.kit.config import ConfigError, read_profile, read_seed, read_smoke, reset_settings, settings
 from companion.kit.i18n import read_language, tr
 from companion.tools.reproduction import write_index
-from companion.tools.runner import (KernelDied, format_report, read_budget, read_jobs, read_timeout, run_chapters,
+from companion.tools.runner import (NotAResult, format_report, read_budget, read_jobs, read_timeout, run_chapters,
                                    sync_notebook)
 
 #: The longest run of characters an error line shows of one value (a longer one is cut in the middle): long enough
@@ -480,7 +480,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ValueError) as exc:
         error(exc)
         return 2
-    except KernelDied as exc:  # a robustness run's kernel was killed: the sweep stops, the finished runs are cached
+    except NotAResult as exc:  # a robustness run's kernel was killed or lacked the companion: the sweep stops, the
+        # finished runs are cached
         error(exc)
         return 1
     finally:

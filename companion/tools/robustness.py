@@ -60,7 +60,7 @@ from companion.kit.cache import SWEEPS, CachedFunction, module_file, reachable_m
 from companion.kit.claims import EXPLORATION, IDENTITY, KINDS, PHENOMENON, THIN_LINE, VALIDATION_SEEDS
 from companion.kit.config import PROFILES, ConfigError
 from companion.tools.launch import is_install_cell
-from companion.tools.runner import KernelDied, load_source, run_chapter
+from companion.tools.runner import CompanionNotImportable, KernelDied, load_source, run_chapter
 
 REPORT_DIR = catalog.ROOT / "robustness"
 CLAIM_SHARE, CHAPTER_SHARE = 19 / 20, 18 / 20
@@ -119,7 +119,8 @@ def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, th
     """One chapter on one seed: its claims, seconds and error (cached by the caller under ``digest``).
 
     A notebook that raised is a result (its error is recorded and cached: the same code fails the same
-    way); a timeout, a dead kernel or Ctrl-C propagates, so nothing is cached for it.
+    way); a timeout, a dead kernel, a kernel that cannot import the companion or Ctrl-C propagates, so nothing is
+    cached for it.
     """
     extra = {"COMPANION_THREADS": threads} if threads else {}
     run = run_chapter(Path(source), None, profile=profile, seed=seed, timeout=timeout, extra_env=extra)
@@ -127,6 +128,10 @@ def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, th
         raise KeyboardInterrupt(f"{Path(source).stem} seed {seed} was interrupted")  # never cached
     if run.stopped == "kernel died":  # killed from outside (the OOM killer): not what the code does, never cached
         raise KernelDied(f"{Path(source).stem} seed {seed}: {run.error}; run the sweep again to resume")
+    if run.error and run.error.startswith("ModuleNotFoundError: No module named 'companion"):  # the install, not the code
+        raise CompanionNotImportable(f"{Path(source).stem} seed {seed}: the kernel cannot import the companion "
+                                     f"({run.error}); install it (`pip install -e .` in the repository) and run the "
+                                     "sweep again")
     return {"chapter": Path(source).stem, "seed": seed, "digest": digest, "seconds": run.seconds,
             "error": run.error, "claims": [asdict(c) for c in run.claims]}
 

@@ -98,8 +98,16 @@ class PolledClient(AsyncKernelClient):
     iopub_channel_class = Type(PolledChannel)
 
 
-class KernelDied(RuntimeError):
-    """A chapter's kernel died (killed, out of memory): a robustness run is not a result (nor cached)."""
+class NotAResult(RuntimeError):
+    """A robustness run that measured the machine, not the code: never cached, the sweep stops."""
+
+
+class KernelDied(NotAResult):
+    """A chapter's kernel died (killed, out of memory)."""
+
+
+class CompanionNotImportable(NotAResult):
+    """A chapter's kernel could not import the companion (an environment without it, or a broken install)."""
 
 
 @dataclass
