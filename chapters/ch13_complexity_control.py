@@ -31,33 +31,29 @@
 #
 # This notebook reproduces:
 #
-# 1. the **three phases** over γ (图13.5) and the γ × λ map (图13.6): phase 1 memorises (记忆) — it fits its
-#    training set but generalises neither ID nor OOD — which our 1000-step runs do not reach (an exploration);
-#    phase 2 fits ID but not OOD, yet is **commutative** (交换性: f(x; c, d) = f(x; d, c)); phase 3 is good
+# 1. the **three phases** over γ (图13.5) and the γ × λ map (图13.6): phase 1 memorises (记忆) — it answers its
+#    training sequences far more often than new ones and generalises neither ID nor OOD — on a run with fewer
+#    training sequences (section 2); phase 2 fits ID but not OOD, yet is **commutative** (交换性: f(x; c, d) = f(x; d, c)); phase 3 is good
 #    OOD — at this scale at a larger γ than the book's, on the mean of three seeds, and as a gain over
 #    weak control rather than a guaranteed level (section 2);
 # 2. mechanisms: masking attention (图13.7): with the key masked, the unseen pairs (c, d) and (d, c) share
 #    one cluster of outputs (图13.8); the cosine similarity of the outputs with the second anchor masked
 #    (图13.9); **condensation** of the first-layer query neurons grows with γ (图13.10), at every depth
 #    (图13.11); token embeddings are ordered in the reasoning phase and not in phase 1 (图13.12);
-# 3. the chapter's prediction: fitting speed against reasoning complexity for a large and a small
-#    initialisation (图13.17), and per anchor pair (图13.19);
-# 4. the finding beyond anchor functions: **addition learned from scratch** with a held-out square of
-#    operands, solved by a small initialisation with a large weight decay on most seeds and by a large
-#    initialisation with a small one on none (图13.14(C), an exploration: the first one fails on one seed in five);
-# 5. the authors' own stored results beside ours, and an explorer over γ, λ and depth.
+# 3. the authors' own stored results beside ours, and an explorer over γ, λ and depth.
+#
+# The chapter's last two steps — addition learned from scratch (§13.6, 图13.14(C)) and the chapter's prediction on
+# fitting speed (§13.7, 图13.17, 图13.19) — are the second part, `ch13b_real_tasks_and_prediction`.
 #
 # Model: a 2-layer, 1-head post-LN decoder (d_model 32, d_ff 128, learned positions, causal mask,
 # `companion.core.transformer`, eq. (13.3)–(13.6)); AdamW (the book's "Adam with weight decay"), warm-up +
 # cosine learning rate, cross-entropy on the last token. Every (γ, λ, seed) of a run is one member of
 # **one batched ensemble** (cached on disk).
 #
-# Run time: quick profile 94 s on an idle 2-core machine with an empty cache, kernel start included (178
-# CPU-seconds: the batched runs borrow the second core). The three runs of section 2 and the addition run of
-# section 5 (about 40 CPU-seconds on one thread) are most of it. A rerun reads the cache. Full profile (finer grid,
-# 5 seeds, d_model 64, 80 000 training sequences, 3000 steps): about 3½ hours a seed on one CPU thread — an hour
-# for the grid and the contrast, about 2¼ hours for the fit-speed models of 图13.17/13.19 (depths 2–6); no seed has
-# finished on the CPU (`docs/full-profile.md` gives seed 0's first twelve verdicts). On an NVIDIA H200 GPU shared with
+# Run time: the chapter map (README) gives the quick profile's measured time; the three runs of section 2 are most
+# of it (the batched runs borrow the second core), and a rerun reads the cache. Full profile (finer grid, 5 seeds,
+# d_model 64, 80 000 training sequences, 3000 steps): about an hour a seed on one CPU thread for the grid and the
+# contrast (the second part's fit-speed models, about 2¼ hours more); no seed has finished on the CPU (`docs/full-profile.md` gives seed 0's first twelve verdicts). On an NVIDIA H200 GPU shared with
 # the other eleven chapters (one CPU thread each) it had not finished after 460 s: its report is not measured yet.
 
 # %% tags=["launch-install"]
@@ -736,170 +732,7 @@ for g in GAMMAS:
 show(complexity.check_ordered_embeddings(run))
 
 # %% [markdown]
-# ## 4. The chapter's prediction: fitting speed and reasoning complexity (图13.17, 图13.19)
-#
-# §13.7 turns the analysis into a prediction that can fail. Make data whose **reasoning complexity**
-# (推理复杂度) k is the number of symmetric anchor groups that break the composition rule:
-# f(x; a_i, a_j) = f(x; a_j, a_i) ≠ g(g(x; a_i); a_j). A model that prefers the low-complexity,
-# reasoning solution (small initialisation) should need **more** steps to fit data with larger k, since
-# every broken group is an exception it must memorise; a model that memorises anyway (large
-# initialisation) should need about the **same** number of steps whatever k is. 图13.19 looks inside one
-# such run: with the group {a, b} broken (k = 1), the small-initialisation model fits the pairs (a, b),
-# (b, a), (a, a), (b, b) — those whose single-anchor maps the exception disturbs — more slowly than the rest.
-#
-# Our analogue: all 16 pairs in training; a broken group maps x ↦ x + shift(a_i) + shift(a_j) + 30 in both
-# orders, groups broken in the order {a, b}, {c, d}, {a, c}, …; k ∈ {0, 1, 3}. 1536 training sequences
-# (96 per pair), so that a memoriser can fit them; d_model 16, one layer (the book: larger models, depths
-# on the x-axis, 9 trials per setting), one model per (init, k), 1000 steps. The book's "large" and "small"
-# initialisations are γ = 0.5 and 0.8; at our scale the reasoning side needs stronger control (section 2),
-# so we compare γ = 0.5, λ = 0.01 with γ = 1.4, λ = 0.1. The book counts epochs until the training accuracy
-# reaches 100 %. Within our budget the models do not reach 100 % (nor, at k = 3, 0.9): a count of steps to
-# a level would be cut off at the budget, which is what defeated the first version of this check (steps to
-# 0.9, 0 of 10 seeds, every ratio capped at 1.0–1.19). We measure instead the **mean training error over the
-# run**, 1 − accuracy averaged over the recorded steps — the area above the training-accuracy curve as a
-# fraction of the budget. A curve that reaches 1 at step T scores about T/budget, and a slower curve scores
-# more whether or not it fits in time, so the ratio between two settings has no ceiling.
-
-# %%
-FIT_INITS = ((0.5, 0.01), (1.4, 0.1))  # (γ, λ): large initialisation first, then small
-FIT = dict(depths=pick(quick=(1,), full=(2, 3, 4, 5, 6), smoke=(2, 6)),
-           complexities=pick(quick=(0, 1, 3), full=(0, 1, 2, 3, 4), smoke=(0, 1, 4)),  # smoke: k = 1 for 图13.19
-           replicas=pick(quick=1, full=9, smoke=1), n_train=pick(quick=1536, full=4000), d_model=pick(quick=16, full=32),
-           steps=pick_steps(quick=1000, full=4000, every=25, smoke=5))
-fit = complexity.run_fit_speed(FIT_INITS, seed=seed, **FIT)
-levels = sorted({s[2] for s in fit.settings})
-depths = sorted({s[1] for s in fit.settings})
-fig, axes = panels(3, width=3.6)
-for ax, (i, (g, lam)) in zip(axes, enumerate(fit.inits)):
-    for k in levels:
-        ax.plot(fit.steps, fit.accuracy[:, fit.members(i, complexity=k)].mean(1), label=f"k = {k}")
-    ax.set(xlabel="step", ylabel="training accuracy", title=f"γ = {g}, λ = {lam} (mean over depths)",
-           ylim=(-0.03, 1.03))
-    ax.legend()
-for i, (g, lam) in enumerate(fit.inits):
-    for d in depths:
-        axes[2].plot(levels, [fit.mean_error(fit.members(i, d, k)) for k in levels], "o-" if i else "s--",
-                     label=f"γ = {g}, depth {d}")
-axes[2].set(xlabel="reasoning complexity k", ylabel="mean training error over the run",
-            title="Fig. 13.17 analogue", xticks=levels)
-axes[2].legend(fontsize=7)
-plt.show()
-print(f"{len(fit.settings)} models in {fit.seconds:.0f} CPU-s")
-
-# %% [markdown]
-# The prediction as a check: for the small initialisation, the mean training error at the highest k is at
-# least 1.25 × that at k = 0 ("more steps"; the factor is the one the first version fixed before measuring),
-# and the large initialisation's ratio moves away from 1 by less than half as much ("about the same").
-# It stays an **exploration**: on tuning seeds (100–102) the small initialisation's ratio was 1.01–1.05,
-# i.e. the direction is there but it is small, and the large initialisation slows down as well at this scale.
-# Over `COMPANION_SEED` 0–19 it held on 0 of 20 seeds (robustness report). The older settings (depths 1 and 2,
-# 1500 steps, steps to 0.9) cost three times as much and held on 0 of 10 seeds.
-
-# %%
-# NBVAL_CHECK_OUTPUT
-show(complexity.check_fit_speed(fit))
-
-# %% [markdown]
-# 图13.19 from the same run: the small-initialisation model with k = 1 (the group {a, b} broken), the mean
-# training error of each pair on its own training sequences. The book's red pairs (a, b), (b, a), (a, a),
-# (b, b) should be the slow ones; the check asks for ≥ 1.25 × the error of the other twelve. This too is an
-# **exploration**: 0 of 20 over seeds 0–19 (with steps to 60 % in the first version: 1 of 10).
-
-# %%
-pair_error = fit.mean_error(fit.members(1, complexity=1), per_pair=True)  # (16,)
-red = [p in complexity.HIGHLIGHTED_PAIRS for p in complexity.ALL_PAIRS]
-fig, axes = panels(1, width=7.0, height=2.8)
-axes[0].bar([complexity.pair_name(p) for p in complexity.ALL_PAIRS], pair_error,
-            color=["#d62728" if r else "#1f77b4" for r in red])
-axes[0].set(xlabel="anchor pair", ylabel="mean training error",
-            title=f"Fig. 13.19 analogue: γ = {fit.inits[1][0]}, k = 1 ({{a, b}} broken; red: affected pairs)")
-plt.show()
-
-# %%
-# NBVAL_CHECK_OUTPUT
-show(complexity.check_pair_speed(fit))
-
-# %% [markdown]
-# ## 5. Addition from scratch (图13.14(C))
-#
-# §13.6 carries the finding beyond anchor functions. One of its tests is plain addition: a + b = c with
-# a, b ∈ [0, 999], every pair with **both** a and b in [400, 600] held out as the test set and all other
-# pairs trained. No training pair lies near a test pair on both operands, so a model that answers the square
-# has learned the rule, and one that has memorised the table has nothing to go on. 图13.14(C): a 2-layer,
-# 1-head model trained from scratch generalises with a small initialisation or a large weight decay and does
-# not with a large initialisation or a small weight decay (the book also fine-tunes GPT-2, which needs its
-# pretrained weights: not here).
-#
-# **Our analogue.** Numbers 0–99, each one token, and the square [40, 60]² held out (441 test pairs,
-# 9559 training pairs, each once): the same fifth of each axis as the book's. A sequence is (a, b) and the
-# model answers the token a + b at the last position. The book's range was tried first: with 1000 number
-# tokens (d_model 64, 1000 steps) nothing was learned, train and test accuracy ≤ 0.01. The model is the
-# chapter's 2-layer, 1-head decoder at d_model 64, trained 4000 steps (batches of 256, AdamW at 2·10⁻²,
-# warm-up + cosine); two settings, as the figure's two colours:
-#
-# * **large initialisation, small weight decay** (γ = 0.3, λ = 0.01) and
-# * **small initialisation, large weight decay** (γ = 1.0, λ = 0.5).
-#
-# The γ and λ here are not section 2's: they were chosen on design seeds 110–131. A weaker pair first,
-# (γ = 0.8, λ = 0.5) against (γ = 0.3, λ = 0.1), generalised on 9 of 10 design seeds and not on `COMPANION_SEED`
-# 0 (65 % of the square), so the check moved to (1.0, 0.5) against (0.3, 0.01), to be judged on the fresh seeds
-# 500–519. On design seeds 120–130 the small-initialisation model answered 87–100 % of the square and the
-# large-initialisation model 1–5 % (seeds 128–130), fitting every training pair; design seed 131, whose result came in
-# after the settings were fixed, already showed the failure seen below (24 %). The budget matters: at 6000 steps a
-# large initialisation with λ = 0.1 reached 92 % of the square on one design seed of four (the weight decay catches
-# up late), and with λ = 1.0 the small-initialisation model was still fitting at 4000 steps.
-#
-# **What the validation seeds showed.** The contrast of the figure is there on almost every seed, but the level is
-# not robust, so the check below is an **exploration**: it held on 16 of 20 seeds of 0–19 and 16 of 20 of 500–519.
-# The large-initialisation model fitted every training pair and answered at most 22 % of the square on all 40
-# seeds (median 7 %). The small-initialisation model answered ≥ 80 % of it on 32 of 40 seeds (on 21 of them
-# ≥ 99.5 %), and 10–76 % on the other eight; on seed 12 it answered 10 %, as little as the large one: it had
-# memorised too. One model per setting and seed is what the notebook's budget allows (two models are about 40
-# CPU-seconds on one thread; the count printed below includes a borrowed second core); the maps below show each
-# model's error for every pair, the square outlined.
-#
-# **Other trainings tried** (design seeds 140–151, after the validation above; the small-initialisation model alone,
-# how many of the 12 seeds answer ≥ 80 % of the square): the setting above 9 of 12 (0.24, 0.52 and 0.63 on the
-# others); a learning rate of 10⁻² 7; 6000 steps 11 (seed 144: 0.14, after reaching 0.27 and falling back);
-# 6000 steps at 3·10⁻² 10; λ = 0.7 with 6000 steps 8; γ = 1.4 7; λ = 1.0 none — still fitting at 4000 steps
-# (training accuracy 0.54–0.73). Every one fails on one seed in ten or more, each time by memorising (a model that
-# generalises answers 0.9–1.0 of the square, one that does not 0.1–0.6), so no setting within this budget makes the
-# check a claim; which seeds fail changes with the setting.
-
-# %%
-ADDITION = dict(steps=pick_steps(quick=4000, full=4000, every=400, smoke=5), record_every=pick(quick=400, full=400,
-                                                                                                smoke=1))
-addition = complexity.run_addition((complexity.ADDITION_WEAK, complexity.ADDITION_STRONG), seed=seed, **ADDITION)
-answers = addition.sums()  # (2, 100, 100): each model's answer to every pair (a, b)
-truth = np.add.outer(np.arange(addition.top + 1), np.arange(addition.top + 1))
-lo, hi = addition.held
-fig, axes = panels(3, width=3.4)
-for k, (g, lam) in enumerate(addition.settings):
-    axes[0].plot(addition.steps, addition.accuracy["OOD"][:, k], label=f"γ = {g}, λ = {lam}")
-    axes[0].plot(addition.steps, addition.accuracy["train"][:, k], ":", color=axes[0].lines[-1].get_color())
-    image = axes[k + 1].imshow(np.abs(answers[k] - truth).clip(max=10), origin="lower", cmap="magma_r", vmin=0, vmax=10)
-    axes[k + 1].add_patch(plt.Rectangle((lo - 0.5, lo - 0.5), hi - lo + 1, hi - lo + 1, fill=False, ec="#1f77b4", lw=1.5))
-    axes[k + 1].set(xlabel="b", ylabel="a", title=f"|answer − (a + b)|, γ = {g}, λ = {lam}")
-axes[0].plot([], [], "k-", label="held-out square")
-axes[0].plot([], [], "k:", label="training pairs")
-axes[0].set(xlabel="step", ylabel="accuracy", title="Fig. 13.14(C) analogue", ylim=(-0.03, 1.03))
-axes[0].legend(fontsize=6)
-plt.colorbar(image, ax=axes[2], fraction=0.05, label="error (clipped at 10)")
-plt.show()
-print(f"2 models in {addition.seconds:.0f} CPU-s")
-
-# %% [markdown]
-# The check (an exploration: 16/20 on seeds 0–19 and on 500–519): the small-initialisation model answers at
-# least 80 % of the held-out square; the large-initialisation model fits its training pairs (≥ 0.9) and answers
-# the square at least 0.3 less often. The levels were fixed on the design seeds; `tests/test_controls_ch13.py`
-# puts the large-initialisation model in the small one's place, where the check fails.
-
-# %%
-# NBVAL_CHECK_OUTPUT
-show(complexity.check_addition(addition))
-
-# %% [markdown]
-# ## 6. The authors' stored results (their composition task)
+# ## 4. The authors' stored results (their composition task)
 #
 # The authors' repository (understanding_dl, `code/book_jupyter_composition_task/result_*`) stores one
 # run per init rate of their GPT-2-style model (2 layers, 1 head, d_model 400, d_ff 1200, 9-token sequences over
@@ -925,7 +758,7 @@ print("this run, OOD accuracy at λ = 0.1:", ood_ours)
 print("this run, OOD accuracy at λ = 0.01:", {g: round(run.final("OOD", g, 0.01), 3) for g in GAMMAS})
 
 # %% [markdown]
-# ## 7. Explorer
+# ## 5. Explorer
 #
 # Choose γ, λ, the depth and the training steps; the panel shows the model's ID and OOD accuracy, its
 # commutativity on the unseen pairs, and the cosine matrix of its W^{Q(1)} neurons. At the default 100 steps a
@@ -937,7 +770,7 @@ explorer = complexity.make_explorer(seed=seed)
 explorer
 
 # %% [markdown]
-# ## 8. Exercises (习题)
+# ## 6. Exercises (习题)
 #
 # 1. With the explorer at 1000 steps, fix γ = 1.4 and lower λ from 0.1 to 0.001: does the OOD accuracy survive?
 #    Then fix λ = 0.1 and lower γ. Which knob matters more at this scale?
@@ -975,12 +808,8 @@ explorer
 #   half in loose groups in phase 2, nearly all in tight groups in phase 3 (图13.10, claimed) — and at every depth
 #   we tried (图13.11); it also orders the number embeddings — the low-complexity signatures the chapter ties
 #   to reasoning, as the condensation chapters predict.
-# * Two of the chapter's finer mechanism pictures stay explorations at this scale: with the second anchor
+# * One of the chapter's finer mechanism pictures stays an exploration at this scale: with the second anchor
 #   masked, strong control groups inputs by g(x; a1) as the book's phase 3 does, but our weak-control
-#   models do so nearly as much (图13.9); and the prediction of §13.7 — a small initialisation slows down
-#   on data that break the composition rule, a large one does not (图13.17, 图13.19) — is measured and
-#   stated with its pass rate rather than claimed.
-# * Beyond anchor functions, addition learned from scratch shows the same split (图13.14(C)), but not robustly
-#   enough for a claim: with every pair of operands in [40, 60] held out, the large-initialisation, small-decay
-#   model fits every training pair and answers at most 22 % of the square, while the small-initialisation,
-#   large-decay model answers ≥ 80 % of it on 32 of 40 seeds (an exploration).
+#   models do so nearly as much (图13.9).
+# * The second part (`ch13b_real_tasks_and_prediction`) takes the finding to addition learned from scratch
+#   (图13.14(C)) and tests the chapter's prediction on fitting speed (图13.17, 图13.19).

@@ -143,6 +143,8 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("ch12b_composite_tasks", "12", "Anchor functions, part two: composition, synonyms and many anchors",
             "锚函数（二）：复合任务、近义词与多锚点", 75),
     Chapter("ch13_complexity_control", "13", "Complexity control and reasoning", "复杂度控制对语言模型推理能力的影响", 94),
+    Chapter("ch13b_real_tasks_and_prediction", "13", "Complexity control, part two: real tasks and the chapter's "
+            "prediction", "复杂度控制（二）：现实任务上的验证与机制预测", 40),
     Chapter("ch14_more_phenomena", "14", "More phenomena: grokking, lottery tickets, double descent, mode "
             "connectivity, and in-context learning as an implicit ΔW", "深度神经网络的更多现象", 59),
     Chapter("ch15_pinns", "15", "Neural networks for differential equations", "神经网络求解微分方程", 32),

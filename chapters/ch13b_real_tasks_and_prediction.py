@@ -1,0 +1,242 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 13 — Complexity control, part two: real tasks and the chapter's prediction (复杂度控制（二）：现实任务上的验证与机制预测)
+#
+# *深度学习现象导论*, chapter 13 (§13.6, §13.7), after Zhang, Wang, Yao, Zhang, Xu et al., "Initialization is critical
+# to whether transformers fit composite functions by reasoning or memorizing" (NeurIPS 2024). The first part of the
+# chapter (`ch13_complexity_control`) trains the composite anchor task (复合锚函数任务) over the **initialisation
+# rate** γ (初始化率: every weight ~ N(0, (d_in^{−γ})²); a large γ is a small initialisation) and the **weight decay**
+# λ (权重衰减), and finds the phases in which a transformer memorises (记忆型解) or reasons (推理型解), and the
+# mechanisms behind them. This part takes the chapter's last two steps:
+#
+# 1. **beyond anchor functions** (§13.6, 在现实任务上的进一步验证): addition learned from scratch with a held-out
+#    square of operands, solved by a small initialisation with a large weight decay on most seeds and by a large
+#    initialisation with a small one on none (图13.14(C), an exploration: the first one fails on one seed in five);
+# 2. **the chapter's prediction** (§13.7, 对不同解决方案背后机制的预测): a model that prefers the reasoning solution
+#    should fit data of higher **reasoning complexity** (推理复杂度) more slowly, a memorising one should not
+#    (图13.17), and inside one run the pairs an exception disturbs should be the slow ones (图13.19) — both measured
+#    and stated with their pass rates (explorations) at this scale.
+#
+# Model: the chapter's 2-layer, 1-head post-LN decoder (`companion.core.transformer`, eq. (13.3)–(13.6)) with AdamW
+# (the book's "Adam with weight decay") and a warm-up + cosine learning rate, cross-entropy on the last token; each
+# (γ, λ) of a run is one member of **one batched ensemble** (cached on disk), and
+# `companion.experiments.ch13b_prediction` has the runs and the checks. This part was split from the first when the
+# whole chapter ran over its quick-profile budget; the chapter map (README) gives each part's measured time. Full
+# profile: section 1 as in the quick profile; section 2 at depths 2–6 with nine replicas a setting (about 2¼ hours on
+# one CPU thread, cached per depth so that a stopped run resumes).
+
+# %% tags=["launch-install"]
+# Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.
+import importlib, importlib.util, pathlib, subprocess, sys
+REPOSITORY = ""  # written by `python -m companion launch --repository URL`
+if importlib.util.find_spec("companion") is None:
+    pip = [sys.executable, "-m", "pip", "install", "-q"]
+    if importlib.util.find_spec("torch") is None:  # the CPU build: PyPI's Linux torch is the CUDA one (~2.7 GB)
+        subprocess.run([*pip, "--extra-index-url", "https://download.pytorch.org/whl/cpu", "torch"], check=True)
+    here = pathlib.Path.cwd().resolve()
+    clone = next((p for p in (here, *here.parents) if (p / "companion" / "__init__.py").is_file()), None)
+    if clone is None and not REPOSITORY:
+        raise SystemExit("The companion is not installed and this notebook names no repository to install it from: "
+                         "run `pip install -e .` in a clone of the repository.")
+    subprocess.run([*pip, "-e", str(clone)] if clone else [*pip, f"git+{REPOSITORY}"], check=True)
+    importlib.invalidate_caches()
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+from companion.experiments import ch13b_prediction as prediction
+from companion.kit.claims import show
+from companion.kit.config import pick, pick_steps, settings
+from companion.kit.plots import panels
+from companion.kit.seeds import active_seed
+
+print(settings().describe())
+seed = active_seed()
+
+# %% [markdown]
+# ## 1. Addition from scratch (§13.6, 图13.14(C))
+#
+# §13.6 carries the finding beyond anchor functions. One of its tests is plain addition: a + b = c with
+# a, b ∈ [0, 999], every pair with **both** a and b in [400, 600] held out as the test set and all other
+# pairs trained. No training pair lies near a test pair on both operands, so a model that answers the square
+# has learned the rule, and one that has memorised the table has nothing to go on. 图13.14(C): a 2-layer,
+# 1-head model trained from scratch generalises with a small initialisation or a large weight decay and does
+# not with a large initialisation or a small weight decay (the book also fine-tunes GPT-2, which needs its
+# pretrained weights: not here).
+#
+# **Our analogue.** Numbers 0–99, each one token, and the square [40, 60]² held out (441 test pairs,
+# 9559 training pairs, each once): the same fifth of each axis as the book's. A sequence is (a, b) and the
+# model answers the token a + b at the last position. The book's range was tried first: with 1000 number
+# tokens (d_model 64, 1000 steps) nothing was learned, train and test accuracy ≤ 0.01. The model is the
+# chapter's 2-layer, 1-head decoder at d_model 64, trained 4000 steps (batches of 256, AdamW at 2·10⁻²,
+# warm-up + cosine); two settings, as the figure's two colours:
+#
+# * **large initialisation, small weight decay** (γ = 0.3, λ = 0.01) and
+# * **small initialisation, large weight decay** (γ = 1.0, λ = 0.5).
+#
+# The γ and λ here are not those of part one (its section 2): they were chosen on design seeds 110–131. A weaker pair first,
+# (γ = 0.8, λ = 0.5) against (γ = 0.3, λ = 0.1), generalised on 9 of 10 design seeds and not on `COMPANION_SEED`
+# 0 (65 % of the square), so the check moved to (1.0, 0.5) against (0.3, 0.01), to be judged on the fresh seeds
+# 500–519. On design seeds 120–130 the small-initialisation model answered 87–100 % of the square and the
+# large-initialisation model 1–5 % (seeds 128–130), fitting every training pair; design seed 131, whose result came in
+# after the settings were fixed, already showed the failure seen below (24 %). The budget matters: at 6000 steps a
+# large initialisation with λ = 0.1 reached 92 % of the square on one design seed of four (the weight decay catches
+# up late), and with λ = 1.0 the small-initialisation model was still fitting at 4000 steps.
+#
+# **What the validation seeds showed.** The contrast of the figure is there on almost every seed, but the level is
+# not robust, so the check below is an **exploration**: it held on 16 of 20 seeds of 0–19 and 16 of 20 of 500–519.
+# The large-initialisation model fitted every training pair and answered at most 22 % of the square on all 40
+# seeds (median 7 %). The small-initialisation model answered ≥ 80 % of it on 32 of 40 seeds (on 21 of them
+# ≥ 99.5 %), and 10–76 % on the other eight; on seed 12 it answered 10 %, as little as the large one: it had
+# memorised too. One model per setting and seed is what the notebook's budget allows (two models are about 40
+# CPU-seconds on one thread; the count printed below includes a borrowed second core); the maps below show each
+# model's error for every pair, the square outlined.
+#
+# **Other trainings tried** (design seeds 140–151, after the validation above; the small-initialisation model alone,
+# how many of the 12 seeds answer ≥ 80 % of the square): the setting above 9 of 12 (0.24, 0.52 and 0.63 on the
+# others); a learning rate of 10⁻² 7; 6000 steps 11 (seed 144: 0.14, after reaching 0.27 and falling back);
+# 6000 steps at 3·10⁻² 10; λ = 0.7 with 6000 steps 8; γ = 1.4 7; λ = 1.0 none — still fitting at 4000 steps
+# (training accuracy 0.54–0.73). Every one fails on one seed in ten or more, each time by memorising (a model that
+# generalises answers 0.9–1.0 of the square, one that does not 0.1–0.6), so no setting within this budget makes the
+# check a claim; which seeds fail changes with the setting.
+
+# %%
+ADDITION = dict(steps=pick_steps(quick=4000, full=4000, every=400, smoke=5), record_every=pick(quick=400, full=400,
+                                                                                                smoke=1))
+addition = prediction.run_addition((prediction.ADDITION_WEAK, prediction.ADDITION_STRONG), seed=seed, **ADDITION)
+answers = addition.sums()  # (2, 100, 100): each model's answer to every pair (a, b)
+truth = np.add.outer(np.arange(addition.top + 1), np.arange(addition.top + 1))
+lo, hi = addition.held
+fig, axes = panels(3, width=3.4)
+for k, (g, lam) in enumerate(addition.settings):
+    axes[0].plot(addition.steps, addition.accuracy["OOD"][:, k], label=f"γ = {g}, λ = {lam}")
+    axes[0].plot(addition.steps, addition.accuracy["train"][:, k], ":", color=axes[0].lines[-1].get_color())
+    image = axes[k + 1].imshow(np.abs(answers[k] - truth).clip(max=10), origin="lower", cmap="magma_r", vmin=0, vmax=10)
+    axes[k + 1].add_patch(plt.Rectangle((lo - 0.5, lo - 0.5), hi - lo + 1, hi - lo + 1, fill=False, ec="#1f77b4", lw=1.5))
+    axes[k + 1].set(xlabel="b", ylabel="a", title=f"|answer − (a + b)|, γ = {g}, λ = {lam}")
+axes[0].plot([], [], "k-", label="held-out square")
+axes[0].plot([], [], "k:", label="training pairs")
+axes[0].set(xlabel="step", ylabel="accuracy", title="Fig. 13.14(C) analogue", ylim=(-0.03, 1.03))
+axes[0].legend(fontsize=6)
+plt.colorbar(image, ax=axes[2], fraction=0.05, label="error (clipped at 10)")
+plt.show()
+print(f"2 models in {addition.seconds:.0f} CPU-s")
+
+# %% [markdown]
+# The check (an exploration: 16/20 on seeds 0–19 and on 500–519): the small-initialisation model answers at
+# least 80 % of the held-out square; the large-initialisation model fits its training pairs (≥ 0.9) and answers
+# the square at least 0.3 less often. The levels were fixed on the design seeds; `tests/test_controls_ch13.py`
+# puts the large-initialisation model in the small one's place, where the check fails.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(prediction.check_addition(addition))
+
+# %% [markdown]
+# ## 2. The chapter's prediction: fitting speed and reasoning complexity (§13.7, 图13.17, 图13.19)
+#
+# §13.7 turns the analysis into a prediction that can fail. Make data whose **reasoning complexity**
+# (推理复杂度) k is the number of symmetric anchor groups that break the composition rule:
+# f(x; a_i, a_j) = f(x; a_j, a_i) ≠ g(g(x; a_i); a_j). A model that prefers the low-complexity,
+# reasoning solution (small initialisation) should need **more** steps to fit data with larger k, since
+# every broken group is an exception it must memorise; a model that memorises anyway (large
+# initialisation) should need about the **same** number of steps whatever k is. 图13.19 looks inside one
+# such run: with the group {a, b} broken (k = 1), the small-initialisation model fits the pairs (a, b),
+# (b, a), (a, a), (b, b) — those whose single-anchor maps the exception disturbs — more slowly than the rest.
+#
+# Our analogue: all 16 pairs in training; a broken group maps x ↦ x + shift(a_i) + shift(a_j) + 30 in both
+# orders, groups broken in the order {a, b}, {c, d}, {a, c}, …; k ∈ {0, 1, 3}. 1536 training sequences
+# (96 per pair), so that a memoriser can fit them; d_model 16, one layer (the book: larger models, depths
+# on the x-axis, 9 trials per setting), one model per (init, k), 1000 steps. The book's "large" and "small"
+# initialisations are γ = 0.5 and 0.8; at our scale the reasoning side needs stronger control (part one, section 2),
+# so we compare γ = 0.5, λ = 0.01 with γ = 1.4, λ = 0.1. The book counts epochs until the training accuracy
+# reaches 100 %. Within our budget the models do not reach 100 % (nor, at k = 3, 0.9): a count of steps to
+# a level would be cut off at the budget, which is what defeated the first version of this check (steps to
+# 0.9, 0 of 10 seeds, every ratio capped at 1.0–1.19). We measure instead the **mean training error over the
+# run**, 1 − accuracy averaged over the recorded steps — the area above the training-accuracy curve as a
+# fraction of the budget. A curve that reaches 1 at step T scores about T/budget, and a slower curve scores
+# more whether or not it fits in time, so the ratio between two settings has no ceiling.
+
+# %%
+FIT_INITS = ((0.5, 0.01), (1.4, 0.1))  # (γ, λ): large initialisation first, then small
+FIT = dict(depths=pick(quick=(1,), full=(2, 3, 4, 5, 6), smoke=(2, 6)),
+           complexities=pick(quick=(0, 1, 3), full=(0, 1, 2, 3, 4), smoke=(0, 1, 4)),  # smoke: k = 1 for 图13.19
+           replicas=pick(quick=1, full=9, smoke=1), n_train=pick(quick=1536, full=4000), d_model=pick(quick=16, full=32),
+           steps=pick_steps(quick=1000, full=4000, every=25, smoke=5))
+fit = prediction.run_fit_speed(FIT_INITS, seed=seed, **FIT)
+levels = sorted({s[2] for s in fit.settings})
+depths = sorted({s[1] for s in fit.settings})
+fig, axes = panels(3, width=3.6)
+for ax, (i, (g, lam)) in zip(axes, enumerate(fit.inits)):
+    for k in levels:
+        ax.plot(fit.steps, fit.accuracy[:, fit.members(i, complexity=k)].mean(1), label=f"k = {k}")
+    ax.set(xlabel="step", ylabel="training accuracy", title=f"γ = {g}, λ = {lam} (mean over depths)",
+           ylim=(-0.03, 1.03))
+    ax.legend()
+for i, (g, lam) in enumerate(fit.inits):
+    for d in depths:
+        axes[2].plot(levels, [fit.mean_error(fit.members(i, d, k)) for k in levels], "o-" if i else "s--",
+                     label=f"γ = {g}, depth {d}")
+axes[2].set(xlabel="reasoning complexity k", ylabel="mean training error over the run",
+            title="Fig. 13.17 analogue", xticks=levels)
+axes[2].legend(fontsize=7)
+plt.show()
+print(f"{len(fit.settings)} models in {fit.seconds:.0f} CPU-s")
+
+# %% [markdown]
+# The prediction as a check: for the small initialisation, the mean training error at the highest k is at
+# least 1.25 × that at k = 0 ("more steps"; the factor is the one the first version fixed before measuring),
+# and the large initialisation's ratio moves away from 1 by less than half as much ("about the same").
+# It stays an **exploration**: on tuning seeds (100–102) the small initialisation's ratio was 1.01–1.05,
+# i.e. the direction is there but it is small, and the large initialisation slows down as well at this scale.
+# Over `COMPANION_SEED` 0–19 it held on 0 of 20 seeds (robustness report). The older settings (depths 1 and 2,
+# 1500 steps, steps to 0.9) cost three times as much and held on 0 of 10 seeds.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(prediction.check_fit_speed(fit))
+
+# %% [markdown]
+# 图13.19 from the same run: the small-initialisation model with k = 1 (the group {a, b} broken), the mean
+# training error of each pair on its own training sequences. The book's red pairs (a, b), (b, a), (a, a),
+# (b, b) should be the slow ones; the check asks for ≥ 1.25 × the error of the other twelve. This too is an
+# **exploration**: 0 of 20 over seeds 0–19 (with steps to 60 % in the first version: 1 of 10).
+
+# %%
+pair_error = fit.mean_error(fit.members(1, complexity=1), per_pair=True)  # (16,)
+red = [p in prediction.HIGHLIGHTED_PAIRS for p in prediction.ALL_PAIRS]
+fig, axes = panels(1, width=7.0, height=2.8)
+axes[0].bar([prediction.pair_name(p) for p in prediction.ALL_PAIRS], pair_error,
+            color=["#d62728" if r else "#1f77b4" for r in red])
+axes[0].set(xlabel="anchor pair", ylabel="mean training error",
+            title=f"Fig. 13.19 analogue: γ = {fit.inits[1][0]}, k = 1 ({{a, b}} broken; red: affected pairs)")
+plt.show()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+show(prediction.check_pair_speed(fit))
+
+# %% [markdown]
+# ## Summary
+#
+# * Beyond anchor functions, addition learned from scratch shows the chapter's split (图13.14(C)), but not robustly
+#   enough for a claim: with every pair of operands in [40, 60] held out, the large-initialisation, small-decay
+#   model fits every training pair and answers at most 22 % of the square, while the small-initialisation,
+#   large-decay model answers ≥ 80 % of it on 32 of 40 seeds (an exploration).
+# * The prediction of §13.7 — a small initialisation slows down on data that break the composition rule, a large one
+#   does not (图13.17), and the disturbed pairs are the slow ones (图13.19) — is measured and stated with its pass
+#   rate rather than claimed: at this scale the small initialisation slows down by 1–5 % (tuning seeds), and the
+#   large initialisation slows down as well.
