@@ -47,7 +47,10 @@
 # reasons (12 nets read at a later passage, steps 24 800–39 100, after a first one at 3000–3700; the width-500 net at
 # 1.001 L1* at the end), and 图9.8 holds (400 → 91, 4.4×). Seed 2 (103 minutes on one thread, beside another run):
 # the same as seed 1 (14 nets read at a later passage, steps 28 000–40 000, after a first one at 2900–4000; the
-# width-500 net at 1.001 L1*; 图9.8 400 → 88, 4.5×). Seeds 3 and 4 of the full profile are not measured.
+# width-500 net at 1.001 L1*; 图9.8 400 → 88, 4.5×). Seed 3 (76 minutes on one thread, beside another run): 图9.1/9.2
+# and 图9.4 as before (14 nets of width 500 read at a later passage), and 图9.8 fails the other way: the width shrinks
+# 7.8× (400 → 51), but the merged net's training loss is 12 % above the wide net's, where the claim allows 10 % (its
+# section says why). Seed 4 of the full profile is not measured.
 
 # %% tags=["launch-install"]
 # Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.
@@ -177,6 +180,9 @@ show(check_width_plateau(match))
 # validated on fresh seeds) and is not done here. Seeds 1 and 2 fail the same way: 12 and 14 nets (of widths 200 and
 # 500) first pass within 1 % of L1* at steps 3000–3700 and 2900–4000 (on seed 2 within 0.004–0.007 of f1*'s output
 # there) and are read at a later passage (steps 24 800–40 000, ‖f − f1*‖∞ 0.07–0.12); every net of widths 3–50 passes.
+# Seed 3 the same: 14 nets, all of width 500 (every net of widths 3–200 passes, ‖f − f1*‖∞ ≤ 0.004), first pass within
+# 1 % of L1* at steps 3100–3900, 0.003–0.005 from f1*'s output there, and are read at steps 28 300–39 600
+# (‖f − f1*‖∞ 0.07–0.12; one of those late records also has its neurons off one line, 1 − |cos| = 0.0105).
 
 # %% [markdown]
 # ## 2. The loss spectrum (图9.5)
@@ -574,6 +580,14 @@ show(check_merge(comp, control))
 # step, when more neurons have grown apart than at the quick profile's 200 steps. A setting that departs from the
 # book's, not changed after seeing this. On seeds 1 and 2 the claim holds: fewer neurons have grown apart there
 # (126 and 110 significant, merged to 91 and 88: 4.4× and 4.5×, 99.7 % and 99.9 % of the test predictions kept).
+#
+# **On seed 3 the merge goes deeper than the book's, and the loss condition fails: a condition of ours, not the
+# book's.** Fewer neurons have grown apart (75 significant), and merging leaves 51: 7.8× (the book: 6.9×), 99.5 % of
+# the test predictions kept (the book: 98.5 %), merge factor 1.47 against the control's 1.10, and dropping instead of
+# merging raises the loss by 59 %. But the merged net's training loss is 12.4 % above the wide net's (0.0256 against
+# 0.0228), where the claim allows 10 %. The book compares losses differently: it trains the reduced net on for a few
+# steps and sees its loss stall at the wide net's plateau value; the claim compares them at the moment of merging,
+# with a 10 % bound that is ours. The bound is not changed after seeing this.
 
 # %% [markdown]
 # ## Explorer
