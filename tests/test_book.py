@@ -137,7 +137,8 @@ def test_robustness_page_lists_pass_counts_margins_and_marks_stale_chapters() ->
 def test_the_robustness_page_shows_the_full_profile_apart_counting_every_measured_seed() -> None:
     assert "No full-profile report has been committed yet" in site.full_profile_markdown(None, [])
     full = {"profile": "full", "seeds": [0, 1, 2], "torch": "2.13", "machine": "H200", "made_at": "now",
-            "chapters": {"ch04_frequency_principle": {"seeds": {s: {"seconds": 90.0} for s in "012"},
+            "chapters": {"ch04_frequency_principle": {"seeds": {s: {"seconds": 90.0, "device": "CPU" if s < "2" else
+                                                                    "NVIDIA H200"} for s in "012"},
                                                       "passed": 2, "runs": 3},
                          "ch07_phase_diagram": {"seeds": {s: {"seconds": 40.0} for s in "012"},
                                                 "passed": 3, "runs": 3}},
@@ -148,8 +149,9 @@ def test_the_robustness_page_shows_the_full_profile_apart_counting_every_measure
                                  "seeds": {s: {"passed": True, "margin": 1.0, "unit": "sd"} for s in "012"}}}}
     page = site.full_profile_markdown(full, stale=["ch07_phase_diagram"])
     assert "Seeds 0–2, torch 2.13, H200" in page
-    assert "| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | 0–2 | 2/3 | 90 | ✘ fails on 1 of 3 seeds |" in page
-    assert "| 0–2 | 3/3 | 40 | stale |" in page
+    assert ("| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | 0–2 | CPU 0,1 · NVIDIA H200 2 | 2/3 | 90 | "
+            "✘ fails on 1 of 3 seeds |") in page
+    assert "| 0–2 | — | 3/3 | 40 | stale |" in page
     assert "| `ch04.fp-order` | 图4.7 | 2/3 | -0.2 rel |" in page and "ch07.sw-sign" not in page
     assert "full 配置（书中的规模）" in site.full_profile_markdown(None, [], "zh")
 

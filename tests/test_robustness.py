@@ -362,6 +362,19 @@ def test_merge_reports_joins_other_seeds_and_refuses_another_profile(tiny, tmp_p
     robustness.robustness([tiny], [4], out=tmp_path / "b", progress=False)
     merged = robustness.merge_reports([tmp_path / "a", tmp_path / "b"], tmp_path / "all")
     assert merged["seeds"] == [0, 4] and merged["claims"]["ch97.small-seed"]["passed"] == 1
+    # each run says where it was made; runs from another machine (a GPU window's) keep theirs, and the report names both
+    assert merged["chapters"]["ch97_tiny"]["seeds"]["0"]["device"] == robustness.device_words()
+    assert merged["chapters"]["ch97_tiny"]["seeds"]["0"]["machine"] == robustness.machine_words()
+    window = json.loads((tmp_path / "b" / "report.json").read_text())
+    window["machine"], window["torch"] = "x86_64, 16 cores, Xeon", "2.11.0+cu130"
+    window["chapters"]["ch97_tiny"]["seeds"]["4"].update(machine="x86_64, 16 cores, Xeon", device="NVIDIA H200",
+                                                         torch="2.11.0+cu130")
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "gpu" / "report.json").write_text(json.dumps(window))
+    joined = robustness.merge_reports([tmp_path / "a", tmp_path / "gpu"], tmp_path / "joined")
+    assert joined["machine"] == robustness.machine_words() + " + x86_64, 16 cores, Xeon"
+    assert robustness.run_on_text(joined["chapters"]["ch97_tiny"]["seeds"]) == f"{robustness.device_words()} 0 · NVIDIA H200 4"
+    assert robustness.run_on_text({"0": {}, "1": {}}) == "—"  # runs made before the place was recorded
     other = json.loads((tmp_path / "b" / "report.json").read_text())
     (tmp_path / "full.json").write_text(json.dumps({**other, "profile": "full"}))
     with pytest.raises(ConfigError, match="cannot merge .*full.json.*holds the quick profile, this is full"):

@@ -9,7 +9,7 @@ chapter's code cells and of the package modules it imports: an interrupted sweep
 stopped, and a run is never cached unless it finished (a timeout or Ctrl-C leaves nothing behind).
 
 The report (``robustness/report.json``) holds, per chapter, the digest and the commit it was made
-at, the seconds and any error of each seed, and per claim the verdict and margin on each seed with
+at, the seconds, any error and the place (machine, device, torch: :func:`run_place`) of each seed, and per claim the verdict and margin on each seed with
 the pass count and the minimum and median margin.  The standard (DEVELOPERS.md): every claim holds
 on at least 19 of 20 of **its validation seeds** and each chapter as a whole (all its claims on one seed) on at
 least 18 of 20, and a claim's median margin clears its thin line.  A claim's validation seeds are declared beside it
@@ -235,6 +235,41 @@ def machine_words() -> str:
     return ", ".join(p for p in parts if p)
 
 
+def device_words() -> str:
+    """The device the chapters' tensors go to on this machine: the GPU's name where torch sees one (a chapter's settings
+    put its work there), else ``CPU``."""
+    import torch
+
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
+
+
+def run_place() -> dict[str, str]:
+    """Where a run is made, recorded with each seed of a report: ``machine`` (:func:`machine_words`), ``device``
+    (:func:`device_words`) and ``torch`` — a merged report joins runs made on different machines, a GPU window's and
+    a CPU's, and a reader must see which is which."""
+    import torch
+
+    return {"machine": machine_words(), "device": device_words(), "torch": torch.__version__}
+
+
+def run_on_text(runs: dict[str, dict[str, Any]], fallback: str = "—") -> str:
+    """The devices a chapter's seeds ran on, each with its seeds when there are several, e.g. ``CPU`` or
+    ``CPU 0–3 · NVIDIA H200 4`` (a run made before the device was recorded: ``fallback``)."""
+    by_device: dict[str, list[str]] = {}
+    for seed, run in runs.items():
+        by_device.setdefault(run.get("device") or fallback, []).append(seed)
+    if len(by_device) == 1:
+        return next(iter(by_device))
+    return " · ".join(f"{device} {seed_text(seeds).replace('-', '–')}" for device, seeds in
+                      sorted(by_device.items(), key=lambda kv: min(map(int, kv[1]))))
+
+
+def _joined(old: Any, new: Any) -> Any:
+    """Two reports' ``machine`` (or ``torch``) as one: the same, or both joined by `` + `` (each named once)."""
+    parts = [p for p in f"{old or ''} + {new or ''}".split(" + ") if p]
+    return " + ".join(dict.fromkeys(parts)) or new
+
+
 def _tightness(claim: dict[str, Any]) -> float:
     if claim["margin"] is None:
         return math.inf if claim["passed"] else -math.inf
@@ -244,19 +279,18 @@ def _tightness(claim: dict[str, Any]) -> float:
 def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_seconds: float | None, jobs: int,
               profile: str) -> dict[str, Any]:
     """The report for one sweep (see the module docstring for its fields)."""
-    import torch
-
     made_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     chapters: dict[str, dict[str, Any]] = {}
     claims: dict[str, dict[str, Any]] = {}
     commit = git_commit()
+    place = run_place()
     for item in items:
         ch = chapters.setdefault(item["chapter"], {"digest": item["digest"], "commit": commit,
                                                    "made_at": made_at, "seeds": {}})
         ids = [c["id"] for c in item["claims"] if not c["exploration"]]
         ok = item["error"] is None and all(c["passed"] for c in item["claims"] if not c["exploration"])
         ch["seeds"][str(item["seed"])] = {"seconds": round(item["seconds"], 1), "error": item["error"], "ok": ok,
-                                          "claims": len(ids)}
+                                          "claims": len(ids), **place}
         for c in item["claims"]:
             entry = claims.setdefault(c["id"], {"chapter": item["chapter"], "figure": c["figure"], "text": c["text"],
                                                 "kind": claim_kind(c), "exploration": c["exploration"],
@@ -266,7 +300,7 @@ def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_sec
                                                  "thin": c["thin"], "tightest": c["tightest"]}
     return tally({"profile": profile, "seeds": list(seeds), "jobs": jobs,
                   "wall_seconds": None if wall_seconds is None else round(wall_seconds, 1),
-                  "torch": torch.__version__, "machine": machine_words(),
+                  "torch": place["torch"], "machine": machine_words(),
                   "made_at": made_at, "chapters": chapters, "claims": claims})
 
 
@@ -377,6 +411,8 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
         return tally(new)
     merged = {**old, **{k: v for k, v in new.items() if k not in ("chapters", "claims")}}
     merged["seeds"] = sorted(set(old["seeds"]) | set(new["seeds"]))
+    for key in ("machine", "torch"):  # runs from several machines: each named (each run says its own, run_place)
+        merged[key] = _joined(old.get(key), new.get(key))
     merged["jobs"] = max(old.get("jobs") or 1, new.get("jobs") or 1)
     merged["wall_seconds"] = new["wall_seconds"] if not old["chapters"] else None  # several sweeps: times per chapter
     chapters, claims = dict(old["chapters"]), dict(old["claims"])
@@ -437,6 +473,8 @@ def _check_report(data: Any) -> None:
             _need(run.get("error"), (str, type(None)), f"{where} seed {seed} 'error'", "a string or null")
             _need(run.get("ok"), bool, f"{where} seed {seed} 'ok'", "true or false")
             _need(run.get("claims"), int, f"{where} seed {seed} 'claims'", "an integer")
+            for key in ("machine", "device", "torch"):  # recorded since 2026-12-04 (run_place); absent before
+                _need(run.get(key, ""), str, f"{where} seed {seed} {key!r}", "a string")
     for cid, claim in _need(data["claims"], dict, "'claims'", "an object").items():
         where = f"claim {cid!r}"
         _need(claim, dict, where, "an object")

@@ -281,20 +281,22 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
                                      "full profile takes hours, and no GPU window has run it since the report "
                                      "existed (the one measurement so far, on seed 0, is in `docs/full-profile.md`).",
                                      language), ""])
-    from companion.tools.robustness import seed_text
+    from companion.tools.robustness import run_on_text, seed_text
 
     parts += [tr("Seeds {seeds}, torch {torch}, {machine}, made {made}.", language).format(
         seeds=seed_text(report["seeds"]).replace("-", "–"), torch=report["torch"], machine=report["machine"],
         made=report["made_at"]), ""]
-    parts += [f"| {tr('Chapter', language)} | {tr('Seeds measured', language)} | {tr('Whole chapter passes', language)} "
-              f"| {tr('Median s/run', language)} | {tr('Status', language)} |", "| --- | --- | --- | --- | --- |"]
+    parts += [f"| {tr('Chapter', language)} | {tr('Seeds measured', language)} | {tr('Run on', language)} "
+              f"| {tr('Whole chapter passes', language)} | {tr('Median s/run', language)} | {tr('Status', language)} |",
+              "| --- | --- | --- | --- | --- | --- |"]
     for slug, ch in report["chapters"].items():
         secs = sorted(run["seconds"] for run in ch["seeds"].values())
         status = (tr("stale", language) if slug in stale else
                   tr("✔ holds on every measured seed", language) if ch["passed"] == ch["runs"] else
                   tr("✘ fails on {n} of {runs} seeds", language).format(n=ch["runs"] - ch["passed"], runs=ch["runs"]))
         parts.append(f"| [{slug}]({slug}.ipynb) | {seed_text(ch['seeds']).replace('-', '–')} | "
-                     f"{ch['passed']}/{ch['runs']} | {secs[len(secs) // 2]:.0f} | {status} |")
+                     f"{run_on_text(ch['seeds'])} | {ch['passed']}/{ch['runs']} | {secs[len(secs) // 2]:.0f} | "
+                     f"{status} |")
     failing = []  # counted on every seed measured (a claim holds at the full profile only if it holds on all)
     for cid, c in report["claims"].items():
         runs = list(c["seeds"].values())
