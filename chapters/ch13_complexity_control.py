@@ -56,7 +56,8 @@
 # 2-core machine; the second part's fit-speed models take about 2¼ hours more). Its verdicts on the seeds measured so
 # far are in `robustness/report-full.json` and `docs/full-profile.md`, and under the claims below ("At the full
 # profile"). On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not finished
-# after 460 s.
+# after 460 s; in a second window (2026-12-04), seeds 0–4 side by side with ten other full-profile runs on the one
+# GPU, none had finished after 507 s. Its time alone on a GPU is still to be measured.
 
 # %% tags=["launch-install"]
 # Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.

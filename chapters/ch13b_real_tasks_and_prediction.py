@@ -35,7 +35,9 @@
 # `companion.experiments.ch13b_prediction` has the runs and the checks. This part was split from the first when the
 # whole chapter ran over its quick-profile budget; the chapter map (README) gives each part's measured time. Full
 # profile: section 1 as in the quick profile; section 2 at depths 2–6 with nine replicas a setting (about 2¼ hours on
-# one CPU thread, cached per depth so that a stopped run resumes).
+# one CPU thread, cached per depth so that a stopped run resumes). On an NVIDIA H200 (2026-12-04), seeds 0–4 side by
+# side with ten other full-profile runs on the one GPU, none had finished after 507 s; its time alone on a GPU is
+# still to be measured.
 
 # %% tags=["launch-install"]
 # Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.
