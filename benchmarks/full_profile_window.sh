@@ -18,10 +18,10 @@
 # A chapter whose full profile is longer than a window (chapter 7, chapter 13's two parts on a shared GPU) goes on in
 # the next one from its results cache, which lives on the device machine and goes back with it.  So the script
 #  - stops the sweep after STOP_AFTER seconds (environment; default: no stop), leaving time for what follows;
-#  - then packs the results cache's entries written (or unpacked) in this window into "${OUT:-window}/cache.tar.gz" (in parts of 15 MiB, cache.tar.gz.part-aa …,
-#    when it is larger; at most 5 parts, else it says so and packs nothing), every finished cached computation of
-#    the window — a finished depth of chapter 13's fit-speed models, a finished model of its grid — and never one
-#    cut off (the cache keeps only finished calls);
+#  - then packs the results cache's entries written (or unpacked) in this window into "${OUT:-window}/cache.tar.gz"
+#    (in parts of 15 MiB, cache.tar.gz.part-aa …, when it is larger; at most 5 parts, else it says so and packs
+#    nothing), every finished cached computation of the window — a finished depth of chapter 13's fit-speed
+#    models, a finished grid of its first part — and never one cut off (the cache keeps only finished calls);
 #  - starts by unpacking an earlier window's cache from CACHE_IN (environment; default .window/cache.tar.gz or its
 #    parts, if there): copy the files that came back into .window/ (git ignores it) and name .window in the
 #    device tool's carry.  The cache is keyed by the torch version and the code's digest, so only the same code on
@@ -43,10 +43,10 @@ fi
 cache=$(python3 -c "from companion.kit.cache import cache_location as c; print(c() or '')")
 cache_in=${CACHE_IN:-.window/cache.tar.gz}
 marker=$(mktemp)  # what is newer than this (written, or unpacked with -m) is the window's to pack
+trap 'rm -f "$marker"' EXIT
 if [ -n "$cache" ]; then
     mkdir -p "$cache"
-    touch "$marker"
-    sleep 1
+    sleep 1  # a file written in the marker's second would not be newer than it
     if [ -f "$cache_in" ]; then
         tar -xzmf "$cache_in" -C "$cache" && echo "unpacked an earlier window's cache: $cache_in"
     elif compgen -G "$cache_in.part-*" > /dev/null; then

@@ -9,10 +9,10 @@ chapter's code cells and of the package modules it imports: an interrupted sweep
 stopped, and a run is never cached unless it finished (a timeout or Ctrl-C leaves nothing behind).
 
 The report (``robustness/report.json``) holds, per chapter, the digest and the commit it was made
-at, the seconds, any error and the place (machine, device, torch: :func:`run_place`) of each seed, and per claim the verdict and margin on each seed with
-the pass count and the minimum and median margin.  The standard (DEVELOPERS.md): every claim holds
-on at least 19 of 20 of **its validation seeds** and each chapter as a whole (all its claims on one seed) on at
-least 18 of 20, and a claim's median margin clears its thin line.  A claim's validation seeds are declared beside it
+at, the seconds, any error and the place (machine, device, torch: :func:`run_place`) of each seed, and per
+claim the verdict and margin on each seed with the pass count and the minimum and median margin.  The
+standard (DEVELOPERS.md): every claim holds on at least 19 of 20 of **its validation seeds** and each chapter
+as a whole (all its claims on one seed) on at least 18 of 20, and a claim's median margin clears its thin line.  A claim's validation seeds are declared beside it
 (``ClaimSpec(validation_seeds=…)``, recorded with each verdict): seeds 0–19, or, for a claim changed after its
 results on 0–19 were seen, seeds 500–519 (``--seeds 500-519``); the report keeps a claim's results on its other
 seeds too, counted apart (``other_seeds``: in-sample for such a claim).  The book site shows the report and marks
@@ -300,7 +300,7 @@ def summarise(items: Iterable[dict[str, Any]], seeds: Sequence[int], *, wall_sec
                                                  "thin": c["thin"], "tightest": c["tightest"]}
     return tally({"profile": profile, "seeds": list(seeds), "jobs": jobs,
                   "wall_seconds": None if wall_seconds is None else round(wall_seconds, 1),
-                  "torch": place["torch"], "machine": machine_words(),
+                  "torch": place["torch"], "machine": place["machine"],
                   "made_at": made_at, "chapters": chapters, "claims": claims})
 
 
