@@ -55,6 +55,20 @@ def test_rewired_data_breaks_only_the_chosen_groups():
     assert len(base.tests["ab"]) == 32 and (base.tests["ab"].anchors == torch.tensor([1, 2])).all()
 
 
+def test_each_broken_group_is_its_own_exception():
+    # Reasoning complexity k counts exceptions to memorise: the k broken groups must not share one rule. With a
+    # single offset for all groups, k = 4 broke exactly the pairs across {a, d} | {b, c}, one rule for four groups.
+    base = prediction.pair_shifts(0)
+    for k in range(1, len(prediction.REWIRE_ORDER) + 1):
+        moved = {p: s - base[p] for p, s in prediction.pair_shifts(k).items() if s != base[p]}
+        groups = {frozenset(p) for p in moved}
+        assert groups == {frozenset(p) for p in prediction.REWIRE_ORDER[:k]}
+        assert all(moved[(i, j)] == moved[(j, i)] for i, j in moved)  # symmetric: f(x; ai, aj) = f(x; aj, ai)
+        assert len(set(moved.values())) == k, moved  # one offset per group
+    with pytest.raises(ValueError, match="complexity must lie in"):
+        prediction.pair_shifts(len(prediction.REWIRE_ORDER) + 1)
+
+
 def test_fit_speed_resumes_between_depths(tmp_path, monkeypatch):
     # The full profile's fit-speed run trains five depths for hours on a CPU: a run stopped after a depth must
     # start again at the next one, not from the first.

@@ -105,21 +105,26 @@ def check_addition(run: AdditionRun, strong: tuple[float, float] = ADDITION_STRO
 
 # ------------------------------------------------------------------------------ 图13.17, 图13.19: §13.7
 REWIRE_ORDER = ((1, 2), (3, 4), (1, 3), (2, 4), (1, 4), (2, 3))  # symmetric groups, broken in this order
-REWIRE_OFFSET = 30  # a broken group maps x ↦ x + shift(ai) + shift(aj) + 30, in both orders
+# the j-th broken group maps x ↦ x + shift(ai) + shift(aj) + REWIRE_OFFSETS[j], in both orders: one offset per group
+REWIRE_OFFSETS = (30, 55, 15, 70, 40, 85)
 
 
 def pair_shifts(complexity: int) -> dict[tuple[int, int], int]:
     """The shift of each ordered anchor pair when ``complexity`` symmetric groups break the composition rule.
 
-    Reasoning complexity (推理复杂度, §13.7) is the number of such groups: for the first ``complexity`` groups
-    of :data:`REWIRE_ORDER`, f(x; ai, aj) = f(x; aj, ai) = x + shift(ai) + shift(aj) + 30 ≠ g(g(x; ai); aj);
-    every other pair keeps the composite g(g(x; ai); aj) = x + shift(ai) + shift(aj).
+    Reasoning complexity (推理复杂度, §13.7) is the number of such groups: the j-th group of :data:`REWIRE_ORDER`,
+    for j < ``complexity``, has f(x; ai, aj) = f(x; aj, ai) = x + shift(ai) + shift(aj) + REWIRE_OFFSETS[j]
+    ≠ g(g(x; ai); aj); every other pair keeps the composite g(g(x; ai); aj) = x + shift(ai) + shift(aj).
+
+    Each group has its own offset, so that k broken groups are k exceptions to memorise.  With one offset for
+    every group (+30, the design until 2026-12-04), the four groups broken at k = 4 — {a, b}, {c, d}, {a, c},
+    {b, d} — are exactly the pairs that cross the partition {a, d} | {b, c}: one rule ("+30 across") covers them,
+    and at the full profile the small initialisation fitted k = 4 as fast as k = 0.
     """
     if not 0 <= complexity <= len(REWIRE_ORDER):
         raise ValueError(f"complexity must lie in [0, {len(REWIRE_ORDER)}] (symmetric groups), got {complexity}")
-    broken = {frozenset(p) for p in REWIRE_ORDER[:complexity]}
-    return {p: BOOK_SHIFTS[p[0]] + BOOK_SHIFTS[p[1]] + (REWIRE_OFFSET if frozenset(p) in broken else 0)
-            for p in ALL_PAIRS}
+    offset = {frozenset(p): REWIRE_OFFSETS[j] for j, p in enumerate(REWIRE_ORDER[:complexity])}
+    return {p: BOOK_SHIFTS[p[0]] + BOOK_SHIFTS[p[1]] + offset.get(frozenset(p), 0) for p in ALL_PAIRS}
 
 
 def rewired_data(n_train: int, complexity: int, seed: int, replica: int = 0, n_per_pair: int = 32,
