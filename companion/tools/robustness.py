@@ -12,10 +12,11 @@ The report (``robustness/report.json``) holds, per chapter, the digest and the c
 at, the seconds, any error and the place (machine, device, torch: :func:`run_place`) of each seed, and per
 claim the verdict and margin on each seed with the pass count and the minimum and median margin.  The
 standard (DEVELOPERS.md): every claim holds on at least 19 of 20 of **its validation seeds** and each chapter
-as a whole (all its claims on one seed) on at least 18 of 20, and a claim's median margin clears its thin line.  A claim's validation seeds are declared beside it
-(``ClaimSpec(validation_seeds=…)``, recorded with each verdict): seeds 0–19, or, for a claim changed after its
-results on 0–19 were seen, seeds 500–519 (``--seeds 500-519``); the report keeps a claim's results on its other
-seeds too, counted apart (``other_seeds``: in-sample for such a claim).  The book site shows the report and marks
+as a whole (all its claims on one seed) on at least 18 of 20, and a claim's median margin clears its thin line.
+A claim's validation seeds are declared beside it (``ClaimSpec(validation_seeds=…)``, recorded with each
+verdict): seeds 0–19, or, for a claim changed after its results on 0–19 were seen, seeds 500–519
+(``--seeds 500-519``); the report keeps a claim's results on its other seeds too, counted apart
+(``other_seeds``: in-sample for such a claim).  The book site shows the report and marks
 the chapters whose digest changed since it was made.
 
 A sweep **merges** into the report already in ``--out`` (:func:`merge`), never replaces it: per chapter and seed,
