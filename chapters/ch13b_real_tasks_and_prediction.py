@@ -200,9 +200,11 @@ show(prediction.check_addition(addition))
 # That last failure is our learning rate, not the phenomenon: we warm up to a peak of 10⁻², the authors' code to
 # 2·10⁻⁴. On design seed 100 at depth 5 a peak of 2·10⁻³ trains the large initialisation (final training accuracy
 # 1.00) — but then it slows down with one exception (1.36 ×) and the small one does not (1.02 ×), as at depth 4
-# with 3·10⁻³ on the same seed (1.34 × against 0.98 ×): the contrast comes out the other way round. A peak learning
-# rate per depth is still to be designed, on a GPU (a deep ensemble takes most of an hour on one CPU thread);
-# `docs/full-profile.md` has the tables. No full-profile verdict of this part is published yet.
+# with 3·10⁻³ on the same seed (1.34 × against 0.98 ×) and at depths 2 and 3 with 2·10⁻³ (k = 4: the large
+# initialisation 1.53 and 1.23 ×, the small one 1.00 and 1.02 ×): at a rate nearer the book's the contrast comes out
+# the other way round. A peak learning rate (and the small initialisation's γ) per depth is still to be designed, on
+# a GPU (a deep ensemble takes most of an hour on one CPU thread); `docs/full-profile.md` has the tables. No
+# full-profile verdict of this part is published yet.
 
 # %%
 FIT_INITS = ((0.5, 0.01), (1.4, 0.1))  # (γ, λ): large initialisation first, then small
@@ -278,4 +280,5 @@ show(prediction.check_pair_speed(fit))
 #   rate rather than claimed: at this scale neither model fits its data within the budget, the small initialisation
 #   slows down by 3–9 % (tuning seeds 100–102) and the large one by 5–10 %. At the full profile's depth 2 the
 #   prediction shows on two design seeds (the small initialisation 1.43–1.52 × slower at k = 4, the large one
-#   1.19–1.21 ×) once each broken group is an exception of its own; at depth 4 it does not yet (section 2).
+#   1.19–1.21 ×) once each broken group is an exception of its own; on the full profile's seeds 0–2 the large one
+#   slows down as much, and at a learning rate nearer the book's the contrast reverses (section 2).
