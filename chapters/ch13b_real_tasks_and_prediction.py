@@ -194,10 +194,10 @@ show(prediction.check_addition(addition))
 # slower. With an offset per group, k counts k exceptions, as the book's definition intends. On design seeds 100 and
 # 101 at depth 2 (the full profile's other settings, three replicas) the ratio at k = 4 became 1.43 and 1.52, where
 # the same seeds with one offset gave 0.99 and 1.04. Deeper models do not follow. The full profile's own runs with
-# the new data (seeds 0–2, depths 2–4, and depth 5 of seed 0, on the CPU) show the small initialisation slowing down
-# at every depth (1.15–1.44 × at k = 4) but the large one too: by as much at depths 2 and 3 (1.06–1.31 ×); from depth 4
-# on it does not fit data with exceptions (mean error 0.64–0.90), and at depth 5 it does not train at all (0.98, chance).
-# That last failure is our learning rate, not the phenomenon: we warm up to a peak of 10⁻², the authors' code to
+# the new data (on the CPU: seeds 0–2 at depths 2–4, seed 0 at 5 and 6, seed 2 at 5) show the small initialisation
+# slowing down at every depth (1.07–1.44 × at k = 4) but the large one too: by as much at depths 2 and 3
+# (1.06–1.31 ×); from depth 4 on it does not fit data with exceptions (mean error 0.64–0.90), and at depths 5 and 6
+# it does not train at all (0.98, chance). That last failure is our learning rate, not the phenomenon: we warm up to a peak of 10⁻², the authors' code to
 # 2·10⁻⁴. On design seed 100 at depth 5 a peak of 2·10⁻³ trains the large initialisation (final training accuracy
 # 1.00) — but then it slows down with one exception (1.36 ×) and the small one does not (1.02 ×), as at depth 4
 # with 3·10⁻³ on the same seed (1.34 × against 0.98 ×) and at depths 2 and 3 with 2·10⁻³ (k = 4: the large
