@@ -5,8 +5,9 @@ The composite anchor function (12.5) in the key-first form of §13.2 (:func:`com
 of one batched ensemble (:func:`run_composition`): γ is the initialisation rate (every weight
 ~ N(0, (d_in^{−γ})²), §13.2.3), λ the AdamW weight decay (§13.2.6).  The ``check_…`` functions state
 图13.5/13.6 (phases, the weak/strong contrast), §13.3 (commutativity), 图13.10 (condensation of W^{Q(1)}),
-图13.11 (the same over depth, :func:`run_depth_condensation`) and 图13.12 (ordered number embeddings) as
-claims; the measures are :mod:`companion.core.attention`.
+图13.11 (the same over depth, :func:`run_depth_condensation`; on trained models over the book's γ columns at the
+full profile, :func:`check_wq_depth_book`) and 图13.12 (ordered number embeddings) as claims; the measures are
+:mod:`companion.core.attention`.
 
 图13.8 and 图13.9 read the trained contrast run again: with the key masked (:func:`key_masked_probe`,
 :func:`pair_merge_ratio`, :func:`check_symmetric_merge`) the unseen pairs (c, d) and (d, c) share one cluster; with
@@ -364,7 +365,8 @@ def run_depth_condensation(gammas: Sequence[float], depths: Sequence[int], *, la
 
 
 WQ_DEPTH = ClaimSpec("ch13.wq-depth", "图13.11",
-                     "at every depth (2, 3, 4) the first-layer query neurons of the largest γ (1.2) condense into "
+                     "at every depth of the run (the quick profile: 2, 3, 4) the first-layer query neurons of its "
+                     "largest γ (quick: 1.2) condense into "
                      "groups — at least half of them have a cosine > 0.7 with another neuron and their mean |cos| is "
                      "≥ 0.3 — and those of the smallest γ (0.3, the phase-1 side) do not (the negative control). "
                      "The γ values in between are not asked", validation_seeds=REVALIDATION_SEEDS)
@@ -377,6 +379,55 @@ def check_wq_depth(result: DepthCondensation, gamma: float | None = None) -> Ver
     j = result.gammas.index(gamma)
     return WQ_DEPTH.judge(*[c for d, grouped, cos in zip(result.depths, result.grouped, result.condensation)
                             for c in condensation_conditions(grouped[j], cos[j], f"γ={gamma} depth {d}")])
+
+
+BOOK_DEPTH_GAMMAS = (0.3, 0.7)  # 图13.11's columns: γ from 0.3 (left) to 0.7 (right)
+TRAINED_ID_AT_LEAST = 0.9  # 图13.11's condensed end is a trained model: it answers ≥ 90 % of the ID test set
+DEPTH_RANK_AT_LEAST = 0.9  # Spearman ρ of mean |cos| with γ over the book's columns: one adjacent swap in five allowed
+WQ_DEPTH_BOOK = ClaimSpec("ch13.wq-depth-book", "图13.11",
+                          "图13.11 as the book draws it, on trained models: at every depth of the run (the full "
+                          "profile: 2–6, 3000 steps) the first-layer query neurons condense more as γ grows over the "
+                          "book's columns 0.3–0.7 — the rank correlation of their mean |cos| with γ is ≥ 0.9 — from "
+                          "independent directions at γ = 0.3 (under 10 % of them grouped) to groups at γ = 0.7 (at "
+                          "least half grouped, mean |cos| ≥ 0.3) in models that fit (≥ 90 % of the ID test set), not "
+                          "the initial condensation of an untrained one")
+
+
+def check_wq_depth_book(result: DepthCondensation, low: float = BOOK_DEPTH_GAMMAS[0],
+                        high: float = BOOK_DEPTH_GAMMAS[1]) -> Verdict:
+    """图13.11 on the book's γ range (§13.5.1: "随着初始化尺度增大，神经元凝聚现象增强" — the figure's γ grows, i.e. the
+    initialisation *shrinks*: the text's erratum): at every depth of ``result`` the W^{Q(1)} neurons of ``high`` are
+    condensed (:func:`condensation_conditions`) in a model that fits (ID accuracy ≥ :data:`TRAINED_ID_AT_LEAST`: a
+    trained model's condensation, not the initial one of chapter 8), those of ``low`` are not (under
+    :data:`PHASE_ONE_GROUPED_BELOW` grouped; the book's left column is near its phase 1, which need not fit), and
+    the mean |cos| rises from ``low`` to ``high`` over every γ of the run between them (Spearman ρ with the distance
+    from ``low`` ≥ :data:`DEPTH_RANK_AT_LEAST`; at least three γ).  Needs trained models at the book's γ: the full
+    profile's depth run.  The negative control exchanges the ends (γ = 0.3, the book's left column, read as the
+    condensed one)."""
+    gammas = np.asarray(result.gammas)
+    between = np.flatnonzero((gammas >= min(low, high) - 1e-9) & (gammas <= max(low, high) + 1e-9))
+    ends = [np.flatnonzero(np.isclose(gammas, g)) for g in (low, high)]
+    if any(e.size == 0 for e in ends) or len(between) < 3:
+        raise ValueError(f"the run's γ {list(result.gammas)} must include {low} and {high} and at least three γ "
+                         "between them (the full profile's depth run does)")
+    j_low, j_high = (int(e[0]) for e in ends)
+    distance = np.abs(gammas[between] - low)
+    # Both measures are read at their own resolution: an accuracy is a count over the test set (900 of 1000 is 0.9, not
+    # float32's 0.89999998) and ρ over five untied columns takes the values 1, 0.9, 0.8, … (not 0.8999999999999998).
+    conditions = [threshold(f"ID accuracy, γ={high} (lowest over depths)",
+                            round(float(result.id_accuracy[:, j_high].min()), 6), ">=", TRAINED_ID_AT_LEAST)]
+    for i, depth in enumerate(result.depths):
+        conditions += condensation_conditions(result.grouped[i, j_high], result.condensation[i, j_high],
+                                              f"γ={high} depth {depth}")
+        conditions += [threshold(f"grouped neurons, γ={low} depth {depth}", result.grouped[i, j_low], "<",
+                                 PHASE_ONE_GROUPED_BELOW),
+                       threshold(f"ρ(mean |cos|, γ from {low} to {high}), depth {depth}",
+                                 round(rank_correlation(distance, result.condensation[i, between]), 9), ">=",
+                                 DEPTH_RANK_AT_LEAST)]
+    return WQ_DEPTH_BOOK.judge(*conditions, mean_cos={f"depth {d}": np.round(result.condensation[i, between], 2)
+                                                      .tolist() for i, d in enumerate(result.depths)},
+                               id_accuracy={f"depth {d}": np.round(result.id_accuracy[i, between], 2).tolist()
+                                            for i, d in enumerate(result.depths)})
 
 
 # ------------------------------------------------------------------------------ 图13.8: key masked
