@@ -388,8 +388,9 @@ show(complexity.check_phase_two_contrast(run))
 # 图13.6's poor-commutativity cell appeared once (d_model 64, 80 000 sequences, seeds 330–332) and not on the second
 # draw: it is not reproduced at any size measured. The **full profile now trains the grid and the contrast on 80 000
 # sequences** (d_model 64, 3000 steps), where strong control reached its highest OOD accuracy on both draws. The other figures (图13.8's middle panel,
-# 13.9, 13.11 on trained models, 13.12's phase 2, 13.17, 13.19) were not measured beyond the quick size: each needs
-# its own analysis at the larger sizes, and the larger sizes need a GPU to run on enough seeds.
+# 13.9, 13.12's phase 2, 13.17, 13.19) were not measured beyond the quick size: each needs its own analysis at the
+# larger sizes, and the larger sizes need a GPU to run on enough seeds. 图13.11 on trained models is measured at the
+# full profile's size (d_model 64, depths 2–6, section 3).
 
 # %%
 scale_curve = complexity_scale.read_curve()
@@ -700,24 +701,44 @@ show(complexity.check_wq_depth(depth_cond))
 # %% [markdown]
 # **At the full profile** (seeds 0–4) the claim holds on all five, at the full profile's own depths and γ: depths 2–6,
 # γ = 1.1 (the largest of that run), at least 95 % of the query neurons grouped at every depth, mean |cos| ≥ 0.54.
-# The claim's sentence names the quick profile's depths (2, 3, 4) and γ (1.2); the check reads the run it is given.
 
 # %% [markdown]
 # **图13.11 as the book draws it (the full profile).** The run above is early in training, and the claim reads only the
 # ends of its γ range. The book's figure is on trained models, at depths 2–6 and the five columns γ = 0.3, 0.4, 0.5,
 # 0.6, 0.7, and says condensation grows across them. The full profile's depth run is that figure at our scale (d_model
 # 64 instead of 400, 20 000 training sequences, 3000 steps at learning rate 3·10⁻³, λ = 0.01, one model per cell; γ =
-# 0.9 and 1.1 beyond the book's range), and there every model fits: each answers at least 99 % of its ID test set.
+# 0.9 and 1.1 beyond the book's range). There the models from γ = 0.5 on fit (86–100 % of their ID test set over
+# seven seeds); the large initialisations γ = 0.3 and 0.4 fit at depths 2–3 and not always deeper (at depth 6
+# down to 1 %) — the book's phase 1 does not fit either.
 # Its claim, `ch13.wq-depth-book`, asks at every depth: the query neurons of γ = 0.7 are condensed (the conditions
-# above: at least half grouped, mean |cos| ≥ 0.3), those of γ = 0.3 are not (under 10 % grouped: independent
-# directions in 64 dimensions have a mean |cos| of 0.10), and the mean |cos| rises with γ over the five columns
-# (Spearman ρ ≥ 0.9: at most one adjacent pair out of order) — with every cell answering at least 90 % of its ID
-# test set, so that what is read is a trained model. Its negative control is the book's left column in the
+# above: at least half grouped, mean |cos| ≥ 0.3) in a model that answers at least 90 % of its ID test set — a
+# trained model's condensation, not the initial one of chapter 8 — those of γ = 0.3 are not (under 10 % grouped:
+# independent directions in 64 dimensions have a mean |cos| of 0.10), and the mean |cos| rises with γ over the five
+# columns (Spearman ρ ≥ 0.9: at most one adjacent pair out of order). Its negative control is the book's left column in the
 # condensed role (γ = 0.3 read as the condensed end): it fails at every depth. At the quick profile the cell below
 # judges nothing — 300 steps on near-chance models is not this figure; `COMPANION_PROFILE=full` runs it (about
 # 31 CPU-minutes for the five depths on one thread).
 #
-# DESIGN_NOTE
+# Designed on `COMPANION_SEED` 100 and 101 (data seeds 500 and 505): at γ = 0.7 64–100 % of the query neurons grouped
+# and mean |cos| 0.40–0.70 at depths 2–6, each model answering ≥ 99.6 % of its ID test set; at γ = 0.3 none grouped,
+# 0.10–0.12; ρ = 1 at every depth on both seeds. The book's left column need not fit (it lies by its phase 1): the
+# γ = 0.3 model fits at depths 2 and 3 but at depth 6 answers only 3 and 37 % of ID, so the condition of a trained
+# model reads the condensed end (a first version asking every cell to fit was changed on the design seeds, before any
+# other was run).
+#
+# **At the full profile** (seeds 0–4, on the CPU, from the runs of the report's sweep) it passes on all five, but
+# **thinly**: ρ is 1 at every depth on seed 1 only; on seeds 0, 2, 3 and 4 one depth has one adjacent pair of columns
+# out of order — γ = 0.5 above 0.6, at depth 5 on seeds 0, 2, 4 and depth 2 on seed 3 — so ρ = 0.9, exactly the bound
+# (and on seed 2 the γ = 0.7, depth-2 model answers 90.5 % of ID). The report counts a claim whose median margin is
+# on its bound as below the standard, so 图13.11 stays partial. The ends hold with room on every seed: γ = 0.7 59–100 %
+# grouped, mean |cos| 0.41–0.67, ID ≥ 0.905; γ = 0.3 none grouped, 0.10–0.12. The control fails every condition on
+# all seven seeds. One bug was found on seeds 0–4 and fixed: ρ = 0.9 came out of SciPy as 0.8999999999999998 and
+# failed its own "≥ 0.9" on those four seeds (the check now reads ρ and the accuracy at their resolution); nothing
+# else changed. Beyond the book's range the rise goes on to γ = 0.9 (at 23 of the 25 depths over seeds 0–4) and
+# then stops: from γ = 0.9 to 1.1 the mean |cos| falls at 16 of 25. A redesign is fixed here before any other seed
+# is seen — ρ ≥ 0.8 (at most two adjacent swaps) and ID ≥ 0.8 at γ = 0.7, so that the bounds lie between the values
+# one model per cell gives rather than on one of them — to be validated on fresh seeds (`COMPANION_SEED` 500–504,
+# whose depth runs are cached from 2026-12-05 on).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -881,8 +902,9 @@ explorer
 #   reproduce at this scale (an exploration).
 # * Small initialisation condenses the query neurons, more from phase to phase — none grouped in phase 1, about
 #   half in loose groups in phase 2, nearly all in tight groups in phase 3 (图13.10, claimed) — and at every depth
-#   we tried (图13.11); it also orders the number embeddings — the low-complexity signatures the chapter ties
-#   to reasoning, as the condensation chapters predict.
+#   we tried (图13.11; on trained models at depths 2–6 the rise over the book's γ 0.3–0.7 holds on five seeds of
+#   five at the full profile, but with one pair of columns out of order on four: thinly); it also orders the number
+#   embeddings — the low-complexity signatures the chapter ties to reasoning, as the condensation chapters predict.
 # * One of the chapter's finer mechanism pictures stays an exploration at this scale: with the second anchor
 #   masked, strong control groups inputs by g(x; a1) as the book's phase 3 does, but our weak-control
 #   models do so nearly as much (图13.9).

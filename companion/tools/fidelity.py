@@ -49,8 +49,9 @@ NO_CLAIM = "drawn; no phenomenon claim tests it"
 NOT_PHENOMENON = "`{claim}` is not a phenomenon claim ({kind})"
 NO_CONTRAST = "`{claim}`: its negative control is not a run of the setting the book contrasts"
 BELOW = "`{claim}`: below the standard in the quick profile ({count})"
+BELOW_FULL = "`{claim}`: judged at the full profile only, and below the standard there ({count}, median margin {median})"
 FULL_ONLY = "meets the standard only at the full profile ({seeds} seeds)"
-REASONS = (NOT_YET, NO_CLAIM, NOT_PHENOMENON, NO_CONTRAST, BELOW, FULL_ONLY)
+REASONS = (NOT_YET, NO_CLAIM, NOT_PHENOMENON, NO_CONTRAST, BELOW, BELOW_FULL, FULL_ONLY)
 #: The coverage page's note on a figure whose claims' robustness rows were made before their chapter's latest code.
 STALE_NOTE = "(robustness counts made before the chapter's latest code change: awaiting a new run)"
 REPORTS = {"quick": catalog.ROOT / "robustness" / "report.json", "full": catalog.ROOT / "robustness" / "report-full.json"}
@@ -134,6 +135,12 @@ def _standing(cid: str, report: dict[str, Any] | None) -> tuple[bool, str]:
     return bool(entry.get("meets_standard")), f"{entry.get('passed')}/{entry.get('runs')}"
 
 
+def _median_words(entry: dict[str, Any]) -> str:
+    """A report entry's median margin as words (``+0 rel``), or ``none`` where it has none."""
+    median = entry.get("median_margin") or {}
+    return "none" if median.get("margin") is None else f"{median['margin']:+.3g} {median.get('unit', '')}".strip()
+
+
 def stale_report_chapters(report: dict[str, Any] | None) -> frozenset[str]:
     """The chapters of ``report`` whose code changed since it was made (their counts predate the code)."""
     from companion.tools.robustness import stale_chapters  # imports the runner: only when asked
@@ -176,7 +183,7 @@ def figure_fidelity(f: catalog.Figure, reports: dict[str, dict[str, Any] | None]
             problems.append((NOT_PHENOMENON, {"claim": cid, "kind": kind}))
             continue
         ok_quick, quick_count = _standing(cid, reports.get("quick"))
-        ok_full, _ = _standing(cid, reports.get("full"))
+        ok_full, full_count = _standing(cid, reports.get("full"))
         if control_name(cid) not in controls:
             problems.append((NO_CONTRAST,
                              {"claim": cid}))
@@ -184,6 +191,10 @@ def figure_fidelity(f: catalog.Figure, reports: dict[str, dict[str, Any] | None]
             quick.append(cid)
         elif ok_full:
             full.append(cid)
+        elif cid not in (reports.get("quick") or {}).get("claims", {}) and \
+                cid in (reports.get("full") or {}).get("claims", {}):  # a claim the quick profile does not judge
+            problems.append((BELOW_FULL, {"claim": cid, "count": full_count,
+                                          "median": _median_words(reports["full"]["claims"][cid])}))
         else:
             problems.append((BELOW,
                              {"claim": cid, "count": quick_count}))
