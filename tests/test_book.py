@@ -146,13 +146,16 @@ def test_the_robustness_page_shows_the_full_profile_apart_counting_every_measure
                 "0": {"passed": True, "margin": 0.3, "unit": "rel"}, "1": {"passed": False, "margin": -0.2, "unit": "rel"},
                 "2": {"passed": True, "margin": 0.1, "unit": "rel"}}},
                 "ch07.sw-sign": {"figure": "图7.4", "exploration": False,
-                                 "seeds": {s: {"passed": True, "margin": 1.0, "unit": "sd"} for s in "012"}}}}
+                                 "seeds": {s: {"passed": True, "margin": 1.0, "unit": "sd"} for s in "012"}},
+                "ch07.thin": {"figure": "图7.5", "exploration": False, "meets_standard": False, "complete": True,
+                              "seeds": {s: {"passed": True, "margin": 0.0, "unit": "rel"} for s in "012"}}}}
     page = site.full_profile_markdown(full, stale=["ch07_phase_diagram"])
     assert "Seeds 0–2, torch 2.13, H200" in page
     assert ("| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | 0–2 | CPU 0,1 · NVIDIA H200 2 | 2/3 | 90 | "
             "✘ fails on 1 of 3 seeds |") in page
     assert "| 0–2 | — | 3/3 | 40 | stale |" in page
     assert "| `ch04.fp-order` | 图4.7 | 2/3 | -0.2 rel |" in page and "ch07.sw-sign" not in page
+    assert "| `ch07.thin` | 图7.5 | 3/3 (thin: median margin below the thin line) | +0 rel |" in page  # holds, thinly
     assert "full 配置（书中的规模）" in site.full_profile_markdown(None, [], "zh")
 
 

@@ -135,10 +135,11 @@ def _standing(cid: str, report: dict[str, Any] | None) -> tuple[bool, str]:
     return bool(entry.get("meets_standard")), f"{entry.get('passed')}/{entry.get('runs')}"
 
 
-def _median_words(entry: dict[str, Any]) -> str:
-    """A report entry's median margin as words (``+0 rel``), or ``none`` where it has none."""
-    median = entry.get("median_margin") or {}
-    return "none" if median.get("margin") is None else f"{median['margin']:+.3g} {median.get('unit', '')}".strip()
+def margin_text(stat: dict[str, Any] | None) -> str:
+    """A report's margin (``{"margin": …, "unit": …}``) as words, ``+0.11 rel``; ``never`` where there is none."""
+    if not stat or stat.get("margin") is None:
+        return "never"
+    return f"{stat['margin']:+.3g} {stat['unit']}"
 
 
 def stale_report_chapters(report: dict[str, Any] | None) -> frozenset[str]:
@@ -194,7 +195,7 @@ def figure_fidelity(f: catalog.Figure, reports: dict[str, dict[str, Any] | None]
         elif cid not in (reports.get("quick") or {}).get("claims", {}) and \
                 cid in (reports.get("full") or {}).get("claims", {}):  # a claim the quick profile does not judge
             problems.append((BELOW_FULL, {"claim": cid, "count": full_count,
-                                          "median": _median_words(reports["full"]["claims"][cid])}))
+                                          "median": margin_text(reports["full"]["claims"][cid].get("median_margin"))}))
         else:
             problems.append((BELOW,
                              {"claim": cid, "count": quick_count}))
