@@ -93,3 +93,11 @@ def test_a_figure_whose_report_rows_predate_the_code_is_flagged() -> None:
     assert (stale.fidelity, stale.stale, stale.record()["report_stale"]) == ("faithful", True, True)
     report = {"chapters": {"ch04_frequency_principle": {"digest": "not the code's"}}}
     assert fidelity.stale_report_chapters(report) == {"ch04_frequency_principle"}
+
+
+def test_a_coverage_note_is_closed_as_a_sentence_before_what_is_not_yet_faithful():
+    assert fidelity.sentence("§3, the quick run is an analogue") == "§3, the quick run is an analogue."
+    assert fidelity.sentence("§2 (ch13.a)") == "§2 (ch13.a)."
+    assert [fidelity.sentence(n) for n in ("§3", "ends.", "")] == ["§3", "ends.", ""]
+    assert fidelity.sentence("第3节，快速配置的实验是类比实验", "zh") == "第3节，快速配置的实验是类比实验。"
+    assert fidelity.sentence("是类比实验。", "zh") == "是类比实验。"

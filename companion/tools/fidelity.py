@@ -323,13 +323,22 @@ def coverage_markdown(language: str = "en") -> str:
                 status = tr(FIDELITY_WORDS[item.fidelity], language) + (
                     " " + tr("(= {figure})", language).format(figure=item.same_as) if item.same_as else "")
                 why = item.why_in(language) if item.fidelity in ("partial", "faithful-full", "drawn") else ""
-                note = " ".join(part for part in (tr(f.note, language), f"*{tr('Not yet faithful:', language)}* {why}"
-                                                  if why else "", tr(STALE_NOTE, language) if item.stale else "")
-                                if part)
+                lead = sentence(tr(f.note, language), language) if why else tr(f.note, language)
+                note = " ".join(part for part in (lead, f"*{tr('Not yet faithful:', language)}* {why}" if why else "",
+                                                  tr(STALE_NOTE, language) if item.stale else "") if part)
                 where = " ".join([f"`{f.notebook}`", *(f"`{c}`" for c in item.claims)])
                 parts.append(f"| {f.id} | {catalog.table_cell(tr(f.caption, language))} | {status} | {where} | "
                              f"{catalog.table_cell(note)} |")
     return "\n".join(parts) + "\n\n" + papers_markdown(language)
+
+
+def sentence(note: str, language: str = "en") -> str:
+    """``note`` closed as a sentence (a full stop, "。" in Chinese) when it is one — it has a space and no closing mark —
+    so that what follows it in a coverage cell ("*Not yet faithful:* …") starts a sentence of its own; a bare
+    pointer such as "§3" stays as it is."""
+    if not note or note[-1] in ".!?。！？" or (" " not in note and language == "en") or len(note) < 8:
+        return note
+    return note + ("。" if language == "zh" else ".")
 
 
 PAPERS_FILE = Path(__file__).with_name("papers.csv")
