@@ -66,3 +66,22 @@ def test_a_changed_cell_changes_its_own_id_only():
     assert [i for i, (a, b) in enumerate(zip(before, after)) if a != b] == [3]
     assert after[-1] == after[1] + "-2"
     nbformat.validate(nb)
+
+
+def test_a_text_only_sync_keeps_the_committed_outputs_and_refuses_a_code_change(tmp_path):
+    from companion.kit.config import ConfigError
+    from companion.tools.runner import sync_text
+
+    source = tmp_path / "ch97_text.py"
+    source.write_text("# %% [markdown]\n# Old words.\n\n# %%\nprint(1 + 1)\n", encoding="utf-8")
+    nb = stable_cell_ids(jupytext.read(source))
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="2\n")]
+    nb.cells[1].execution_count = 1
+    nbformat.write(nb, source.with_suffix(".ipynb"))
+    source.write_text(source.read_text(encoding="utf-8").replace("Old words.", "New words."), encoding="utf-8")
+    synced = nbformat.read(sync_text(source), as_version=4)
+    assert synced.cells[0].source == "New words." and synced.cells[1].outputs[0]["text"] == "2\n"
+    assert synced.cells[0].id == stable_cell_ids(jupytext.read(source)).cells[0].id  # as a full sync would name it
+    source.write_text(source.read_text(encoding="utf-8").replace("1 + 1", "1 + 2"), encoding="utf-8")
+    with pytest.raises(ConfigError, match="code cell 1 changed"):
+        sync_text(source)

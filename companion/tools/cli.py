@@ -24,7 +24,8 @@ bench, book, slides, launch}``.
 * ``precompute [ch04 …]`` — sample each chapter's explorer on its grid for the site's kernel-free explorers
   (pictures and ``grid.json`` under ``explorers/``; an interrupted run resumes); ``--check`` after a code change
   computes and draws every point again and writes anew those whose result or picture moved;
-* ``sync ch04`` — rebuild a chapter's committed .ipynb from its .py and execute it (seed 0);
+* ``sync ch04`` — rebuild a chapter's committed .ipynb from its .py and execute it (seed 0); ``--text-only`` carries
+  a markdown change and keeps the committed outputs;
 * ``cache info`` — what the results cache holds, per function module: results made by the current code
   and torch, and outdated ones; ``cache clear [--outdated]`` deletes it (or only the outdated folders);
 * ``translate [ch04 …] [--update]`` — check the Chinese edition against the English source (exit status 1 when
@@ -57,7 +58,7 @@ from companion.kit.config import ConfigError, read_profile, read_seed, read_smok
 from companion.kit.i18n import read_language, tr
 from companion.tools.reproduction import write_index
 from companion.tools.runner import (NotAResult, format_report, read_budget, read_jobs, read_timeout, run_chapters,
-                                   sync_notebook)
+                                   sync_notebook, sync_text)
 
 #: The longest run of characters an error line shows of one value (a longer one is cut in the middle): long enough
 #: for a file's path, which the reader needs whole (the values themselves are shortened where they are named,
@@ -363,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stale", action="store_true", help="only the chapters whose kept outputs predate their code")
     p = sub.add_parser("sync", help="rebuild and execute a chapter's committed .ipynb from its .py")
     p.add_argument("chapter", nargs="+", help="chapter slug(s) or prefix(es)")
+    p.add_argument("--text-only", action="store_true", help="carry a change of the markdown only, keeping every code "
+                   "cell's committed outputs (refused when a code cell changed)")
     p = sub.add_parser("translate", help="check the Chinese edition against the English source, or update its files")
     p.add_argument("chapter", nargs="*", help="chapter slug(s) or prefix(es), common, catalog or figures (default: all)")
     p.add_argument("--update", action="store_true", help="rewrite the translation files: keep what matches, add "
@@ -468,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "sync":
             for name in args.chapter:
-                print(f"synced {sync_notebook(catalog.find(name).source)}", flush=True)
+                source = catalog.find(name).source
+                print(f"synced {sync_text(source) if args.text_only else sync_notebook(source)}", flush=True)
             return 0
         args.profile, args.seed = read_profile(args.profile), read_seed(args.seed)
         args.smoke = read_smoke(args.profile, args.smoke)

@@ -506,6 +506,34 @@ def stable_cell_ids(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+def sync_text(source: Path) -> Path:
+    """Carry a change of ``source``'s markdown (its text) into the paired .ipynb without running it: every code cell
+    keeps its committed outputs.  Those outputs were made by :func:`sync_notebook` on some machine, and another
+    processor rounds differently (a claim's margin, a figure, even a verdict can move), so a change that touches no
+    code should not remake them.  Refused — naming the first such cell — when a code cell differs from the committed
+    notebook's: that needs :func:`sync_notebook`."""
+    target = source.with_suffix(".ipynb")
+    if not target.exists():
+        raise ConfigError(f"{target.name} does not exist yet; make it with `python -m companion sync {source.stem}`")
+    committed = nbformat.read(target, as_version=4)
+    nb = stable_cell_ids(load_source(source))
+    old_code = [c for c in committed.cells if c.cell_type == "code"]
+    new_code = [c for c in nb.cells if c.cell_type == "code"]
+    for k, (old, new) in enumerate(zip(old_code, new_code)):
+        if old.source != new.source:
+            first = new.source.splitlines()[0] if new.source else ""
+            raise ConfigError(f"{source.name}: code cell {k + 1} changed ({shown(first)}); run "
+                              f"`python -m companion sync {source.stem}` to execute it")
+    if len(old_code) != len(new_code):
+        raise ConfigError(f"{source.name}: {len(new_code)} code cells where the notebook has {len(old_code)}; run "
+                          f"`python -m companion sync {source.stem}` to execute it")
+    for old, new in zip(old_code, new_code):
+        new.outputs, new.execution_count, new.metadata = old.outputs, old.execution_count, old.metadata
+    nb.metadata = committed.metadata
+    nbformat.write(nb, target)
+    return target
+
+
 def sync_notebook(source: Path, seed: int = 0, timeout: int = 600) -> Path:
     """Rebuild ``source``'s paired .ipynb from the .py and execute it in place (quick profile, ``seed``).
 
