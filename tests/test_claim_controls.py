@@ -73,7 +73,15 @@ def test_every_claim_cell_shows_a_declared_claim() -> None:
         for cell in checked:
             body = ast.parse(cell).body
             assert body and shows_a_package_check(body[0]) and "judge(" not in cell, \
-                f"{source.name}: a claim cell must only show a package check, got {ast.unparse(body[0])[:120] if body else ''}"
+                f"{source.name}: a claim cell must only show a package check, got {ast.unparse(body[0])[:120] if body else ''!r}"
+
+
+def test_claim_ids_name_their_chapter() -> None:
+    """A claim id starts with its notebook's prefix (``ch04.``; the papers' notebook: ``chicl.``)."""
+    prefixes = {c.claim_prefix for c in catalog.available()}
+    for cid in declared_claims():
+        assert cid.split(".")[0] in prefixes, f"claim id {cid!r} names no notebook of chapters/"
+        assert catalog.by_claim_prefix(cid) is not None
 
 
 def test_a_claim_cell_that_builds_its_own_verdict_is_refused() -> None:

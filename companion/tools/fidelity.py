@@ -335,7 +335,7 @@ def coverage_markdown(language: str = "en") -> str:
 def sentence(note: str, language: str = "en") -> str:
     """``note`` closed as a sentence (a full stop, "。" in Chinese) when it is one — it has a space and no closing mark —
     so that what follows it in a coverage cell ("*Not yet faithful:* …") starts a sentence of its own; a bare
-    pointer such as "§3" stays as it is."""
+    pointer such as "§3" or "见 §3" (no space in English, under 8 characters in either language) stays as it is."""
     if not note or note[-1] in ".!?。！？" or (" " not in note and language == "en") or len(note) < 8:
         return note
     return note + ("。" if language == "zh" else ".")

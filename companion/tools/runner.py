@@ -519,14 +519,13 @@ def sync_text(source: Path) -> Path:
     nb = stable_cell_ids(load_source(source))
     old_code = [c for c in committed.cells if c.cell_type == "code"]
     new_code = [c for c in nb.cells if c.cell_type == "code"]
+    run_it = f"run `python -m companion sync {source.stem}` to execute it"
+    if len(old_code) != len(new_code):
+        raise ConfigError(f"{source.name}: {len(new_code)} code cells where the notebook has {len(old_code)}; {run_it}")
     for k, (old, new) in enumerate(zip(old_code, new_code)):
         if old.source != new.source:
             first = new.source.splitlines()[0] if new.source else ""
-            raise ConfigError(f"{source.name}: code cell {k + 1} changed ({shown(first)}); run "
-                              f"`python -m companion sync {source.stem}` to execute it")
-    if len(old_code) != len(new_code):
-        raise ConfigError(f"{source.name}: {len(new_code)} code cells where the notebook has {len(old_code)}; run "
-                          f"`python -m companion sync {source.stem}` to execute it")
+            raise ConfigError(f"{source.name}: code cell {k + 1} changed ({shown(first)}); {run_it}")
     for old, new in zip(old_code, new_code):
         new.outputs, new.execution_count, new.metadata = old.outputs, old.execution_count, old.metadata
     nb.metadata = committed.metadata
