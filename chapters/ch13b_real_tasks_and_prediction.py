@@ -34,12 +34,13 @@
 # (γ, λ) of a run is one member of **one batched ensemble** (cached on disk), and
 # `companion.experiments.ch13b_prediction` has the runs and the checks. This part was split from the first when the
 # whole chapter ran over its quick-profile budget; the chapter map (README) gives each part's measured time. Full
-# profile: section 1 as in the quick profile; section 2 at depths 2–6 with nine replicas a setting (about three hours
-# on one CPU thread — depths 2, 3 and 4 took 17, 26 and 36 minutes — cached per depth so that a stopped run resumes).
+# profile: section 1 as in the quick profile; section 2 at depths 2–6 with nine replicas a setting (about 2½ hours on
+# one CPU thread — depths 2–6 took 12–13, 18–19, 28, 34 and 41 minutes on seeds 1 and 2 — cached per depth so that
+# a stopped run resumes).
 # On an NVIDIA H200 (2026-12-04), seeds 0–4 side by side with ten other full-profile runs on the one GPU, none had
-# finished after 507 s; its time alone on a GPU is still to be measured. No full-profile verdict is published for
-# this part yet: the runs of seeds 0 and 1 on the CPU showed a flaw in the data of section 2, fixed before they
-# finished (below).
+# finished after 507 s; its time alone on a GPU is still to be measured. The full report holds seeds 0–2, run on the
+# CPU (section 2 gives what they show); the first runs of seeds 0 and 1 had shown a flaw in the data of section 2,
+# fixed before they finished (below).
 
 # %% tags=["launch-install"]
 # Opened without the companion (Colab, a JupyterHub): install it.  Where it is installed (locally, CI, Binder): nothing.
@@ -207,8 +208,8 @@ show(prediction.check_addition(addition))
 # until every pair is fitted (the large initialisation 2175–2475 steps at k = 0, 2875 to more than 4000 at k = 4; the
 # small one 2550–3450, then 2125–2350). Whether the book's scale (d_model 400, 900 000 sequences) turns it round is
 # for a GPU (a deep ensemble takes most of an hour on one CPU thread); `docs/full-profile.md` has the tables. The
-# full report holds seed 0 (on the CPU): both explorations fail there (means over depths 2–6: the small
-# initialisation 1.23 × at k = 4, the large one 1.38 ×; the disturbed pairs 1.08 × the others).
+# full report holds seeds 0, 1 and 2 (on the CPU): both explorations fail on each (means over depths 2–6: the small
+# initialisation 1.23, 1.24 and 1.19 × slower at k = 4, the large one 1.38, 1.38 and 1.37 ×; the disturbed pairs 1.08, 1.04 and 1.05 × the others).
 
 # %%
 FIT_INITS = ((0.5, 0.01), (1.4, 0.1))  # (γ, λ): large initialisation first, then small
