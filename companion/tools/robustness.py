@@ -61,7 +61,7 @@ from companion.kit.cache import SWEEPS, CachedFunction, module_file, reachable_m
 from companion.kit.claims import EXPLORATION, IDENTITY, KINDS, PHENOMENON, THIN_LINE, VALIDATION_SEEDS
 from companion.kit.config import PROFILES, ConfigError
 from companion.tools.launch import is_install_cell
-from companion.tools.runner import NOT_INSTALLED, CompanionNotImportable, KernelDied, load_source, run_chapter
+from companion.tools.runner import CompanionNotImportable, KernelDied, load_source, run_chapter
 
 REPORT_DIR = catalog.ROOT / "robustness"
 CLAIM_SHARE, CHAPTER_SHARE = 19 / 20, 18 / 20
@@ -129,8 +129,7 @@ def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, th
         raise KeyboardInterrupt(f"{Path(source).stem} seed {seed} was interrupted")  # never cached
     if run.stopped == "kernel died":  # killed from outside (the OOM killer): not what the code does, never cached
         raise KernelDied(f"{Path(source).stem} seed {seed}: {run.error}; run the sweep again to resume")
-    if run.stopped == NOT_INSTALLED or \
-            (run.error and run.error.startswith("ModuleNotFoundError: No module named 'companion")):  # the install, not the code
+    if run.error and run.error.startswith("ModuleNotFoundError: No module named 'companion"):  # the install, not the code
         raise CompanionNotImportable(f"{Path(source).stem} seed {seed}: the kernel cannot import the companion "
                                      f"({run.error}); install it (`pip install -e .` in the repository) and run the "
                                      "sweep again")

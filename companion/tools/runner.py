@@ -58,7 +58,6 @@ from companion.kit.config import ConfigError, read_profile, read_seed, read_smok
 from companion.kit.i18n import read_language, tr
 from companion.tools import catalog
 from companion.tools.catalog import longest_first
-from companion.tools.launch import is_install_cell
 from companion.tools.reproduction import SavedFigure, count_claims, identities_clause, not_run_reason, save_figures
 
 T = TypeVar("T")
@@ -123,8 +122,7 @@ class ChapterRun:
     expected: tuple[str, ...] = ()
     #: those of them that are identities (kind="identity")
     identities: tuple[str, ...] = ()
-    #: why the notebook did not finish: "raised", "timed out", "kernel died" or :data:`NOT_INSTALLED` (None: it
-    #: finished)
+    #: why the notebook did not finish: "raised", "timed out" or "kernel died" (None: it finished)
     stopped: str | None = None
 
     @property
@@ -315,17 +313,6 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: 
     in_own_loop(run)
 
 
-#: ``ChapterRun.stopped`` of a notebook whose install cell raised: the kernel had no companion and could not install
-#: it (e.g. ``pip install -e`` racing another one) — a fact about the machine, not about the chapter's code.
-NOT_INSTALLED = "not installed"
-
-
-def _raised_in_install_cell(nb: nbformat.NotebookNode) -> bool:
-    """Whether the error that stopped ``nb`` was shown by its install cell (:func:`~companion.tools.launch.is_install_cell`)."""
-    return any(is_install_cell(cell) and any(out.get("output_type") == "error" for out in cell.get("outputs", []))
-               for cell in nb.cells)
-
-
 def _error_output(nb: nbformat.NotebookNode) -> str | None:
     """The first error a cell showed without failing: raised while its output was shown (a figure that could not
     be drawn, in the kernel's post-execute hook), which nbclient does not report."""
@@ -372,8 +359,6 @@ async def chapter_run(source: Path, out_dir: Path | None, *, profile: str, seed:
             error, stopped = await _execute_reporting(nb, manager, source.parent, timeout)
             error = error or _error_output(nb)
             seconds = time.perf_counter() - start
-            if error and _raised_in_install_cell(nb):
-                stopped = NOT_INSTALLED
         claims = read_log(log)
     expected, identities = expected_claims(source), expected_claims(source, (IDENTITY,))
     if out_dir is None:
