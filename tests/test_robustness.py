@@ -535,3 +535,23 @@ def test_a_kernel_without_the_companion_is_not_a_result_and_not_cached(tiny, tmp
                                                                                real(source, out, **kw))[1])
     report = robustness.robustness([tiny], [0], out=tmp_path / "rep", progress=False)
     assert ran == [0] and report["chapters"]["ch97_tiny"]["seeds"]["0"]["error"] is None
+
+
+def test_an_install_cell_that_raises_is_not_a_result_and_not_cached(tiny, tmp_path):
+    # The install cell (tagged launch-install) runs only where the kernel cannot import the companion; when its
+    # `pip install` fails (two kernels installing at once did), that is the machine's state, not the chapter's result:
+    # a sweep cached it as the chapter's error before, and every later sweep read the failure back.
+    tiny.source.write_text('# %% tags=["launch-install"]\nraise RuntimeError("pip install -e failed")\n\n' + TINY)
+    with pytest.raises(CompanionNotImportable, match="cannot import the companion.*pip install -e failed"):
+        robustness.robustness([tiny], [0], out=tmp_path / "rep", progress=False)
+    assert not (tmp_path / "rep" / "report.json").exists()
+    tiny.source.write_text(TINY)  # installed now; the install cell is outside the digest, so this is the same code
+    report = robustness.robustness([tiny], [0], out=tmp_path / "rep", progress=False)
+    assert report["chapters"]["ch97_tiny"]["seeds"]["0"]["error"] is None
+
+
+def test_an_error_in_another_cell_is_a_result(tiny, tmp_path):
+    # Negative control of the test above: the same error raised by a chapter's own cell is what its code does.
+    tiny.source.write_text('# %%\nraise RuntimeError("pip install -e failed")\n\n' + TINY)
+    report = robustness.robustness([tiny], [0], out=tmp_path / "rep", progress=False)
+    assert report["chapters"]["ch97_tiny"]["seeds"]["0"]["error"].startswith("RuntimeError: pip install -e failed")

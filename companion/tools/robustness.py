@@ -60,8 +60,8 @@ from companion.tools import catalog
 from companion.kit.cache import SWEEPS, CachedFunction, module_file, reachable_modules
 from companion.kit.claims import EXPLORATION, IDENTITY, KINDS, PHENOMENON, THIN_LINE, VALIDATION_SEEDS
 from companion.kit.config import PROFILES, ConfigError
-from companion.tools.launch import is_install_cell
-from companion.tools.runner import CompanionNotImportable, KernelDied, load_source, run_chapter
+from companion.tools.launch import INSTALL_TAG, is_install_cell
+from companion.tools.runner import ChapterRun, CompanionNotImportable, KernelDied, load_source, run_chapter
 
 REPORT_DIR = catalog.ROOT / "robustness"
 CLAIM_SHARE, CHAPTER_SHARE = 19 / 20, 18 / 20
@@ -116,6 +116,13 @@ def chapter_digest(chapter: catalog.Chapter) -> str:
     return digest.hexdigest()[:16]
 
 
+def _not_installed(run: ChapterRun) -> bool:
+    """Whether ``run`` stopped because its kernel had no companion: it could not import it, or the chapter's install
+    cell (which runs only then) raised — e.g. its ``pip install -e`` failed while another kernel's was installing."""
+    return bool(run.error) and (run.error.startswith("ModuleNotFoundError: No module named 'companion")
+                                or INSTALL_TAG in run.stopped_in)
+
+
 def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, threads: str) -> dict[str, Any]:
     """One chapter on one seed: its claims, seconds and error (cached by the caller under ``digest``).
 
@@ -129,7 +136,7 @@ def _run_one(source: str, seed: int, profile: str, digest: str, timeout: int, th
         raise KeyboardInterrupt(f"{Path(source).stem} seed {seed} was interrupted")  # never cached
     if run.stopped == "kernel died":  # killed from outside (the OOM killer): not what the code does, never cached
         raise KernelDied(f"{Path(source).stem} seed {seed}: {run.error}; run the sweep again to resume")
-    if run.error and run.error.startswith("ModuleNotFoundError: No module named 'companion"):  # the install, not the code
+    if _not_installed(run):  # the install, not the code
         raise CompanionNotImportable(f"{Path(source).stem} seed {seed}: the kernel cannot import the companion "
                                      f"({run.error}); install it (`pip install -e .` in the repository) and run the "
                                      "sweep again")

@@ -124,6 +124,9 @@ class ChapterRun:
     identities: tuple[str, ...] = ()
     #: why the notebook did not finish: "raised", "timed out" or "kernel died" (None: it finished)
     stopped: str | None = None
+    #: the tags of the cell whose error stopped the notebook (empty: none raised, or that cell has no tags) — e.g. a
+    #: chapter's install cell (:data:`companion.tools.launch.INSTALL_TAG`)
+    stopped_in: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -313,6 +316,12 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: 
     in_own_loop(run)
 
 
+def _erring_cell_tags(nb: nbformat.NotebookNode) -> tuple[str, ...]:
+    """The tags of the first cell of the executed ``nb`` that shows an error (empty: none does)."""
+    erring = (cell for cell in nb.cells if any(out.get("output_type") == "error" for out in cell.get("outputs", [])))
+    return tuple(next(erring, {}).get("metadata", {}).get("tags", ()))
+
+
 def _error_output(nb: nbformat.NotebookNode) -> str | None:
     """The first error a cell showed without failing: raised while its output was shown (a figure that could not
     be drawn, in the kernel's post-execute hook), which nbclient does not report."""
@@ -359,15 +368,16 @@ async def chapter_run(source: Path, out_dir: Path | None, *, profile: str, seed:
             error, stopped = await _execute_reporting(nb, manager, source.parent, timeout)
             error = error or _error_output(nb)
             seconds = time.perf_counter() - start
+        stopped_in = _erring_cell_tags(nb) if error else ()
         claims = read_log(log)
     expected, identities = expected_claims(source), expected_claims(source, (IDENTITY,))
     if out_dir is None:
-        return ChapterRun(slug, seconds, claims, [], error, None, expected, identities, stopped)
+        return ChapterRun(slug, seconds, claims, [], error, None, expected, identities, stopped, stopped_in)
     out_dir.mkdir(parents=True, exist_ok=True)
     notebook = out_dir / f"{slug}.ipynb"
     nbformat.write(nb, notebook)
     figures = save_figures(nb, out_dir / slug, slug)
-    return ChapterRun(slug, seconds, claims, figures, error, notebook, expected, identities, stopped)
+    return ChapterRun(slug, seconds, claims, figures, error, notebook, expected, identities, stopped, stopped_in)
 
 
 async def _execute_reporting(nb: nbformat.NotebookNode, manager: AsyncKernelManager, cwd: Path,
