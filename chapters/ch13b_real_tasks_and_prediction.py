@@ -35,10 +35,10 @@
 # `companion.experiments.ch13b_prediction` has the runs and the checks. This part was split from the first when the
 # whole chapter ran over its quick-profile budget; the chapter map (README) gives each part's measured time. Full
 # profile: section 1 as in the quick profile; section 2 at depths 2–6 with nine replicas a setting (about 2½ hours on
-# one CPU thread — depths 2–6 took 12–13, 18–19, 28, 34 and 41 minutes on seeds 1 and 2 — cached per depth so that
-# a stopped run resumes).
+# one CPU thread — depths 2–6 took 12–13, 18–19, 27–28, 34–35 and 40–41 minutes on seeds 1–4 — cached per depth
+# so that a stopped run resumes).
 # On an NVIDIA H200 (2026-12-04), seeds 0–4 side by side with ten other full-profile runs on the one GPU, none had
-# finished after 507 s; its time alone on a GPU is still to be measured. The full report holds seeds 0–2, run on the
+# finished after 507 s; its time alone on a GPU is still to be measured. The full report holds seeds 0–4, run on the
 # CPU (section 2 gives what they show); the first runs of seeds 0 and 1 had shown a flaw in the data of section 2,
 # fixed before they finished (below).
 
@@ -208,8 +208,9 @@ show(prediction.check_addition(addition))
 # until every pair is fitted (the large initialisation 2175–2475 steps at k = 0, 2875 to more than 4000 at k = 4; the
 # small one 2550–3450, then 2125–2350). Whether the book's scale (d_model 400, 900 000 sequences) turns it round is
 # for a GPU (a deep ensemble takes most of an hour on one CPU thread); `docs/full-profile.md` has the tables. The
-# full report holds seeds 0, 1 and 2 (on the CPU): both explorations fail on each (means over depths 2–6: the small
-# initialisation 1.23, 1.24 and 1.19 × slower at k = 4, the large one 1.38, 1.38 and 1.37 ×; the disturbed pairs 1.08, 1.04 and 1.05 × the others).
+# full report holds seeds 0–4 (on the CPU): both explorations fail on each (means over depths 2–6: the small
+# initialisation 1.23, 1.24, 1.19, 1.24 and 1.22 × slower at k = 4, the large one 1.38, 1.38, 1.37, 1.31 and 1.38 ×;
+# the disturbed pairs 1.08, 1.04, 1.05, 1.04 and 1.06 × the others).
 
 # %%
 FIT_INITS = ((0.5, 0.01), (1.4, 0.1))  # (γ, λ): large initialisation first, then small
@@ -285,5 +286,5 @@ show(prediction.check_pair_speed(fit))
 #   rate rather than claimed: at this scale neither model fits its data within the budget, the small initialisation
 #   slows down by 3–9 % (tuning seeds 100–102) and the large one by 5–10 %. At the full profile's depth 2 the
 #   prediction shows on two design seeds (the small initialisation 1.43–1.52 × slower at k = 4, the large one
-#   1.19–1.21 ×) once each broken group is an exception of its own; on the full profile's seeds 0–2 the large one
+#   1.19–1.21 ×) once each broken group is an exception of its own; on the full profile's seeds 0–4 the large one
 #   slows down as much, and at a learning rate nearer the book's the contrast reverses (section 2).
