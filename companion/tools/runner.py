@@ -316,20 +316,30 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, env: dict[str, str], timeout: 
     in_own_loop(run)
 
 
+def _first_error(nb: nbformat.NotebookNode) -> tuple[int, nbformat.NotebookNode, dict] | None:
+    """The first cell of the executed ``nb`` that shows an error: its index, the cell and the error output (None:
+    no cell does)."""
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                return i, cell, out
+    return None
+
+
 def _erring_cell_tags(nb: nbformat.NotebookNode) -> tuple[str, ...]:
     """The tags of the first cell of the executed ``nb`` that shows an error (empty: none does)."""
-    erring = (cell for cell in nb.cells if any(out.get("output_type") == "error" for out in cell.get("outputs", [])))
-    return tuple(next(erring, {}).get("metadata", {}).get("tags", ()))
+    first = _first_error(nb)
+    return () if first is None else tuple(first[1].get("metadata", {}).get("tags", ()))
 
 
 def _error_output(nb: nbformat.NotebookNode) -> str | None:
     """The first error a cell showed without failing: raised while its output was shown (a figure that could not
     be drawn, in the kernel's post-execute hook), which nbclient does not report."""
-    for i, cell in enumerate(nb.cells):
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                return f"{out.get('ename')}: {str(out.get('evalue', '')).strip()[:120]} (cell {i}, showing its output)"
-    return None
+    first = _first_error(nb)
+    if first is None:
+        return None
+    i, _, out = first
+    return f"{out.get('ename')}: {str(out.get('evalue', '')).strip()[:120]} (cell {i}, showing its output)"
 
 
 def run_chapter(source: Path, out_dir: Path | None, profile: str = "quick", seed: int = 0, timeout: int = 600,
