@@ -132,6 +132,12 @@ def test_robustness_page_lists_pass_counts_margins_and_marks_stale_chapters() ->
     restamped = copy.deepcopy(REPORT)
     restamped["chapters"]["ch04_frequency_principle"]["restamped"] = {"at": "now", "seeds": [0, 1], "commit": "def"}
     assert "✔ meets the standard · carried over, seeds 0, 1 rerun" in site.robustness_markdown(restamped, stale=[])
+    # a chapter that judged no claim on any seed (explorations only) passes nothing: no ✔, no pass count
+    explorations = copy.deepcopy(REPORT)
+    for run in explorations["chapters"]["ch04_frequency_principle"]["seeds"].values():
+        run["claims"] = 0
+    page = site.robustness_markdown(explorations, stale=[])
+    assert "| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | — | 30 | `abc` | explorations only" in page
 
 
 def test_the_robustness_page_shows_the_full_profile_apart_counting_every_measured_seed() -> None:
@@ -151,12 +157,20 @@ def test_the_robustness_page_shows_the_full_profile_apart_counting_every_measure
                               "seeds": {s: {"passed": True, "margin": 0.0, "unit": "rel"} for s in "012"}}}}
     page = site.full_profile_markdown(full, stale=["ch07_phase_diagram"])
     assert "Seeds 0–2, torch 2.13, H200" in page
-    assert ("| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | 0–2 | CPU 0,1 · NVIDIA H200 2 | 2/3 | 90 | "
-            "✘ fails on 1 of 3 seeds |") in page
-    assert "| 0–2 | — | 3/3 | 40 | stale |" in page
+    assert ("| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | 0–2 | CPU 0,1 · NVIDIA H200 2 | 2/3 | "
+            "90 (90–90) | ✘ fails on 1 of 3 seeds |") in page
+    assert "| 0–2 | — | 3/3 | 40 (40–40) | stale |" in page
+    assert "results cache" in page  # the seconds of a run judged again from the cache are said to be such
     assert "| `ch04.fp-order` | 图4.7 | 2/3 | -0.2 rel |" in page and "ch07.sw-sign" not in page
     assert "| `ch07.thin` | 图7.5 | 3/3 (thin: median margin below the thin line) | +0 rel |" in page  # holds, thinly
     assert "full 配置（书中的规模）" in site.full_profile_markdown(None, [], "zh")
+    # explorations only (chapter 13's second part): nothing to hold, so neither a ✔ nor a pass count; the range of
+    # the seconds shows a run judged again from the cache beside computed ones
+    full["chapters"]["ch07_phase_diagram"]["seeds"] = {"0": {"seconds": 5.0, "claims": 0},
+                                                       "1": {"seconds": 8000.0, "claims": 0},
+                                                       "2": {"seconds": 8400.0, "claims": 0}}
+    page = site.full_profile_markdown(full, stale=[])
+    assert "| 0–2 | — | — | 8000 (5–8400) | explorations only: no claim to judge |" in page
 
 
 def test_a_chapter_page_shows_each_claims_robustness_under_its_verdict(tmp_path: Path) -> None:

@@ -231,12 +231,15 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
         elif not ch.get("complete", True):
             status = tr("incomplete: {runs} of {seeds} seeds run", language).format(
                 runs=ch["runs"], seeds=len(ch.get("validation_seeds") or report["seeds"]))
+        elif _explorations_only(ch):
+            status = tr("explorations only: no claim to judge", language)
         else:
             status = tr("✔ meets the standard", language) if ch["meets_standard"] else tr("✘ below", language)
             if ch.get("restamped"):
                 seeds = ", ".join(str(s) for s in ch["restamped"]["seeds"])
                 status += " · " + tr("carried over, seeds {seeds} rerun", language).format(seeds=seeds)
-        parts.append(f"| [{slug}]({slug}.ipynb) | {ch['passed']}/{ch['runs']} | {secs[len(secs) // 2]:.0f} | "
+        passes = "—" if _explorations_only(ch) else f"{ch['passed']}/{ch['runs']}"
+        parts.append(f"| [{slug}]({slug}.ipynb) | {passes} | {secs[len(secs) // 2]:.0f} | "
                      f"`{ch['commit']}` | {status} |")
     parts += ["", "## " + tr("Claims", language), "",
               f"| {tr('Claim', language)} | {tr('Figure', language)} | {tr('Passes', language)} | "
@@ -282,16 +285,23 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
         seeds=seed_text(report["seeds"]).replace("-", "–"), torch=report["torch"], machine=report["machine"],
         made=report["made_at"]), ""]
     parts += [f"| {tr('Chapter', language)} | {tr('Seeds measured', language)} | {tr('Run on', language)} "
-              f"| {tr('Whole chapter passes', language)} | {tr('Median s/run', language)} | {tr('Status', language)} |",
+              f"| {tr('Whole chapter passes', language)} | {tr('s/run: median (range)', language)} "
+              f"| {tr('Status', language)} |",
               "| --- | --- | --- | --- | --- | --- |"]
     for slug, ch in report["chapters"].items():
         secs = sorted(run["seconds"] for run in ch["seeds"].values())
         status = (tr("stale", language) if slug in stale else
+                  tr("explorations only: no claim to judge", language) if _explorations_only(ch) else
                   tr("✔ holds on every measured seed", language) if ch["passed"] == ch["runs"] else
                   tr("✘ fails on {n} of {runs} seeds", language).format(n=ch["runs"] - ch["passed"], runs=ch["runs"]))
+        passes = "—" if _explorations_only(ch) else f"{ch['passed']}/{ch['runs']}"
         parts.append(f"| [{slug}]({slug}.ipynb) | {seed_text(ch['seeds']).replace('-', '–')} | "
-                     f"{run_on_text(ch['seeds'])} | {ch['passed']}/{ch['runs']} | {secs[len(secs) // 2]:.0f} | "
-                     f"{status} |")
+                     f"{run_on_text(ch['seeds'])} | {passes} | {secs[len(secs) // 2]:.0f} "
+                     f"({secs[0]:.0f}–{secs[-1]:.0f}) | {status} |")
+    parts += ["", tr("The seconds are those of the sweep that made each result. A run whose trained models were "
+                     "already in the results cache (the same computation judged again, e.g. after a claim was added) "
+                     "takes seconds where computing them took up to hours; the computed times are in "
+                     "`docs/full-profile.md`.", language)]
     failing = []  # counted on every seed measured (a claim holds at the full profile only if it holds on all)
     for cid, c in report["claims"].items():
         runs = list(c["seeds"].values())
@@ -307,6 +317,12 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
                   f"| {tr('Claim', language)} | {tr('Figure', language)} | {tr('Passes', language)} | "
                   f"{tr('Worst margin', language)} |", "| --- | --- | --- | --- |", *failing]
     return "\n".join(parts) + "\n"
+
+
+def _explorations_only(chapter: dict) -> bool:
+    """Whether a report's chapter judged no claim on any seed (all it states are explorations, as chapter 13's second
+    part): its runs "pass" with nothing to fail, so the pages say so instead of a ✔."""
+    return all(run.get("claims") == 0 for run in chapter["seeds"].values())
 
 
 def _validation_cell(claim: dict, language: str) -> str:
