@@ -21,11 +21,14 @@ ALLOWED = {"kit": {"kit"}, "core": {"kit", "core"}, "experiments": {"kit", "core
 #: Debt: what they share belongs in core (moving it changes ch14's digest, so it waits for a ch14 sweep).
 #: Chapter 13's scale curve is the same chapter's task at other sizes: it trains through ch13_complexity's
 #: run_composition (its cache and its model), so that every point trains exactly as the notebook's runs do.
+#: Its figure-by-figure reading (ch13_scale_figures) reads the curve's runs with the chapter's own measures.
 #: Chapter 13's second part (ch13b_prediction) rewires the same task: it names its anchor pairs and members as the
 #: first part does.
 BUILDS_ON = {"companion.experiments.icl_papers": {"companion.experiments.ch14_phenomena"},
              "companion.experiments.ch13_scale": {"companion.experiments.ch13_complexity"},
-             "companion.experiments.ch13b_prediction": {"companion.experiments.ch13_complexity"}}
+             "companion.experiments.ch13b_prediction": {"companion.experiments.ch13_complexity"},
+             "companion.experiments.ch13_scale_figures": {"companion.experiments.ch13_scale",
+                                                          "companion.experiments.ch13_complexity"}}
 
 
 def module_name(path: Path) -> str:
