@@ -137,7 +137,7 @@ def test_robustness_page_lists_pass_counts_margins_and_marks_stale_chapters() ->
     for run in explorations["chapters"]["ch04_frequency_principle"]["seeds"].values():
         run["claims"] = 0
     page = site.robustness_markdown(explorations, stale=[])
-    assert "| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | — | 30 | `abc` | explorations only" in page
+    assert "| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | — | 30 | `abc` | no claim to judge" in page
 
 
 def test_the_robustness_page_shows_the_full_profile_apart_counting_every_measured_seed() -> None:
@@ -170,7 +170,7 @@ def test_the_robustness_page_shows_the_full_profile_apart_counting_every_measure
                                                        "1": {"seconds": 8000.0, "claims": 0},
                                                        "2": {"seconds": 8400.0, "claims": 0}}
     page = site.full_profile_markdown(full, stale=[])
-    assert "| 0–2 | — | — | 8000 (5–8400) | explorations only: no claim to judge |" in page
+    assert "| 0–2 | — | — | 8000 (5–8400) | no claim to judge |" in page
 
 
 def test_a_chapter_page_shows_each_claims_robustness_under_its_verdict(tmp_path: Path) -> None:

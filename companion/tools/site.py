@@ -232,7 +232,7 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
             status = tr("incomplete: {runs} of {seeds} seeds run", language).format(
                 runs=ch["runs"], seeds=len(ch.get("validation_seeds") or report["seeds"]))
         elif _explorations_only(ch):
-            status = tr("explorations only: no claim to judge", language)
+            status = tr("no claim to judge", language)
         else:
             status = tr("✔ meets the standard", language) if ch["meets_standard"] else tr("✘ below", language)
             if ch.get("restamped"):
@@ -291,7 +291,7 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
     for slug, ch in report["chapters"].items():
         secs = sorted(run["seconds"] for run in ch["seeds"].values())
         status = (tr("stale", language) if slug in stale else
-                  tr("explorations only: no claim to judge", language) if _explorations_only(ch) else
+                  tr("no claim to judge", language) if _explorations_only(ch) else
                   tr("✔ holds on every measured seed", language) if ch["passed"] == ch["runs"] else
                   tr("✘ fails on {n} of {runs} seeds", language).format(n=ch["runs"] - ch["passed"], runs=ch["runs"]))
         passes = "—" if _explorations_only(ch) else f"{ch['passed']}/{ch['runs']}"
