@@ -393,8 +393,8 @@ show(complexity.check_phase_two_contrast(run))
 # the table is in `docs/full-profile.md`): 图13.8's clusters hold at every size (phase 2: 0.86–1.00 of the outputs
 # nearest their own map's centre, phase 1: 0.23–0.44); its middle panel at none (γ = 0.5 commutative, 0.80–0.94, and
 # merging (c, d) with (d, c)); 图13.9 at one of seven, d_model 64 on 20 000 sequences, on its bound (weak control shows
-# the blocks nearly as strongly elsewhere); 图13.10 at d_model 32 only (from d_model 48 on phase 2 is grouped as fully
-# as phase 3); 图13.12's ordered phase 3 against phase 1 at every size, its unstructured phase 2 at none (gap 3.4–4.3,
+# the blocks nearly as strongly elsewhere); 图13.10's order of the three phases at d_model 32 only (its rise with γ
+# holds everywhere, but from d_model 48 on phase 2 is grouped as fully as phase 3); 图13.12's ordered phase 3 against phase 1 at every size, its unstructured phase 2 at none (gap 3.4–4.3,
 # ordered). So the sizes a CPU reaches bring none of the missing statements back; whether the book's size does is a
 # GPU's question. 图13.17 and 13.19 are chapter 13's second part. 图13.11 on trained models is measured at the full
 # profile's size (d_model 64, depths 2–6, section 3).
