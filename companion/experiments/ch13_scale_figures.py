@@ -135,10 +135,10 @@ def figure_statements(rows: Sequence[dict]) -> list[dict]:
     * 图13.12: phase 3's number embeddings ordered (random / 5-NN value gap ≥ 3 at γ 1.4 with λ 0.01 and 0.1), phase
       1's and phase 2's not (< 3).
     """
-    means = _means(rows)
-    phases = {(s["point"], s["gamma"], s["lam"]): s["phase"] for s in summary(rows)}
+    means, table = _means(rows), summary(rows)
+    phases = {(s["point"], s["gamma"], s["lam"]): s["phase"] for s in table}
     out = []
-    for point in dict.fromkeys(s["point"] for s in summary(rows)):
+    for point in dict.fromkeys(s["point"] for s in table):
         m = means[point]
         one, two, three, larger = m[PHASE_ONE], m[WEAK_CONTROL], m[STRONG_CONTROL], m[LARGER_INIT_PHASE_TWO]
         high = m[(STRONG_CONTROL[0], SWEEP_LAMBDA)]

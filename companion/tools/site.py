@@ -226,19 +226,20 @@ def robustness_markdown(report: dict | None, stale: list[str], language: str = "
               f"{tr('Commit', language)} | {tr('Status', language)} |", "| --- | --- | --- | --- | --- |"]
     for slug, ch in report["chapters"].items():
         secs = sorted(run["seconds"] for run in ch["seeds"].values())
+        claimless = _explorations_only(ch)
         if slug in stale:
             status = tr("stale", language)
         elif not ch.get("complete", True):
             status = tr("incomplete: {runs} of {seeds} seeds run", language).format(
                 runs=ch["runs"], seeds=len(ch.get("validation_seeds") or report["seeds"]))
-        elif _explorations_only(ch):
+        elif claimless:
             status = tr("no claim to judge", language)
         else:
             status = tr("✔ meets the standard", language) if ch["meets_standard"] else tr("✘ below", language)
             if ch.get("restamped"):
                 seeds = ", ".join(str(s) for s in ch["restamped"]["seeds"])
                 status += " · " + tr("carried over, seeds {seeds} rerun", language).format(seeds=seeds)
-        passes = "—" if _explorations_only(ch) else f"{ch['passed']}/{ch['runs']}"
+        passes = "—" if claimless else f"{ch['passed']}/{ch['runs']}"
         parts.append(f"| [{slug}]({slug}.ipynb) | {passes} | {secs[len(secs) // 2]:.0f} | "
                      f"`{ch['commit']}` | {status} |")
     parts += ["", "## " + tr("Claims", language), "",
@@ -290,11 +291,12 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
               "| --- | --- | --- | --- | --- | --- |"]
     for slug, ch in report["chapters"].items():
         secs = sorted(run["seconds"] for run in ch["seeds"].values())
+        claimless = _explorations_only(ch)
         status = (tr("stale", language) if slug in stale else
-                  tr("no claim to judge", language) if _explorations_only(ch) else
+                  tr("no claim to judge", language) if claimless else
                   tr("✔ holds on every measured seed", language) if ch["passed"] == ch["runs"] else
                   tr("✘ fails on {n} of {runs} seeds", language).format(n=ch["runs"] - ch["passed"], runs=ch["runs"]))
-        passes = "—" if _explorations_only(ch) else f"{ch['passed']}/{ch['runs']}"
+        passes = "—" if claimless else f"{ch['passed']}/{ch['runs']}"
         parts.append(f"| [{slug}]({slug}.ipynb) | {seed_text(ch['seeds']).replace('-', '–')} | "
                      f"{run_on_text(ch['seeds'])} | {passes} | {secs[len(secs) // 2]:.0f} "
                      f"({secs[0]:.0f}–{secs[-1]:.0f}) | {status} |")
