@@ -2,6 +2,7 @@
 statement read from the right phases (exchanging them makes it fail), the committed measurement complete, a bad seed
 one line."""
 
+import json
 import math
 
 import pytest
@@ -69,7 +70,7 @@ def statements(rows):
 def test_each_figure_holds_on_a_book_like_point_and_reads_the_right_phases():
     rows = [member(g, l, s, **v) for s in (0, 1, 2) for (g, l), v in BOOK_LIKE.items()]
     assert all(statements(rows).values()), statements(rows)
-    assert figures.figure_statements(rows)[0]["phases"] == {"γ 0.2": 1, "γ 0.5": 2, "weak": 2, "strong": 3}
+    assert figures.figure_statements(rows)[0]["phases"] == {"γ 0.2": 1, "γ 0.5": 2, "weak": 2, "strong": 3, "γ 1.4": 3}
     # weak and strong control exchanged: the blocks, the condensation order and the ordered embeddings must fail
     swapped = {**BOOK_LIKE, WEAK_CONTROL: BOOK_LIKE[STRONG_CONTROL], STRONG_CONTROL: BOOK_LIKE[WEAK_CONTROL]}
     held = statements([member(g, l, s, **v) for s in (0, 1, 2) for (g, l), v in swapped.items()])
@@ -80,7 +81,44 @@ def test_each_figure_holds_on_a_book_like_point_and_reads_the_right_phases():
     assert not statements(rows_c)["图13.8 symmetric pairs"]
     # phase 1 given phase 2's clusters: 图13.8's left panel no longer differs from the middle one
     merged = {**BOOK_LIKE, (0.2, 0.01): BOOK_LIKE[WEAK_CONTROL]}
-    assert not statements([member(g, l, s, **v) for s in (0, 1, 2) for (g, l), v in merged.items()])["图13.8 clusters"]
+    held = statements([member(g, l, s, **v) for s in (0, 1, 2) for (g, l), v in merged.items()])
+    assert not (held["图13.8 clusters"] or held["图13.5"])  # and phase 1 no longer memorises: no three phases
+
+
+def test_the_sweep_reading_takes_its_phases_from_the_sweep_at_the_books_lambda():
+    """图13.5's reading: phase 2 is γ 0.5 and phase 3 γ 1.4, both at λ = 0.01; the chapter's weak and strong control
+    play no part (given the opposite phases, nothing changes), and exchanging γ 0.5 with γ 1.4 fails."""
+    sweep_like = {**BOOK_LIKE, (0.5, 0.01): {**BOOK_LIKE[(0.5, 0.01)], "blocks_within": 0.1},
+                  (1.4, 0.01): {**BOOK_LIKE[STRONG_CONTROL], "OOD": 0.7}}
+
+    def held(cells):
+        rows = [member(g, l, s, **v) for s in (0, 1, 2) for (g, l), v in cells.items()]
+        return {s["figure"]: s["holds"] for s in figures.figure_statements(rows, figures.SWEEP_CELLS)}
+
+    assert all(held(sweep_like).values()), held(sweep_like)
+    assert figures.figure_statements([member(g, l, 0, **v) for (g, l), v in sweep_like.items()],
+                                     figures.SWEEP_CELLS)[0]["phases"] == {"γ 0.2": 1, "γ 0.5": 2, "γ 1.4": 3}
+    controls_swapped = {**sweep_like, WEAK_CONTROL: sweep_like[STRONG_CONTROL],
+                        STRONG_CONTROL: sweep_like[WEAK_CONTROL]}
+    assert held(controls_swapped) == held(sweep_like)
+    swapped = {**sweep_like, (0.5, 0.01): sweep_like[(1.4, 0.01)], (1.4, 0.01): sweep_like[(0.5, 0.01)]}
+    assert not any(held(swapped)[f] for f in ("图13.5", "图13.9", "图13.10", "图13.12"))
+
+
+def test_committed_long_training_measurement():
+    """The quick size trained for the book's 210 epochs, on the design seeds it names, every cell on each."""
+    data = json.loads(figures.LONG_FILE.read_text())
+    rows = figures.read_long()
+    (point,) = figures.LONG_POINTS
+    assert round(point.steps * 128 / point.n_train) == 210 and data["points"] == "long"  # the book's epochs
+    assert all((r["d_model"], r["steps"], r["lr"], r["n_train"]) == (point.d_model, point.steps, point.lr,
+                                                                     point.n_train) for r in rows)
+    per_seed = figures.by_seed(rows)
+    assert sorted(per_seed) == sorted(data["seeds"]) and min(data["seeds"]) >= 100  # design seeds only
+    for mine in per_seed.values():
+        assert sorted((r["gamma"], r["lam"]) for r in mine) == sorted(scale.cells() * 3)
+        for reading in figures.READINGS.values():
+            assert len(figures.markdown_table(mine, reading).splitlines()) == 2 + 6 + 1
 
 
 def test_committed_measurement_has_every_point_setting_and_seed_and_a_full_table():
@@ -92,7 +130,7 @@ def test_committed_measurement_has_every_point_setting_and_seed_and_a_full_table
         assert len(mine) == 3 * len(scale.cells())
     assert all(math.isfinite(r[m]) for r in rows for m in figures.MEASURES + ("ID", "OOD", "grouped"))
     table = figures.markdown_table(rows).splitlines()
-    assert len(table) == 2 + 5 + 1 and all(p.label in table[0] for p in scale.POINTS)
+    assert len(table) == 2 + 6 + 1 and all(p.label in table[0] for p in scale.POINTS)
     assert all(line.count("✔") + line.count("✘") == len(scale.POINTS) for line in table[2:-1])
 
 
