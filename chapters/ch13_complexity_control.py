@@ -400,7 +400,7 @@ show(complexity.check_phase_two_contrast(run))
 # phase 3 (the axis is shifted), rather than weak and strong control — 图13.10 holds at all seven sizes and 图13.12
 # at five (not at d_model 32, where γ = 0.5's embeddings are ordered too). And trained for the book's 210 epochs
 # (the quick size, 32 800 steps; design seeds 120–123), the γ = 0.2 model memorises inside the one sweep (training −
-# ID 0.20–0.47) and both figures hold on all four seeds; γ = 1.4 at λ = 0.01 does not always fit ID there, so
+# ID 0.198–0.47) and both figures hold on all four seeds; γ = 1.4 at λ = 0.01 does not always fit ID there, so
 # 图13.5's three phases from one sweep held on one seed of four. These are design results, not yet claims of this
 # notebook (`docs/full-profile.md`); whether the book's size brings back the rest is a GPU's question. 图13.17 and
 # 13.19 are chapter 13's second part. 图13.11 on trained models is measured at the full profile's size (d_model 64,
