@@ -69,6 +69,7 @@ LONG_FILE = Path(__file__).with_name("measured") / "ch13_long_training.json"
 LONG_POINTS = (ScalePoint(32, 32800, 5e-4, 20000),)
 PHASE_ONE = (0.2, SWEEP_LAMBDA)  # the chapter's phase-1 cell (图13.5's largest initialisation)
 LARGER_INIT_PHASE_TWO = (0.5, SWEEP_LAMBDA)  # 图13.6/13.8's phase-2 model at a larger initialisation
+SMALL_INIT_SWEEP = (STRONG_CONTROL[0], SWEEP_LAMBDA)  # the sweep's smallest initialisation: its phase-3 side
 MEMORISED_AT_LEAST, MEMORY_OOD_BELOW = 0.2, 0.2  # ch13.phase-one: training − ID accuracy at least, OOD below
 FIT_ID, REASONS_AT = 0.9, 0.5  # 图13.6's good ID accuracy; the OOD accuracy of phase 3 (ch13_scale.summary's phases)
 MERGED_AT_MOST = 0.5  # ch13.symmetric-merge: (c, d) and (d, c) one cluster; ch13.phase-two-contrast: apart above it
@@ -94,10 +95,10 @@ class PhaseReading:
 
 #: The chapter's cells, as its claims read them: phase 2 weak control, phase 3 strong control (and γ 1.4 at λ 0.01).
 CHAPTER_CELLS = PhaseReading("the chapter's cells", PHASE_ONE, WEAK_CONTROL, LARGER_INIT_PHASE_TWO,
-                             (STRONG_CONTROL, (STRONG_CONTROL[0], SWEEP_LAMBDA)))
+                             (STRONG_CONTROL, SMALL_INIT_SWEEP))
 #: 图13.5's own reading: one γ sweep at λ = 0.01, the largest initialisation, γ 0.5 and the smallest (γ 1.4).
 SWEEP_CELLS = PhaseReading("图13.5's sweep at λ = 0.01", PHASE_ONE, LARGER_INIT_PHASE_TWO, LARGER_INIT_PHASE_TWO,
-                           ((STRONG_CONTROL[0], SWEEP_LAMBDA),))
+                           (SMALL_INIT_SWEEP,))
 READINGS = {"chapter": CHAPTER_CELLS, "sweep": SWEEP_CELLS}
 
 
