@@ -5,6 +5,7 @@ one line."""
 import json
 import math
 
+import numpy as np
 import pytest
 
 from companion.experiments import ch13_scale as scale
@@ -16,13 +17,17 @@ class Called(Exception):
     """Raised by the recording stand-in of run_composition once it has the call."""
 
 
-def test_point_run_trains_exactly_the_curves_run(monkeypatch):
-    calls = []
-
+def recorder(calls: list):
+    """A stand-in of run_composition that appends its arguments to ``calls`` and raises :class:`Called`."""
     def record(*args, **kwargs):
         calls.append((args, kwargs))
         raise Called
+    return record
 
+
+def test_point_run_trains_exactly_the_curves_run(monkeypatch):
+    calls = []
+    record = recorder(calls)
     monkeypatch.setattr(scale, "run_composition", record)
     monkeypatch.setattr(figures, "run_composition", record)
     point = scale.POINTS[2]
@@ -43,7 +48,8 @@ def member(gamma, lam, seed, **values):
     """A row of a made-up point with the measures of a phase-1-like model, overridden by ``values``."""
     base = dict(d_model=8, steps=10, lr=0.01, n_train=100, gamma=gamma, lam=lam, data_seed=seed, train=0.6, ID=0.3,
                 OOD=0.0, commutativity=0.5, grouped=0.0, mean_abs_cos=0.1, merge_cd_dc=1.0, map_clusters=0.2,
-                blocks_within=0.0, blocks_across=0.0, embedding_order=1.0, embedding_variance=0.2)
+                blocks_within=0.0, blocks_across=0.0, embedding_order=1.0, embedding_variance=0.2, steps_3_4=0.05,
+                steps_1_2=0.05)
     return {**base, **values}
 
 
@@ -55,11 +61,11 @@ BOOK_LIKE = {
     WEAK_CONTROL: dict(train=1.0, ID=1.0, OOD=0.1, commutativity=0.9, merge_cd_dc=0.3, map_clusters=0.9,
                        grouped=0.2, mean_abs_cos=0.3, blocks_within=0.1),  # phase 2: slight condensation
     (1.1, 0.01): dict(train=1.0, ID=1.0, OOD=0.6),
-    (1.4, 0.01): dict(train=1.0, ID=1.0, OOD=0.7, embedding_order=6.0),
+    (1.4, 0.01): dict(train=1.0, ID=1.0, OOD=0.7, embedding_order=6.0, steps_3_4=0.5, steps_1_2=0.1),
     (1.1, 0.1): dict(train=1.0, ID=1.0, OOD=0.7),
     STRONG_CONTROL: dict(train=1.0, ID=1.0, OOD=0.8, commutativity=1.0, merge_cd_dc=0.1, map_clusters=0.9,
                          grouped=0.9, mean_abs_cos=0.6, blocks_within=0.5, blocks_across=0.05,
-                         embedding_order=8.0),  # phase 3
+                         embedding_order=8.0, steps_3_4=0.5, steps_1_2=0.1),  # phase 3, in steps of 3 and 4
 }
 
 
@@ -105,12 +111,14 @@ def test_the_sweep_reading_takes_its_phases_from_the_sweep_at_the_books_lambda()
     assert not any(held(swapped)[f] for f in ("图13.5", "图13.9", "图13.10", "图13.12"))
 
 
-def test_committed_long_training_measurement():
-    """The quick size trained for the book's 210 epochs, on the design seeds it names, every cell on each."""
-    data = json.loads(figures.LONG_FILE.read_text())
-    rows = figures.read_long()
-    (point,) = figures.LONG_POINTS
-    assert round(point.steps * 128 / point.n_train) == 210 and data["points"] == "long"  # the book's epochs
+@pytest.mark.parametrize("name, epochs", [("long", 210), ("half", 105)])
+def test_committed_training_length_measurements(name, epochs):
+    """The quick size trained for the book's 210 epochs (and for half of them, the notebook's book-length claims), on
+    the design seeds each file names, every cell on each."""
+    (point,), file = figures.POINT_SETS[name]
+    data = json.loads(file.read_text())
+    rows = figures.read_long(file) if name == "long" else figures.read_half(file)
+    assert round(point.steps * 128 / point.n_train) == epochs and data["points"] == name
     assert all((r["d_model"], r["steps"], r["lr"], r["n_train"]) == (point.d_model, point.steps, point.lr,
                                                                      point.n_train) for r in rows)
     per_seed = figures.by_seed(rows)
@@ -138,3 +146,56 @@ def test_negative_seed_is_one_line(capsys):
     assert figures.main(["--seed", "-1"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--seed" in err and "-1" in err
+
+
+def test_neighbour_steps_read_the_books_arrows():
+    values = np.arange(80)
+    in_order = values[:, None].astype(float)  # a line in the values' order: the 4 nearest are 1 and 2 away
+    assert figures.neighbour_steps(in_order)["steps_1_2"] > 0.95
+    three_lines = np.stack([(values % 3) * 1000.0, values], axis=1)  # neighbours 3 and 6 away: half of them 3 away
+    steps = figures.neighbour_steps(three_lines)
+    assert steps["steps_1_2"] == 0 and 0.45 < steps["steps_3_4"] <= 0.5
+    blind = np.random.default_rng(0).normal(size=(80, 16))  # no order: about 4/79 each
+    assert all(0.01 < v < 0.12 for v in figures.neighbour_steps(blind).values())
+
+
+def test_book_length_claims_hold_on_a_book_like_sweep_and_read_its_cells():
+    rows = [member(g, l, s, **v) for s in (0, 1, 2) for (g, l), v in BOOK_LIKE.items()]
+    sweep_like = figures.cell_means([{**r, **BOOK_LIKE[1.4, 0.01]} if (r["gamma"], r["lam"]) == (1.4, 0.01) else r
+                                     for r in rows])
+    sweep_like[1.4, 0.01] |= {k: sweep_like[STRONG_CONTROL][k] for k in ("grouped", "mean_abs_cos")}
+    checks = (figures.check_one_sweep, figures.check_sweep_condensation, figures.check_sweep_embeddings)
+    assert all(check(sweep_like).passed for check in checks)
+    # phase 1 read as phase 3 (the condensation and embedding claims' control), phases 2 and 3 exchanged (图13.5's)
+    assert not figures.check_sweep_condensation(sweep_like, figures.PHASE_ONE_AS_THREE).passed
+    assert not figures.check_sweep_embeddings(sweep_like, figures.PHASE_ONE_AS_THREE).passed
+    assert not figures.check_one_sweep(sweep_like, figures.EXCHANGED_CELLS).passed
+    # the phase-3 order in the values' own steps, not the book's 3 and 4: 图13.12's claim fails on that alone
+    by_value = {**sweep_like, (1.4, 0.01): {**sweep_like[1.4, 0.01], "steps_3_4": 0.3, "steps_1_2": 0.6}}
+    v = figures.check_sweep_embeddings(by_value)
+    assert [c.lhs for c in v.conditions if not c.passed] == ["steps of 3 or 4, phase 3"]
+    with pytest.raises(ValueError, match="no members"):
+        figures.check_one_sweep({c: m for c, m in sweep_like.items() if c != (0.5, 0.01)})
+
+
+def test_run_book_length_trains_the_sweep_at_the_half_length(monkeypatch):
+    calls = []
+    monkeypatch.setattr(figures, "run_composition", recorder(calls))
+    with pytest.raises(Called):
+        figures.run_book_length((0, 1))
+    (settings,), kwargs = calls[0]
+    assert settings == [(g, 0.01, s) for s in (0, 1) for g in (0.2, 0.5, 1.4)]
+    point = figures.HALF_LENGTH
+    assert (kwargs["d_model"], kwargs["steps"], kwargs["lr"], kwargs["n_train"], kwargs["batch_size"]) == \
+        (point.d_model, point.steps, point.lr, point.n_train, 128)
+    assert round(point.steps * 128 / point.n_train) == 105  # half the book's 210 epochs
+    # the same summed learning rate as the book's length (LONG_POINTS): steps × peak learning rate
+    assert math.isclose(point.steps * point.lr, figures.LONG_POINTS[0].steps * figures.LONG_POINTS[0].lr)
+
+
+def test_book_length_rows_measure_every_member():
+    run = figures.run_book_length((0,), steps=3)
+    rows = figures.book_length_rows(run)
+    assert [(r["gamma"], r["lam"], r["data_seed"]) for r in rows] == [(0.2, 0.01, 0), (0.5, 0.01, 0), (1.4, 0.01, 0)]
+    measures = figures.EMBEDDING_MEASURES + ("train", "ID", "OOD", "grouped")
+    assert all(math.isfinite(r[m]) for r in rows for m in measures)

@@ -39,6 +39,7 @@ import numpy as np
 import pytest
 
 from companion.experiments import ch13_complexity as complexity
+from companion.experiments import ch13_scale_figures as figures
 
 GRID = [(g, l, 0) for g in (0.2, 0.5, 0.8, 1.1, 1.4) for l in (0.01, 0.1)]
 SMALL = dict(n_train=4000, n_test=300, d_model=16, n_layers=2, batch_size=64, lr=1e-2)
@@ -232,3 +233,42 @@ def test_wq_depth_book_needs_the_books_columns(depth_run):
     # the quick run has neither γ = 0.7 nor three γ between 0.3 and 0.7: one clear line, not a wrong verdict
     with pytest.raises(ValueError, match="must include 0.3 and 0.7"):
         complexity.check_wq_depth_book(depth_run)
+
+
+# ------------------------------------------------------------------------------ 图13.5's sweep at the book's length
+# ch13.sweep-condensation, ch13.sweep-embeddings and the exploration ch13.one-sweep are judged at the full profile, on
+# 图13.5's sweep (γ 0.2, 0.5, 1.4 at λ = 0.01) trained for 105 epochs. Their controls read the committed design runs
+# of that length (real trained models, one run per design seed; `ch13_scale_figures --points half`), each seed alone,
+# with the cells of the phase the book contrasts in the claim's place.
+@pytest.fixture(scope="module")
+def book_length():
+    return {seed: figures.cell_means(rows) for seed, rows in figures.by_seed(figures.read_half()).items()}
+
+
+@pytest.mark.contrast("phase 1 (γ = 0.2, the largest initialisation) read as phase 3 in 图13.5's sweep trained for "
+                      "105 epochs (图13.10)")
+def test_control_ch13_sweep_condensation(book_length):
+    for seed, means in book_length.items():
+        v = figures.check_sweep_condensation(means, figures.PHASE_ONE_AS_THREE)
+        assert not v.passed and failed(v, "grouped neurons, phase 3"), (seed, v.measured_line())
+        assert figures.check_sweep_condensation(means).passed, (seed, v.measured_line())  # as designed
+
+
+@pytest.mark.contrast("phase 1 (γ = 0.2, the largest initialisation) read as phase 3 in 图13.5's sweep trained for "
+                      "105 epochs (图13.12)")
+def test_control_ch13_sweep_embeddings(book_length):
+    for seed, means in book_length.items():
+        v = figures.check_sweep_embeddings(means, figures.PHASE_ONE_AS_THREE)
+        assert not v.passed, (seed, v.measured_line())
+        assert failed(v, "random / 5-NN value gap, phase 3") and failed(v, "neighbours 3 or 4 away, phase 3"), \
+            (seed, v.measured_line())
+        assert figures.check_sweep_embeddings(means).passed, (seed, v.measured_line())  # as designed
+
+
+def test_one_sweep_fails_with_phases_two_and_three_exchanged(book_length):
+    # ch13.one-sweep is an exploration (no control counted); exchanged, γ = 1.4 cannot be phase 2 (it solves the unseen
+    # pairs) or γ = 0.5 phase 3 on any design seed
+    for seed, means in book_length.items():
+        v = figures.check_one_sweep(means, figures.EXCHANGED_CELLS)
+        assert not v.passed and (failed(v, "OOD accuracy, phase 2") or failed(v, "OOD accuracy, phase 3")), \
+            (seed, v.measured_line())

@@ -37,6 +37,7 @@ def test_a_robust_phenomenon_claim_with_a_contrast_control_makes_a_figure_faithf
           full={"seeds": list(range(5)), "claims": {"ch04.fp-order": {
               "passed": 5, "runs": 5, "meets_standard": False, "median_margin": {"margin": 0.0, "unit": "rel"}}}}),
      "partial", "judged at the full profile only, and below the standard there (5/5, median margin +0 rel)"),
+    (dict(quick={"seeds": list(range(20)), "claims": {}}), "partial", "in neither robustness report yet"),
     (dict(figure=catalog.Figure("图4.7", "ch04", catalog.COMP, catalog.CLAIM, "c", claims=("ch04.fp-order",),
                                 unchecked="panel (b) is not checked")), "partial", "panel (b) is not checked"),
     (dict(figure=catalog.Figure("图4.7", "ch04", catalog.COMP, catalog.CLAIM, "c", claims=("ch04.rank",))),

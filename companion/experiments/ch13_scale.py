@@ -30,7 +30,8 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from companion.core.attention import condensation, grouped_share
-from companion.experiments.ch13_complexity import STRONG_CONTROL, run_composition
+from companion.core.transformer import Transformer
+from companion.experiments.ch13_complexity import STRONG_CONTROL, CompositionRun, run_composition
 
 CURVE_FILE = Path(__file__).with_name("measured") / "ch13_scale_curve.json"
 SWEEP_GAMMAS = (0.2, 0.5, 0.8, 1.1, 1.4)  # 图13.5's axis at λ = 0.01 (the book: 0.1–0.8; ours is shifted, section 2)
@@ -78,15 +79,20 @@ def measure_point(point: ScalePoint, data_seeds: Sequence[int]) -> list[dict]:
                           d_model=point.d_model, n_layers=2, steps=point.steps, lr=point.lr, batch_size=128,
                           record_every=max(point.steps // 5, 1))
     model = run.model()
-    rows = []
-    for k, (g, l, s) in enumerate(run.settings):
-        w_q = model.member_weight("w_q", k, layer=0).numpy()
-        rows.append({**asdict(point), "gamma": g, "lam": l, "data_seed": s,
-                     **{split: round(float(run.accuracy[split][-1, k]), 4) for split in ("train", "ID", "OOD")},
-                     "commutativity": round(float(run.commutativity[k]), 4),
-                     "grouped": round(grouped_share(w_q), 4), "mean_abs_cos": round(condensation(w_q), 4),
-                     "cpu_seconds_of_point": round(run.seconds)})
-    return rows
+    return [{**asdict(point), **member_row(run, model, k), "cpu_seconds_of_point": round(run.seconds)}
+            for k in range(len(run.settings))]
+
+
+def member_row(run: CompositionRun, model: Transformer, k: int) -> dict:
+    """Member ``k`` of ``run`` (``model`` is ``run.model()``): its setting and what 图13.5/13.6/13.10 read — training,
+    ID and OOD accuracy, commutativity on the unseen pairs, and the share of its W^{Q(1)} neurons grouped (cosine > 0.7
+    with another) and their mean |cos|."""
+    g, l, s = run.settings[k]
+    w_q = model.member_weight("w_q", k, layer=0).numpy()
+    return {"gamma": g, "lam": l, "data_seed": s,
+            **{split: round(float(run.accuracy[split][-1, k]), 4) for split in ("train", "ID", "OOD")},
+            "commutativity": round(float(run.commutativity[k]), 4),
+            "grouped": round(grouped_share(w_q), 4), "mean_abs_cos": round(condensation(w_q), 4)}
 
 
 def measure_curve(seed: int, points: Sequence[ScalePoint] = POINTS) -> list[dict]:

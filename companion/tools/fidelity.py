@@ -51,7 +51,8 @@ NO_CONTRAST = "`{claim}`: its negative control is not a run of the setting the b
 BELOW = "`{claim}`: below the standard in the quick profile ({count})"
 BELOW_FULL = "`{claim}`: judged at the full profile only, and below the standard there ({count}, median margin {median})"
 FULL_ONLY = "meets the standard only at the full profile ({seeds} seeds)"
-REASONS = (NOT_YET, NO_CLAIM, NOT_PHENOMENON, NO_CONTRAST, BELOW, BELOW_FULL, FULL_ONLY)
+NOT_MEASURED = "`{claim}`: in neither robustness report yet (not measured since it was added)"
+REASONS = (NOT_YET, NO_CLAIM, NOT_PHENOMENON, NO_CONTRAST, BELOW, BELOW_FULL, FULL_ONLY, NOT_MEASURED)
 #: The coverage page's note on a figure whose claims' robustness rows were made before their chapter's latest code.
 STALE_NOTE = "(robustness counts made before the chapter's latest code change: awaiting a new run)"
 REPORTS = {"quick": catalog.ROOT / "robustness" / "report.json", "full": catalog.ROOT / "robustness" / "report-full.json"}
@@ -196,6 +197,8 @@ def figure_fidelity(f: catalog.Figure, reports: dict[str, dict[str, Any] | None]
                 cid in (reports.get("full") or {}).get("claims", {}):  # a claim the quick profile does not judge
             problems.append((BELOW_FULL, {"claim": cid, "count": full_count,
                                           "median": margin_text(reports["full"]["claims"][cid].get("median_margin"))}))
+        elif not any(cid in (reports.get(p) or {}).get("claims", {}) for p in REPORTS):
+            problems.append((NOT_MEASURED, {"claim": cid}))
         else:
             problems.append((BELOW,
                              {"claim": cid, "count": quick_count}))
