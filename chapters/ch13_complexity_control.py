@@ -476,7 +476,8 @@ else:  # the quick profile: the committed design measurement (COMPANION_SEED 120
 fig, axes = panels(4, width=3.3, height=3.0)
 figures.plot_book_length(axes, book_rows)
 plt.show()
-for (g, lam), m in figures.cell_means(book_rows).items():
+book_means = figures.cell_means(book_rows)  # (γ, λ) → the means over the data seeds, as the claims below read them
+for (g, lam), m in book_means.items():
     if (g, lam) in (figures.PHASE_ONE, figures.LARGER_INIT_PHASE_TWO, figures.SMALL_INIT_SWEEP):
         print(f"γ={g:<4} λ={lam} (means over the data seeds): train {m['train']:.2f}  ID {m['ID']:.2f}  "
               f"OOD {m['OOD']:.2f}  grouped {m['grouped']:.2f}  |cos| {m['mean_abs_cos']:.2f}  value-gap ratio "
@@ -510,13 +511,23 @@ else:
 # %%
 # NBVAL_CHECK_OUTPUT
 if pick(quick=False, full=True):
-    book_means = figures.cell_means(book_rows)
-    show(figures.check_one_sweep(book_means))
     show(figures.check_sweep_condensation(book_means))
+else:
+    print("ch13.sweep-condensation (图13.10 on 图13.5's sweep, 105 epochs): judged at the full profile only")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+if pick(quick=False, full=True):
     show(figures.check_sweep_embeddings(book_means))
 else:
-    print("ch13.one-sweep, ch13.sweep-condensation, ch13.sweep-embeddings (图13.5, 13.10, 13.12 at the book's "
-          "training length): judged at the full profile only")
+    print("ch13.sweep-embeddings (图13.12 on 图13.5's sweep, 105 epochs): judged at the full profile only")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+if pick(quick=False, full=True):
+    show(figures.check_one_sweep(book_means))
+else:
+    print("ch13.one-sweep (图13.5's three phases in one sweep, 105 epochs; exploration): judged at the full profile only")
 
 # %% [markdown]
 # ## 3. Mechanisms (图13.7–13.12)
