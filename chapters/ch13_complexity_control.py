@@ -844,23 +844,23 @@ show(complexity.check_wq_depth(depth_cond))
 # seven seeds); the large initialisations γ = 0.3 and 0.4 fit at depths 2–3 and not always deeper (at depth 6
 # down to 1 %) — the book's phase 1 does not fit either.
 # Its claim, `ch13.wq-depth-book`, asks at every depth: the query neurons of γ = 0.7 are condensed (the conditions
-# above: at least half grouped, mean |cos| ≥ 0.3) in a model that answers at least 90 % of its ID test set — a
+# above: at least half grouped, mean |cos| ≥ 0.3) in a model that answers at least 80 % of its ID test set — a
 # trained model's condensation, not the initial one of chapter 8 — those of γ = 0.3 are not (under 10 % grouped:
 # independent directions in 64 dimensions have a mean |cos| of 0.10), and the mean |cos| rises with γ over the five
-# columns (Spearman ρ ≥ 0.9: at most one adjacent pair out of order). Its negative control is the book's left column in the
+# columns (Spearman ρ ≥ 0.8: at most two adjacent pairs out of order). Its negative control is the book's left column in the
 # condensed role (γ = 0.3 read as the condensed end): it fails at every depth. At the quick profile the cell below
 # judges nothing — 300 steps on near-chance models is not this figure; `COMPANION_PROFILE=full` runs it (about
 # 31 CPU-minutes for the five depths on one thread).
 #
-# Designed on `COMPANION_SEED` 100 and 101 (data seeds 500 and 505): at γ = 0.7 64–100 % of the query neurons grouped
+# First designed on `COMPANION_SEED` 100 and 101 (data seeds 500 and 505): at γ = 0.7 64–100 % of the query neurons grouped
 # and mean |cos| 0.40–0.70 at depths 2–6, each model answering ≥ 99.6 % of its ID test set; at γ = 0.3 none grouped,
 # 0.10–0.12; ρ = 1 at every depth on both seeds. The book's left column need not fit (it lies by its phase 1): the
 # γ = 0.3 model fits at depths 2 and 3 but at depth 6 answers only 3 and 37 % of ID, so the condition of a trained
 # model reads the condensed end (a first version asking every cell to fit was changed on the design seeds, before any
-# other was run).
+# other was run). That version asked ρ ≥ 0.9 and ID ≥ 0.9.
 #
-# **At the full profile** (seeds 0–4, on the CPU, from the runs of the report's sweep) it passes on all five, but
-# **thinly**: ρ is 1 at every depth on seed 1 only; on seeds 0, 2, 3 and 4 one depth has one adjacent pair of columns
+# **At the full profile** (seeds 0–4, on the CPU, from the runs of the report's sweep) that version passed on all five,
+# but **thinly**: ρ is 1 at every depth on seed 1 only; on seeds 0, 2, 3 and 4 one depth has one adjacent pair of columns
 # out of order — γ = 0.5 above 0.6, at depth 5 on seeds 0, 2, 4 and depth 2 on seed 3 — so ρ = 0.9, exactly the bound
 # (and on seed 2 the γ = 0.7, depth-2 model answers 90.5 % of ID). The report counts a claim whose median margin is
 # on its bound as below the standard, so 图13.11 stays partial. The ends hold with room on every seed: γ = 0.7 59–100 %
@@ -870,16 +870,16 @@ show(complexity.check_wq_depth(depth_cond))
 # else changed. Beyond the book's range the rise goes on to γ = 0.9 (at 23 of the 25 depths over seeds 0–4) and
 # then stops: from γ = 0.9 to 1.1 the mean |cos| falls at 16 of 25. A redesign is fixed here before any other seed
 # is seen — ρ ≥ 0.8 (at most two adjacent swaps) and ID ≥ 0.8 at γ = 0.7, so that the bounds lie between the values
-# one model per cell gives rather than on one of them — to be validated on fresh seeds (`COMPANION_SEED` 500–504).
+# one model per cell gives rather than on one of them — validated on fresh seeds (`COMPANION_SEED` 500–504).
 #
 # **On the fresh seeds** (2026-12-05, this depth run on seeds 500–504, on an Intel Xeon): the redesign held on all
 # five, median margin +0.125 — ρ never below 0.9 at any depth (one adjacent pair swapped, γ = 0.5 and 0.6 six times
 # of seven, 0.6 and 0.7 once), γ = 0.7 67–100 % grouped with mean |cos| 0.42–0.80 in models answering ≥ 89.7 % of
-# ID, γ = 0.3 none grouped. The claim as committed would have held on four of five (seed 503's γ = 0.7 model at depth
-# 2 answers 89.7 % of ID, under its 90 %) and on its ρ bound on two more. The redesign is not in the check yet: it
-# changes the module behind this chapter's reports, and goes in with the next full sweep of the chapter, which
-# must then include seeds 500–504 (`docs/full-profile.md`). Until then the cell below judges the claim as first
-# designed.
+# ID, γ = 0.3 none grouped. The first version would have held on four of five (seed 503's γ = 0.7 model at depth
+# 2 answers 89.7 % of ID, under its 90 %) and on its ρ bound on two more. The cell below judges the redesign (in the
+# check since 2026-12-06). Being changed after seeds 0–4 were seen, it is validated in the full-profile report on
+# `COMPANION_SEED` 500–504 — the chapter's full profile run on those seeds, not the depth run alone — and its
+# results on 0–4 are shown there as in-sample.
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -381,12 +381,12 @@ def test_merge_reports_joins_other_seeds_and_refuses_another_profile(tiny, tmp_p
         robustness.merge_reports([tmp_path / "full.json"], tmp_path / "all")
 
 
-def _reported(claims: dict[str, tuple[list[int], dict[int, bool]]], ran: list[int]) -> dict:
+def _reported(claims: dict[str, tuple[list[int], dict[int, bool]]], ran: list[int], profile: str = "quick") -> dict:
     """A report by hand: per claim its validation seeds and its verdict per seed; one chapter that ran ``ran``."""
     seeds = {str(s): {"seconds": 1.0, "error": None, "ok": all(v.get(s, False) for _, v in claims.values()),
                       "claims": len(claims)} for s in ran}
     return robustness.tally({
-        "profile": "quick", "seeds": ran, "chapters": {"ch97_tiny": {"digest": "d", "seeds": seeds}},
+        "profile": profile, "seeds": ran, "chapters": {"ch97_tiny": {"digest": "d", "seeds": seeds}},
         "claims": {cid: {"chapter": "ch97_tiny", "figure": "图0.2", "text": "t", "exploration": False,
                          "validation_seeds": validation,
                          "seeds": {str(s): {"passed": ok, "margin": 0.5 if ok else -0.5, "unit": "rel", "thin": False,
@@ -411,6 +411,37 @@ def test_a_claim_is_judged_on_its_validation_seeds_and_its_other_seeds_are_count
     # the usual claims are judged on the 0-19 seeds the report holds, as before
     few = _reported({"ch97.usual": (first, {0: True, 1: True, 2: True})}, [0, 1, 2])
     assert (few["claims"]["ch97.usual"]["runs"], few["claims"]["ch97.usual"]["meets_standard"]) == (3, True)
+
+
+def test_the_full_profile_judges_a_claim_on_the_validation_seeds_it_ran_at_least_five():
+    first, again = list(range(20)), list(range(500, 520))
+    fresh = {**{s: s != 3 for s in range(5)}, **{s: True for s in range(500, 505)}}  # failed in-sample, holds after
+    report = _reported({"ch97.usual": (first, {s: True for s in fresh}), "ch97.redone": (again, fresh)},
+                       [0, 1, 2, 3, 4, 500, 501, 502, 503, 504], profile="full")
+    usual, redone = report["claims"]["ch97.usual"], report["claims"]["ch97.redone"]
+    assert (usual["passed"], usual["runs"], usual["complete"], usual["meets_standard"]) == (5, 5, True, True)
+    assert (redone["passed"], redone["runs"], redone["complete"], redone["meets_standard"]) == (5, 5, True, True)
+    assert redone["other_seeds"] == {"passed": 4, "runs": 5}  # seeds 0-4 were seen before it changed
+    assert report["chapters"]["ch97_tiny"]["complete"]
+    # one failure among them and it does not hold at the full profile (every measured seed)
+    failing = _reported({"ch97.redone": (again, {**fresh, 502: False})}, [500, 501, 502, 503, 504], profile="full")
+    assert (failing["claims"]["ch97.redone"]["passed"], failing["claims"]["ch97.redone"]["meets_standard"]) == (4, False)
+    # fewer than five of its validation seeds, or none, and it is incomplete; its chapter, needing them, too
+    for ran in ([0, 1, 2, 3, 4, 500, 501, 502], [0, 1, 2, 3, 4]):
+        short = _reported({"ch97.redone": (again, fresh)}, ran, profile="full")
+        assert not short["claims"]["ch97.redone"]["complete"] and not short["claims"]["ch97.redone"]["meets_standard"]
+    # the quick profile still asks all of 500-519
+    quick = _reported({"ch97.redone": (again, fresh)}, [0, 1, 2, 3, 4, 500, 501, 502, 503, 504])
+    assert not quick["claims"]["ch97.redone"]["complete"]
+
+
+def test_a_chapter_of_explorations_only_is_complete_on_the_usual_seeds():
+    report = _reported({"ch97.explored": (list(range(20)), {s: False for s in range(5)})}, [0, 1, 2, 3, 4],
+                       profile="full")
+    report["seeds"] = [0, 1, 2, 3, 4, 500, 501]  # another chapter of the report ran fresh seeds
+    report["claims"]["ch97.explored"]["exploration"] = True
+    robustness.tally(report)
+    assert report["chapters"]["ch97_tiny"]["complete"]
 
 
 def test_a_report_names_bad_validation_seeds():

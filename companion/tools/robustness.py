@@ -64,6 +64,9 @@ from companion.tools.launch import INSTALL_TAG, is_install_cell
 from companion.tools.runner import ChapterRun, CompanionNotImportable, KernelDied, load_source, run_chapter
 
 REPORT_DIR = catalog.ROOT / "robustness"
+#: The full profile's report judges a claim on at least this many of its validation seeds, and it holds there only
+#: on every one (issue #40: "≥ 5 seeds", "only if it holds on every measured seed"; CLAIM_SHARE of 5 is 5).
+FULL_PROFILE_SEEDS = 5
 CLAIM_SHARE, CHAPTER_SHARE = 19 / 20, 18 / 20
 #: The most seeds one ``--seeds`` may name, and the bound every seed lies below (as :func:`read_seed` requires).
 MAX_SEEDS, SEED_LIMIT = 10_000, 2**32
@@ -317,15 +320,18 @@ def tally(report: dict[str, Any]) -> dict[str, Any]:
 
     Each claim is judged on **its validation seeds** (``validation_seeds``, recorded with its verdicts), by
     :func:`_claim_stats`: a claim validated on the usual seeds 0–19 on those of them the report holds; a claim changed
-    after its 0–19 results were seen on all of 500–519 (until its chapter ran them all it is ``incomplete``).  Its
-    results on other seeds are kept and counted apart.  A chapter is complete when it ran every seed its judged claims
-    (explorations aside) are judged on, and meets the standard when it holds as a whole on 18 of 20 of the seeds it ran."""
+    after its 0–19 results were seen on all of 500–519 (until its chapter ran them all it is ``incomplete``) — in the
+    full profile's report, which runs a few seeds (issue #40), on those of 500–519 it holds, at least
+    :data:`FULL_PROFILE_SEEDS` of them.  Its results on other seeds are kept and counted apart.  A chapter is complete
+    when it ran every seed its judged claims (explorations aside) are judged on (a chapter of explorations only: the
+    usual seeds the report holds), and meets the standard when it holds as a whole on 18 of 20 of the seeds it ran."""
     held = set(map(str, report["seeds"]))
+    full = report.get("profile") == "full"
     judged_on: dict[str, set[str]] = {}
     for entry in report["claims"].values():
         entry.setdefault("validation_seeds", list(VALIDATION_SEEDS))
         if not entry["exploration"]:  # an exploration's rate is shown on the seeds run; it holds no chapter back
-            judged_on.setdefault(entry["chapter"], set()).update(_judged_seeds(entry, held))
+            judged_on.setdefault(entry["chapter"], set()).update(_judged_seeds(entry, held, full))
     for slug, ch in report["chapters"].items():
         # A run holds when it raised nothing and every claim of the chapter that is not an exploration *now* passed
         # on it: a claim re-kinded since (by --restamp) no longer holds a seed back, or starts to.
@@ -334,30 +340,32 @@ def tally(report: dict[str, Any]) -> dict[str, Any]:
             run["ok"] = run.get("error") is None and all(e["seeds"][seed]["passed"] for e in judged if seed in e["seeds"])
         ch["passed"] = sum(run["ok"] for run in ch["seeds"].values())
         ch["runs"] = len(ch["seeds"])
-        needed = judged_on.get(slug) or held
+        needed = judged_on.get(slug) or held & set(map(str, VALIDATION_SEEDS))  # explorations only: the usual seeds
         ch["complete"] = set(ch["seeds"]) >= needed
         ch["meets_standard"] = ch["complete"] and ch["passed"] >= math.ceil(CHAPTER_SHARE * ch["runs"] - 1e-9)
     for entry in report["claims"].values():
-        _claim_stats(entry, _judged_seeds(entry, held), set(report["chapters"][entry["chapter"]]["seeds"]))
+        _claim_stats(entry, _judged_seeds(entry, held, full), set(report["chapters"][entry["chapter"]]["seeds"]),
+                     FULL_PROFILE_SEEDS if full else 1)
     return report
 
 
-def _judged_seeds(entry: dict[str, Any], held: set[str]) -> set[str]:
+def _judged_seeds(entry: dict[str, Any], held: set[str], full: bool = False) -> set[str]:
     """The seeds claim ``entry`` is judged on in a report holding seeds ``held``: its validation seeds — the usual
-    ones (0–19) as far as the report has them, any others all of them."""
+    ones (0–19) as far as the report has them, any others all of them; in the full profile's report (``full``) every
+    claim's as far as the report has them."""
     validation = set(map(str, entry["validation_seeds"]))
-    return validation & held if validation == set(map(str, VALIDATION_SEEDS)) else validation
+    return validation & held if full or validation == set(map(str, VALIDATION_SEEDS)) else validation
 
 
-def _claim_stats(entry: dict[str, Any], judged: set[str], ran: set[str]) -> None:
+def _claim_stats(entry: dict[str, Any], judged: set[str], ran: set[str], at_least: int = 1) -> None:
     """Pass count over the ``judged`` seeds its chapter ``ran`` (a seed run without this claim's verdict counts as
-    failed; one not run yet makes the claim ``incomplete``), the margin's minimum and median over them, and apart
-    (``other_seeds``) the pass count on the other seeds its chapter ran — for a claim changed after its 0–19 results
-    were seen, those are in-sample."""
+    failed; one not run yet, or fewer than ``at_least`` judged seeds, makes the claim ``incomplete``), the margin's
+    minimum and median over them, and apart (``other_seeds``) the pass count on the other seeds its chapter ran — for
+    a claim changed after its 0–19 results were seen, those are in-sample."""
     runs = [entry["seeds"].get(s) for s in sorted(judged & ran, key=int)]
     entry["runs"] = len(runs)
     entry["passed"] = sum(bool(r and r["passed"]) for r in runs)
-    entry["complete"] = bool(judged) and judged <= ran
+    entry["complete"] = len(judged) >= at_least and judged <= ran
     others = [entry["seeds"].get(s) for s in sorted(ran - judged, key=int)]
     entry["other_seeds"] = {"passed": sum(bool(r and r["passed"]) for r in others), "runs": len(others)} \
         if others else None

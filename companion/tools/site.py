@@ -272,8 +272,9 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
                 "the CPU, for the chapters whose full profile fits one; the machine is named below): "
                 "`python -m companion robustness --profile full --seeds 0-4 --missing --budget 780` runs what the "
                 "report lacks, writes each run as it finishes, and windows on other machines are joined with "
-                "`--merge`. A claim counts as holding at the full profile only if it holds on every seed measured, "
-                "with its median margin above the thin line; the coverage page marks a figure whose claim meets that "
+                "`--merge`. A claim counts as holding at the full profile only if it holds on every seed measured "
+                "(at least five; for a claim changed after its results on seeds 0–19 were seen, five of the fresh "
+                "seeds 500–519), with its median margin above the thin line; the coverage page marks a figure whose claim meets that "
                 "standard here, and not in the quick profile, as faithful at the full profile.", language), ""]
     if not report:
         return "\n".join(parts + [tr("No full-profile report has been committed yet: on a 2-core CPU most chapters' "
