@@ -67,6 +67,7 @@ REPORT_DIR = catalog.ROOT / "robustness"
 #: The full profile's report judges a claim on at least this many of its validation seeds, and it holds there only
 #: on every one (issue #40: "≥ 5 seeds", "only if it holds on every measured seed"; CLAIM_SHARE of 5 is 5).
 FULL_PROFILE_SEEDS = 5
+USUAL_SEEDS = frozenset(map(str, VALIDATION_SEEDS))  # 0–19 as a report's keys
 CLAIM_SHARE, CHAPTER_SHARE = 19 / 20, 18 / 20
 #: The most seeds one ``--seeds`` may name, and the bound every seed lies below (as :func:`read_seed` requires).
 MAX_SEEDS, SEED_LIMIT = 10_000, 2**32
@@ -340,7 +341,7 @@ def tally(report: dict[str, Any]) -> dict[str, Any]:
             run["ok"] = run.get("error") is None and all(e["seeds"][seed]["passed"] for e in judged if seed in e["seeds"])
         ch["passed"] = sum(run["ok"] for run in ch["seeds"].values())
         ch["runs"] = len(ch["seeds"])
-        needed = judged_on.get(slug) or held & set(map(str, VALIDATION_SEEDS))  # explorations only: the usual seeds
+        needed = judged_on.get(slug) or held & USUAL_SEEDS  # explorations only: the usual seeds
         ch["complete"] = set(ch["seeds"]) >= needed
         ch["meets_standard"] = ch["complete"] and ch["passed"] >= math.ceil(CHAPTER_SHARE * ch["runs"] - 1e-9)
     for entry in report["claims"].values():
@@ -354,7 +355,7 @@ def _judged_seeds(entry: dict[str, Any], held: set[str], full: bool = False) -> 
     ones (0–19) as far as the report has them, any others all of them; in the full profile's report (``full``) every
     claim's as far as the report has them."""
     validation = set(map(str, entry["validation_seeds"]))
-    return validation & held if full or validation == set(map(str, VALIDATION_SEEDS)) else validation
+    return validation & held if full or validation == USUAL_SEEDS else validation
 
 
 def _claim_stats(entry: dict[str, Any], judged: set[str], ran: set[str], at_least: int = 1) -> None:
