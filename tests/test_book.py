@@ -160,10 +160,18 @@ def test_the_robustness_page_shows_the_full_profile_apart_counting_every_measure
     assert ("| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | 0–2 | CPU 0,1 · NVIDIA H200 2 | 2/3 | "
             "90 (90–90) | ✘ fails on 1 of 3 seeds |") in page
     assert "| 0–2 | — | 3/3 | 40 (40–40) | stale |" in page
+    assert "not judged yet" not in page
     assert "results cache" in page  # the seconds of a run judged again from the cache are said to be such
     assert "| `ch04.fp-order` | 图4.7 | 2/3 | -0.2 rel |" in page and "ch07.sw-sign" not in page
     assert "| `ch07.thin` | 图7.5 | 3/3 (thin: median margin below the thin line) | +0 rel |" in page  # holds, thinly
     assert "full 配置（书中的规模）" in site.full_profile_markdown(None, [], "zh")
+    # a claim changed after its seeds 0-19 were seen waits for fresh seeds: the chapter's status names them
+    full["claims"]["ch04.redone"] = {"chapter": "ch04_frequency_principle", "figure": "图4.3", "exploration": False,
+                                     "complete": False, "validation_seeds": list(range(500, 520)),
+                                     "seeds": {s: {"passed": True, "margin": 0.5, "unit": "rel"} for s in "012"}}
+    page = site.full_profile_markdown(full, stale=["ch07_phase_diagram"])
+    assert ("| ✘ fails on 1 of 3 seeds · not judged yet: 1 of its claims, on seeds 500–504 still to run |") in page
+    assert "尚未判定" in site.full_profile_markdown(full, [], "zh")
     # explorations only (chapter 13's second part): nothing to hold, so neither a ✔ nor a pass count; the range of
     # the seconds shows a run judged again from the cache beside computed ones
     full["chapters"]["ch07_phase_diagram"]["seeds"] = {"0": {"seconds": 5.0, "claims": 0},

@@ -435,6 +435,25 @@ def test_the_full_profile_judges_a_claim_on_the_validation_seeds_it_ran_at_least
     assert not quick["claims"]["ch97.redone"]["complete"]
 
 
+def test_a_claim_not_yet_judged_names_the_seeds_it_waits_for():
+    again = list(range(500, 520))
+    fresh = {s: True for s in [*range(5), *range(500, 505)]}
+    # the report holds 500-504 (another chapter ran them), this chapter only 0-4: it waits for 500-504
+    report = _reported({"ch97.redone": (again, fresh)}, [0, 1, 2, 3, 4], profile="full")
+    report["seeds"] = [0, 1, 2, 3, 4, 500, 501, 502, 503, 504]
+    robustness.tally(report)
+    assert robustness.unjudged_seeds(report["claims"]["ch97.redone"], report) == [500, 501, 502, 503, 504]
+    # a report holding none of them: the first five of its validation seeds; part of them: the rest up to five
+    report["seeds"] = [0, 1, 2, 3, 4]
+    assert robustness.unjudged_seeds(report["claims"]["ch97.redone"], report) == [500, 501, 502, 503, 504]
+    report["seeds"] = [0, 1, 2, 3, 4, 500, 501]
+    report["chapters"]["ch97_tiny"]["seeds"].update({"500": {}, "501": {}})
+    assert robustness.unjudged_seeds(report["claims"]["ch97.redone"], report) == [502, 503, 504]
+    # the quick profile: every one of 500-519 it has not run
+    quick = _reported({"ch97.redone": (again, fresh)}, [0, 1, 2, 3, 4, 500, 501, 502, 503, 504])
+    assert robustness.unjudged_seeds(quick["claims"]["ch97.redone"], quick) == list(range(505, 520))
+
+
 def test_a_chapter_of_explorations_only_is_complete_on_the_usual_seeds():
     report = _reported({"ch97.explored": (list(range(20)), {s: False for s in range(5)})}, [0, 1, 2, 3, 4],
                        profile="full")

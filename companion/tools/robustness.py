@@ -358,6 +358,18 @@ def _judged_seeds(entry: dict[str, Any], held: set[str], full: bool = False) -> 
     return validation & held if full or validation == USUAL_SEEDS else validation
 
 
+def unjudged_seeds(entry: dict[str, Any], report: dict[str, Any]) -> list[int]:
+    """The seeds claim ``entry`` of ``report`` still waits for before it can be judged: of the seeds it is judged on
+    (:func:`_judged_seeds`), those its chapter has not run — in the full profile's report, where it is judged on at
+    least :data:`FULL_PROFILE_SEEDS`, its first validation seeds up to that many when the report holds fewer."""
+    full = report.get("profile") == "full"
+    judged = _judged_seeds(entry, set(map(str, report["seeds"])), full)
+    if full and len(judged) < FULL_PROFILE_SEEDS:
+        more = [s for s in sorted(map(str, entry["validation_seeds"]), key=int) if s not in judged]
+        judged |= set(more[:FULL_PROFILE_SEEDS - len(judged)])
+    return sorted(map(int, judged - set(report["chapters"][entry["chapter"]]["seeds"])))
+
+
 def _claim_stats(entry: dict[str, Any], judged: set[str], ran: set[str], at_least: int = 1) -> None:
     """Pass count over the ``judged`` seeds its chapter ``ran`` (a seed run without this claim's verdict counts as
     failed; one not run yet, or fewer than ``at_least`` judged seeds, makes the claim ``incomplete``), the margin's

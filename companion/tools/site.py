@@ -281,7 +281,7 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
                                      "full profile takes hours, and no GPU window has run it since the report "
                                      "existed (the one measurement so far, on seed 0, is in `docs/full-profile.md`).",
                                      language), ""])
-    from companion.tools.robustness import run_on_text, seed_text
+    from companion.tools.robustness import run_on_text, seed_text, unjudged_seeds
 
     parts += [tr("Seeds {seeds}, torch {torch}, {machine}, made {made}.", language).format(
         seeds=seed_text(report["seeds"]).replace("-", "–"), torch=report["torch"], machine=report["machine"],
@@ -297,6 +297,12 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
                   tr("no claim to judge", language) if claimless else
                   tr("✔ holds on every measured seed", language) if ch["passed"] == ch["runs"] else
                   tr("✘ fails on {n} of {runs} seeds", language).format(n=ch["runs"] - ch["passed"], runs=ch["runs"]))
+        waiting = [c for c in report["claims"].values()
+                   if not c.get("complete", True) and c["chapter"] == slug and not c["exploration"]]
+        if waiting and slug not in stale:  # judged on seeds it has not run (500–504 for a claim changed after 0–19)
+            seeds = sorted(set().union(*(unjudged_seeds(c, report) for c in waiting)))
+            status += " · " + tr("not judged yet: {n} of its claims, on seeds {seeds} still to run", language).format(
+                n=len(waiting), seeds=seed_text(seeds).replace("-", "–"))
         passes = "—" if claimless else f"{ch['passed']}/{ch['runs']}"
         parts.append(f"| [{slug}]({slug}.ipynb) | {seed_text(ch['seeds']).replace('-', '–')} | "
                      f"{run_on_text(ch['seeds'])} | {passes} | {secs[len(secs) // 2]:.0f} "
