@@ -18,6 +18,17 @@ def report(passed: int, runs: int = 20, meets: bool | None = None) -> dict:
     return {"seeds": list(range(runs)), "claims": {"ch04.fp-order": {"passed": passed, "runs": runs, "meets_standard": meets}}}
 
 
+def waiting(ran: tuple[int, ...]) -> dict:
+    """A full-profile report whose claim, changed after its seeds 0–19 were seen, is judged on 500–504, of which its
+    chapter has run ``ran`` (each passed) beside the in-sample 0–4."""
+    chapter_seeds = [*map(str, range(5)), *map(str, ran)]
+    entry = {"chapter": "ch04_frequency_principle", "validation_seeds": list(range(500, 520)), "meets_standard": False,
+             "complete": False, "passed": len(ran), "runs": len(ran),
+             "seeds": {s: {"passed": True, "margin": 0.1, "unit": "rel"} for s in chapter_seeds}}
+    return {"profile": "full", "seeds": [*range(5), *range(500, 505)], "claims": {"ch04.fp-order": entry},
+            "chapters": {"ch04_frequency_principle": {"seeds": chapter_seeds}}}
+
+
 def judged(figure: catalog.Figure = FIG, quick: dict | None = None, full: dict | None = None,
            controls: dict | None = None) -> fidelity.FigureFidelity:
     return fidelity.figure_fidelity(figure, {"quick": report(20) if quick is None else quick, "full": full}, CLAIMS,
@@ -38,6 +49,10 @@ def test_a_robust_phenomenon_claim_with_a_contrast_control_makes_a_figure_faithf
               "passed": 5, "runs": 5, "meets_standard": False, "median_margin": {"margin": 0.0, "unit": "rel"}}}}),
      "partial", "judged at the full profile only, and below the standard there (5/5, median margin +0 rel)"),
     (dict(quick={"seeds": list(range(20)), "claims": {}}), "partial", "in neither robustness report yet"),
+    (dict(quick={"seeds": list(range(20)), "claims": {}}, full=waiting(ran=())), "partial",
+     "judged at the full profile only, on seeds 500-504, which have not run yet"),
+    (dict(quick={"seeds": list(range(20)), "claims": {}}, full=waiting(ran=(500, 501))), "partial",
+     "judged at the full profile only, where seeds 502-504 have not run yet (2 of 2 passed so far)"),
     (dict(figure=catalog.Figure("图4.7", "ch04", catalog.COMP, catalog.CLAIM, "c", claims=("ch04.fp-order",),
                                 unchecked="panel (b) is not checked")), "partial", "panel (b) is not checked"),
     (dict(figure=catalog.Figure("图4.7", "ch04", catalog.COMP, catalog.CLAIM, "c", claims=("ch04.rank",))),

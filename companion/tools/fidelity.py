@@ -50,9 +50,13 @@ NOT_PHENOMENON = "`{claim}` is not a phenomenon claim ({kind})"
 NO_CONTRAST = "`{claim}`: its negative control is not a run of the setting the book contrasts"
 BELOW = "`{claim}`: below the standard in the quick profile ({count})"
 BELOW_FULL = "`{claim}`: judged at the full profile only, and below the standard there ({count}, median margin {median})"
+NOT_RUN_FULL = "`{claim}`: judged at the full profile only, on seeds {seeds}, which have not run yet"
+AWAITING_FULL = ("`{claim}`: judged at the full profile only, where seeds {seeds} have not run yet ({passed} of {ran} "
+                 "passed so far)")
 FULL_ONLY = "meets the standard only at the full profile ({seeds} seeds)"
 NOT_MEASURED = "`{claim}`: in neither robustness report yet (not measured since it was added)"
-REASONS = (NOT_YET, NO_CLAIM, NOT_PHENOMENON, NO_CONTRAST, BELOW, BELOW_FULL, FULL_ONLY, NOT_MEASURED)
+REASONS = (NOT_YET, NO_CLAIM, NOT_PHENOMENON, NO_CONTRAST, BELOW, BELOW_FULL, NOT_RUN_FULL, AWAITING_FULL, FULL_ONLY,
+           NOT_MEASURED)
 #: The coverage page's note on a figure whose claims' robustness rows were made before their chapter's latest code.
 STALE_NOTE = "(robustness counts made before the chapter's latest code change: awaiting a new run)"
 REPORTS = {"quick": catalog.ROOT / "robustness" / "report.json", "full": catalog.ROOT / "robustness" / "report-full.json"}
@@ -150,6 +154,22 @@ def stale_report_chapters(report: dict[str, Any] | None) -> frozenset[str]:
     return frozenset(stale_chapters(report)) if report else frozenset()
 
 
+def _below_full(cid: str, report: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Why claim ``cid``, judged only in the full profile's ``report``, does not meet the standard there: the seeds it
+    still waits for, where its chapter has not run them all (:func:`companion.tools.robustness.unjudged_seeds`), else
+    its pass count and median margin."""
+    entry = report["claims"][cid]
+    if entry.get("complete") is False:
+        from companion.tools.robustness import seed_text, unjudged_seeds  # imports the runner: only when asked
+
+        seeds, ran = seed_text(unjudged_seeds(entry, report)), entry.get("runs", 0)
+        if not ran:
+            return NOT_RUN_FULL, {"claim": cid, "seeds": seeds}
+        return AWAITING_FULL, {"claim": cid, "seeds": seeds, "passed": entry.get("passed", 0), "ran": ran}
+    _, count = _standing(cid, report)
+    return BELOW_FULL, {"claim": cid, "count": count, "median": margin_text(entry.get("median_margin"))}
+
+
 def figure_fidelity(f: catalog.Figure, reports: dict[str, dict[str, Any] | None] | None = None,
                     claims: dict[str, tuple[str, str]] | None = None,
                     controls: dict[str, str] | None = None, stale: frozenset[str] = frozenset()) -> FigureFidelity:
@@ -195,8 +215,7 @@ def figure_fidelity(f: catalog.Figure, reports: dict[str, dict[str, Any] | None]
             full.append(cid)
         elif cid not in (reports.get("quick") or {}).get("claims", {}) and \
                 cid in (reports.get("full") or {}).get("claims", {}):  # a claim the quick profile does not judge
-            problems.append((BELOW_FULL, {"claim": cid, "count": full_count,
-                                          "median": margin_text(reports["full"]["claims"][cid].get("median_margin"))}))
+            problems.append(_below_full(cid, reports["full"]))
         elif not any(cid in (reports.get(p) or {}).get("claims", {}) for p in REPORTS):
             problems.append((NOT_MEASURED, {"claim": cid}))
         else:
@@ -207,9 +226,8 @@ def figure_fidelity(f: catalog.Figure, reports: dict[str, dict[str, Any] | None]
     if quick:
         return made("faithful", named=named)
     if full:
-        seeds = len((reports.get("full") or {}).get("seeds", []))
-        return made("faithful-full", (FULL_ONLY, {"seeds": seeds}),
-                    named=named)
+        seeds = max(reports["full"]["claims"][cid]["runs"] for cid in full)
+        return made("faithful-full", (FULL_ONLY, {"seeds": seeds}), named=named)
     return made("partial", *problems, named=named)
 
 
@@ -259,7 +277,9 @@ def chapter_map_markdown(language: str = "en", coverage_link: str = "") -> str:
             "|---|---|---|---|---|---|"]
     for ch in catalog.CHAPTERS:
         def listed(*fidelities: str) -> str:
-            return ", ".join(f.id for f in ch.figures if by_figure[f.id].fidelity in fidelities) or "—"
+            full_only = f" ({tr('at the full profile', language)})"
+            return ", ".join(f.id + (full_only if by_figure[f.id].fidelity == "faithful-full" else "")
+                             for f in ch.figures if by_figure[f.id].fidelity in fidelities) or "—"
         title = f"{ch.title_zh} ({catalog.table_cell(ch.title)})" if language == "en" else ch.title_zh
         if not ch.is_book:  # the papers' notebook: its results are in the coverage page's papers table, not figures
             rows.append(f"| `{ch.slug}` | {tr('papers, not the book', language)}: {title} | — | — | — "
@@ -272,7 +292,7 @@ def chapter_map_markdown(language: str = "en", coverage_link: str = "") -> str:
     rows += ["", tr("**{faithful} of the {cpu} computational figures and tables that fit a CPU ({percent:.0f} %) are reproduced "
                     "faithfully**: a phenomenon claim tests what the figure shows, holds on at least 19 of 20 seeds and has a "
                     "negative control from the book's own contrast (computed by `python -m companion coverage --json`). "
-                    "{full} more are faithful only at the full profile, {partial} partially (the {coverage_page} says what is "
+                    "{full} more faithful only at the full profile, {partial} partially (the {coverage_page} says what is "
                     "not checked), {drawn} are drawn without such a claim and {missing} are not reproduced yet; a figure the "
                     "book prints twice counts once.", language).format(
         faithful=total.faithful, cpu=total.cpu_feasible, percent=total.percent, full=n["faithful-full"],
@@ -298,8 +318,8 @@ def coverage_markdown(language: str = "en") -> str:
                 "{cpu} distinct ones are computational and fit a CPU with offline data. **{faithful} of those {cpu} "
                 "({percent:.0f} %) are reproduced faithfully**: a phenomenon claim tests the figure's central statement, "
                 "nothing of that statement is left unchecked, the claim holds on at least 19 of 20 seeds (the robustness "
-                "page) and its negative control runs the setting the book contrasts it with. {full} more are faithful only "
-                "at the full profile, {partial} are partial (the last column says what is not checked), {drawn} are drawn "
+                "page) and its negative control runs the setting the book contrasts it with. {full} more faithful only "
+                "at the full profile, {partial} partial (the last column says what is not checked), {drawn} are drawn "
                 "without such a claim and {missing} are not reproduced yet. The status is computed from the catalog "
                 "(`companion/tools/figures.csv`), the claims in the code, the robustness reports and the controls in "
                 "`tests/`: `python -m companion coverage --json`.", language).format(
