@@ -205,7 +205,7 @@ def figure_fidelity(f: catalog.Figure, reports: dict[str, dict[str, Any] | None]
             problems.append((NOT_PHENOMENON, {"claim": cid, "kind": kind}))
             continue
         ok_quick, quick_count = _standing(cid, reports.get("quick"))
-        ok_full, full_count = _standing(cid, reports.get("full"))
+        ok_full, _ = _standing(cid, reports.get("full"))
         if control_name(cid) not in controls:
             problems.append((NO_CONTRAST,
                              {"claim": cid}))
