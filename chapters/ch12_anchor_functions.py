@@ -44,8 +44,12 @@
 # (d_model 32, learned positions, causal mask, `companion.core.transformer`), each member on its own task,
 # with AdamW and the book's warm-up + cosine learning rate, cross-entropy on the last token (§12.8.2).
 #
-# Run time: quick profile ≈ 165 CPU-seconds (88 s on an idle two-core machine with an empty cache;
-# results are cached on disk); full profile (d_model 64, 4 layers, more steps): 34–39 minutes a seed on one thread
+# Run time: quick profile ≈ 190 CPU-seconds on one thread (2026-12-07, an Intel Xeon beside another run: the
+# working-memory and type-2 nets of section 6 74 s, 图12.12's recitation nets 46 s, the tasks of section 2 24 s,
+# 图12.6's sample sizes 24 s, 图12.7's classification 16 s); with the second core lent to the batched runs and an
+# empty cache, 129 s on an idle two-core Intel Xeon and 144 s on an AMD EPYC (the chapter map in the README) —
+# **over the 120 s** this companion allows chapters 12–14 (`docs/architecture.md` says why it is not mended yet).
+# Results are cached on disk. Full profile (d_model 64, 4 layers, more steps): 34–39 minutes a seed on one thread
 # of the two-core CPU, beside another run (seeds 0–4 on an AMD EPYC; 36–38 minutes on an Intel Xeon for the fresh
 # seeds 500–504). On an NVIDIA H200 GPU shared with the other eleven
 # chapters (one CPU thread each) the chapter, then one notebook with both parts, had not finished after 460 s. At the

@@ -35,8 +35,11 @@
 # AdamW and the book's warm-up + cosine learning rate, cross-entropy on the last token (§12.8.2);
 # `companion.experiments.ch12b_composite` has the runs and the checks.
 #
-# Run time: quick profile ≈ 180 CPU-seconds (94 s on an idle two-core machine with an empty cache; results are
-# cached on disk); full profile (d_model 64, 3000 steps, three more members, 6-layer nets in section 3) about 11
+# Run time: quick profile ≈ 250 CPU-seconds on one thread (2026-12-07, an Intel Xeon beside another run: section 3's
+# deep and shallow nets 150 s, the two-anchor tasks of section 1 51 s, the harder split 22 s, many anchors 13 s, the
+# explorer 7 s); with the second core lent to the batched runs and an empty cache, 150 s on an idle two-core AMD EPYC
+# (the chapter map in the README) — **over the 120 s** this companion allows chapters 12–14 (`docs/architecture.md`
+# says why it is not mended yet). Results are cached on disk. Full profile (d_model 64, 3000 steps, three more members, 6-layer nets in section 3) about 11
 # minutes per seed on one thread of a 2-core CPU, not yet measured on a GPU.
 
 # %% tags=["launch-install"]
