@@ -209,6 +209,39 @@ def test_a_sweep_runs_the_longest_chapters_first_and_reports_in_catalog_order(ti
         ("ch97_tiny", 0), ("ch97_tiny", 1), ("ch98_long", 0), ("ch98_long", 1)]
 
 
+@pytest.mark.parametrize("profile, jobs, cuda, explicit, threads", [
+    ("full", 1, False, "", "1"),    # 2026-12-07: two --jobs 1 sweeps on a 2-core CPU took every core each
+    ("full", 2, False, "", "1"),
+    ("full", 1, True, "", ""),      # a GPU run keeps the profile's default
+    ("quick", 1, False, "", ""),    # the quick profile's own default (one thread, lent a second when free)
+    ("quick", 2, True, "", "1"),
+    ("full", 1, False, "2", "2"),   # the caller's COMPANION_THREADS wins
+])
+def test_a_full_sweep_on_a_cpu_gives_each_run_one_thread_even_with_one_job(monkeypatch, profile, jobs, cuda,
+                                                                          explicit, threads):
+    """On a CPU the full profile's default is every core, and two sweeps started apart with ``--jobs 1`` slowed each
+    other several-fold (图8.13: 69 minutes against 6–12): each run of a full sweep on a CPU gets one thread."""
+    monkeypatch.setattr(robustness.torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setenv("COMPANION_THREADS", explicit)
+    assert robustness.sweep_threads(jobs, profile) == threads
+
+
+def test_the_sweep_hands_each_run_its_thread_count(tiny, monkeypatch):
+    """What :func:`~companion.tools.robustness.sweep_threads` chooses is what each run is given (and cached under)."""
+    given: list[str] = []
+
+    def stand_in(source, seed, profile, digest, timeout, threads):
+        given.append(threads)
+        return {"chapter": Path(source).stem, "seed": seed, "digest": digest, "seconds": 0.0, "error": None,
+                "claims": []}
+
+    monkeypatch.setattr(robustness, "sweep_runs", lambda: stand_in)
+    monkeypatch.setattr(robustness.torch.cuda, "is_available", lambda: False)
+    monkeypatch.delenv("COMPANION_THREADS", raising=False)
+    robustness.run_sweep([TinyChapter("ch97_tiny", tiny.source, 5)], [0, 1], profile="full", progress=False)
+    assert given == ["1", "1"]
+
+
 def test_parse_seeds_is_bounded_before_any_range_is_spelled_out():
     """Probes 1.18, 1.19: ``--seeds 0-100000000000`` built a set of 10^11 ints; 4294967296 failed only in the sweep."""
     assert len(robustness.parse_seeds(f"0-{robustness.MAX_SEEDS - 1}")) == robustness.MAX_SEEDS

@@ -332,7 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("robustness", help="run chapters × seeds and report every claim's pass count and margin")
     p.add_argument("--seeds", default="0-19", help="seeds, e.g. 0-19 or 0,3,5-7 (default 0-19)")
     p.add_argument("--chapters", default=None, help="comma-separated slugs or prefixes (default: every chapter)")
-    p.add_argument("--jobs", default="1", help="parallel runs (default 1; each run uses one torch thread when > 1)")
+    p.add_argument("--jobs", default="1", help="parallel runs (default 1; each run uses one torch thread when > 1, and always in the full "
+                   "profile on a machine without CUDA, unless COMPANION_THREADS says otherwise)")
     p.add_argument("--out", default=None, help="report folder (default: robustness/ in the repository); an existing "
                                                "report there is merged into, or the run is refused")
     p.add_argument("--timeout", default="900", help="seconds allowed per cell (1 to 86400, default 900)")

@@ -54,6 +54,7 @@ from typing import Any
 from unittest.mock import patch
 
 import joblib
+import torch
 from tqdm.auto import tqdm
 
 from companion.tools import catalog
@@ -168,6 +169,25 @@ def sweep_runs() -> SweepRuns:
     return SweepRuns(_run_one, SWEEPS)
 
 
+def sweep_threads(jobs: int, profile: str) -> str:
+    """``COMPANION_THREADS`` for each run of a sweep ('': the profile's own default, :func:`~companion.kit.config.read_threads`).
+
+    The caller's ``COMPANION_THREADS`` wins.  Otherwise each run gets one thread wherever runs share the CPU's cores:
+    with ``--jobs`` > 1, and in the full profile on a machine without CUDA even with ``--jobs 1``, whose default
+    there would be every core.  A run on several threads beside another busy program waits, at the end of each
+    parallel operation, for a descheduled partner: two full-profile sweeps started apart with ``--jobs 1`` on a 2-core
+    CPU (2026-12-07) took 69 minutes over 图8.13's three-layer nets, which one thread trains in 6–12.  A lone sweep on
+    an idle machine thus leaves a core unused; ``--jobs 2`` uses it (``docs/full-profile.md``).  The quick profile
+    keeps its default of one thread, which lends a second to a batched computation while a core is free
+    (:func:`~companion.kit.config.batched_threads`).
+    """
+    explicit = os.environ.get("COMPANION_THREADS", "").strip()
+    if explicit:
+        return explicit
+    shares_cpu = jobs != 1 or (profile == "full" and not torch.cuda.is_available())
+    return "1" if shares_cpu else ""
+
+
 def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs: int = 1,
               profile: str = "quick", timeout: int = 900, progress: bool = True,
               cached_only: bool = False, budget: float | None = None,
@@ -176,8 +196,8 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
     (:func:`~companion.tools.catalog.longest_first`); results in (chapter, seed) order.
 
     The thread count is part of each run's cache key (:class:`SweepRuns`) on purpose: another count can change
-    floating-point sums, so a run at another count is another measurement (``--jobs`` > 1 runs one thread each unless
-    ``COMPANION_THREADS`` says otherwise).  ``jobs=-1``: as many at once as the joblib backend has workers
+    floating-point sums, so a run at another count is another measurement (:func:`sweep_threads` chooses it).
+    ``jobs=-1``: as many at once as the joblib backend has workers
     (a Dask cluster: :func:`companion.kit.cache.parallel_backend`).
 
     With ``cached_only`` nothing runs: the result holds the runs the cache has for the current code
@@ -186,7 +206,7 @@ def run_sweep(chapters: Sequence[catalog.Chapter], seeds: Sequence[int], *, jobs
     since the call (the runs under way finish): one device window's share.  ``on_result(item, done)`` is called
     after each finished run with the results so far, so that a caller can write them as they come.
     """
-    threads = os.environ.get("COMPANION_THREADS", "").strip() or ("1" if jobs != 1 else "")
+    threads = sweep_threads(jobs, profile)
     cached = sweep_runs()
     skipped = {(slug, int(seed)) for slug, seed in skip}
     tasks = [(str(ch.source), seed, profile, chapter_digest(ch), timeout, threads)
