@@ -221,7 +221,7 @@ def test_a_full_sweep_on_a_cpu_gives_each_run_one_thread_even_with_one_job(monke
                                                                           explicit, threads):
     """On a CPU the full profile's default is every core, and two sweeps started apart with ``--jobs 1`` slowed each
     other several-fold (图8.13: 69 minutes against 6–12): each run of a full sweep on a CPU gets one thread."""
-    monkeypatch.setattr(robustness.torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr("torch.cuda.is_available", lambda: cuda)
     monkeypatch.setenv("COMPANION_THREADS", explicit)
     assert robustness.sweep_threads(jobs, profile) == threads
 
@@ -236,7 +236,7 @@ def test_the_sweep_hands_each_run_its_thread_count(tiny, monkeypatch):
                 "claims": []}
 
     monkeypatch.setattr(robustness, "sweep_runs", lambda: stand_in)
-    monkeypatch.setattr(robustness.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
     monkeypatch.delenv("COMPANION_THREADS", raising=False)
     robustness.run_sweep([TinyChapter("ch97_tiny", tiny.source, 5)], [0, 1], profile="full", progress=False)
     assert given == ["1", "1"]

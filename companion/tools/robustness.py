@@ -54,13 +54,12 @@ from typing import Any
 from unittest.mock import patch
 
 import joblib
-import torch
 from tqdm.auto import tqdm
 
 from companion.tools import catalog
 from companion.kit.cache import SWEEPS, CachedFunction, module_file, reachable_modules
 from companion.kit.claims import EXPLORATION, IDENTITY, KINDS, PHENOMENON, THIN_LINE, VALIDATION_SEEDS
-from companion.kit.config import PROFILES, ConfigError
+from companion.kit.config import PROFILES, ConfigError, pick_device
 from companion.tools.launch import INSTALL_TAG, is_install_cell
 from companion.tools.runner import ChapterRun, CompanionNotImportable, KernelDied, load_source, run_chapter
 
@@ -184,7 +183,7 @@ def sweep_threads(jobs: int, profile: str) -> str:
     explicit = os.environ.get("COMPANION_THREADS", "").strip()
     if explicit:
         return explicit
-    shares_cpu = jobs != 1 or (profile == "full" and not torch.cuda.is_available())
+    shares_cpu = jobs != 1 or (profile == "full" and pick_device(profile).type == "cpu")
     return "1" if shares_cpu else ""
 
 
