@@ -414,6 +414,22 @@ def test_merge_reports_joins_other_seeds_and_refuses_another_profile(tiny, tmp_p
         robustness.merge_reports([tmp_path / "full.json"], tmp_path / "all")
 
 
+def test_merging_an_older_copy_keeps_the_later_dates(tiny, tmp_path):
+    robustness.robustness([tiny], [0], out=tmp_path / "a", progress=False)
+    older = json.loads((tmp_path / "a" / "report.json").read_text())
+    robustness.robustness([tiny], [4], out=tmp_path / "a", progress=False)
+    newer = json.loads((tmp_path / "a" / "report.json").read_text())
+    for report, when in ((older, "2026-12-04T11:18:01+00:00"), (newer, "2026-12-07T09:00:00+00:00")):
+        report["made_at"] = report["chapters"]["ch97_tiny"]["made_at"] = when
+    merged = robustness.merge(newer, older)  # the sweep's folder copied before its last seed, merged in late
+    assert merged["made_at"] == merged["chapters"]["ch97_tiny"]["made_at"] == "2026-12-07T09:00:00+00:00"
+    assert robustness.merge(older, newer)["chapters"]["ch97_tiny"]["made_at"] == "2026-12-07T09:00:00+00:00"
+    assert sorted(merged["chapters"]["ch97_tiny"]["seeds"]) == ["0", "4"]
+    changed = {**older, "chapters": {"ch97_tiny": {**older["chapters"]["ch97_tiny"], "digest": "other"}}}
+    changed["chapters"]["ch97_tiny"]["seeds"] = newer["chapters"]["ch97_tiny"]["seeds"]  # new code on every seed
+    assert robustness.merge(newer, changed)["chapters"]["ch97_tiny"]["made_at"] == "2026-12-04T11:18:01+00:00"
+
+
 def _reported(claims: dict[str, tuple[list[int], dict[int, bool]]], ran: list[int], profile: str = "quick") -> dict:
     """A report by hand: per claim its validation seeds and its verdict per seed; one chapter that ran ``ran``."""
     seeds = {str(s): {"seconds": 1.0, "error": None, "ok": all(v.get(s, False) for _, v in claims.values()),

@@ -301,6 +301,11 @@ def _joined(old: Any, new: Any) -> Any:
     return " + ".join(dict.fromkeys(parts)) or new
 
 
+def _later(a: str | None, b: str | None) -> str | None:
+    """The later of two ``made_at`` stamps (ISO 8601 in UTC, as :func:`summarise` writes them), or the one given."""
+    return max((t for t in (a, b) if t), default=None, key=lambda t: datetime.fromisoformat(t))
+
+
 def _tightness(claim: dict[str, Any]) -> float:
     if claim["margin"] is None:
         return math.inf if claim["passed"] else -math.inf
@@ -449,7 +454,9 @@ def seed_text(seeds: Iterable[str | int]) -> str:
 def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     """``new`` merged into ``old`` (see the module docstring): the seeds are the union; a chapter of the same digest
     gets the new seeds beside its old ones (a seed in both: the new result), a chapter whose digest changed is
-    replaced; the chapters and claims ``new`` did not run stay as they were.  A ConfigError (:func:`merge_conflict`)
+    replaced; the chapters and claims ``new`` did not run stay as they were.  The report's and a kept chapter's
+``made_at`` is the later of the two (merging an older copy of a sweep's folder does not date the report back).  A
+ConfigError (:func:`merge_conflict`)
     where that would lose results."""
     problem = merge_conflict(old, new["profile"], {slug: (ch["digest"], set(ch["seeds"]))
                                                     for slug, ch in new["chapters"].items()})
@@ -463,11 +470,14 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
         merged[key] = _joined(old.get(key), new.get(key))
     merged["jobs"] = max(old.get("jobs") or 1, new.get("jobs") or 1)
     merged["wall_seconds"] = new["wall_seconds"] if not old["chapters"] else None  # several sweeps: times per chapter
+    merged["made_at"] = _later(old.get("made_at"), new.get("made_at"))  # merging an older copy keeps the newer date
     chapters, claims = dict(old["chapters"]), dict(old["claims"])
     for slug, ch in new["chapters"].items():
         was = chapters.get(slug)
         same = was is not None and was["digest"] == ch["digest"]
         chapters[slug] = {**(was if same else {}), **ch, "seeds": {**(was["seeds"] if same else {}), **ch["seeds"]}}
+        if same:
+            chapters[slug]["made_at"] = _later(was.get("made_at"), ch.get("made_at"))
         if not same:  # the old code's claims go with it
             claims = {cid: c for cid, c in claims.items() if c["chapter"] != slug}
     for cid, claim in new["claims"].items():
