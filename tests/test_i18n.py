@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import warnings
 
 import matplotlib as mpl
@@ -134,6 +135,35 @@ def test_the_chinese_edition_of_a_chapter_keeps_the_code_and_the_run(monkeypatch
                  claims.IDENTITY_FAIL_MARK)
         assert not any(mark in text for mark in marks), notebook.stem
         assert len(site.read_claims(notebook)) == sum(text.count(i18n.tr(mark, "zh")) for mark in marks)
+
+
+@pytest.mark.parametrize("source, shown", [
+    ("输出\n   与该最优解", "输出与该最优解"),  # a list item's continuation line
+    ("凝聚。\n**不做新的训练**：", "凝聚。**不做新的训练**："),
+    ("临界区域，\n“随着 m", "临界区域，“随着 m"),
+    ("标准误）\n——在这样", "标准误）——在这样"),
+    ("一行。\n* MscaleDNN", "一行。\n* MscaleDNN"),  # a list item stays one
+    ("如下表\n| 列 |", "如下表\n| 列 |"),
+    ("小结\n# 第二节", "小结\n# 第二节"),
+    ("第一段。\n\n第二段", "第一段。\n\n第二段"),
+    ("特征值\nλ_max", "特征值\nλ_max"),
+    ("中的\n**“引号”**", "中的\n**“引号”**"),  # emphasis opening on a mark would no longer open
+])
+def test_a_line_break_inside_a_chinese_sentence_is_not_shown_as_a_space(source, shown) -> None:
+    assert site._CJK_LINE_BREAK.sub("", source) == shown
+
+
+def test_no_chinese_page_shows_a_space_where_its_source_only_broke_the_line() -> None:
+    gap = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]\n[ \t]*[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
+    for notebook in site.chapter_notebooks():
+        chinese = nbformat.read(notebook, as_version=4)
+        site.localize_markdown(chinese, notebook.stem, "zh")
+        site.add_solution_toggles(chinese, notebook.stem, "zh")  # the worked solutions' text too
+        for cell in chinese.cells:
+            if cell.cell_type == "markdown":
+                text = site._FENCED_CODE.sub("", cell.source)
+                assert not gap.search(text), (notebook.stem, gap.search(text).group())
+    assert not gap.search(site.claims_markdown(site.chapter_notebooks(), "zh"))
 
 
 def test_an_explorer_shows_chinese_labels_in_a_chinese_kernel(monkeypatch) -> None:

@@ -174,7 +174,8 @@ def claims_markdown(notebooks: list[Path], language: str = "en") -> str:
         parts.append("")
     if not notebooks:
         parts += [tr("No chapter notebook has been committed yet.", language), ""]
-    return "\n".join(parts)
+    page = "\n".join(parts)
+    return page if language == "en" else join_chinese_lines(page)  # two sentences on two lines: one paragraph
 
 
 def _breakable(cell: str) -> str:
@@ -521,16 +522,32 @@ def add_solution_toggles(nb: nbformat.NotebookNode, slug: str, language: str = "
             nonlocal added
             solution = worked.solution_named(match)
             added += 1
+            text = solution.markdown(language)
             return (f"{match[0]}\n\n::::{{dropdown}} {tr('Solution', language)} "
-                    f"({solution_label(solution.label, language)})\n{solution.markdown(language)}"
+                    f"({solution_label(solution.label, language)})\n"
+                    f"{text if language == 'en' else join_chinese_lines(text)}"
                     f"{solution_output_markdown(slug, solution.label, language, source)}\n::::\n")
 
         cell.source = _WORKED_LINE.sub(toggle, cell.source)
     return added
 
 
-#: A line break between two Chinese characters or full-width marks: a browser would show it as a space.
-_CJK_LINE_BREAK = re.compile(r"(?<=[\u3000-\u303f\u3400-\u9fff\uff00-\uffef])\n(?=[\u3000-\u303f\u3400-\u9fff\uff00-\uffef])")
+#: Chinese characters and the marks a Chinese text sets without spaces: full-width punctuation, “ ” ‘ ’, — and ….
+_CJK_CHAR = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef\u2014\u2018\u2019\u201c\u201d\u2026]"
+#: A line break (with the next line's indentation: a list item's continuation) between two such characters, or
+#: before emphasis that opens on a Chinese character (on a mark it could no longer open): Chromium shows it as a space ("输出 与该最优解", "。 **不做**").  A list item, a
+#: heading or a table row never starts with one, so no block is joined to the line above.
+_CJK_LINE_BREAK = re.compile(rf"(?<={_CJK_CHAR})\n[ \t]*(?=\*{{0,2}}[\u3400-\u9fff]|{_CJK_CHAR})")
+_FENCED_CODE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
+
+
+def join_chinese_lines(text: str) -> str:
+    """``text`` (markdown) with :data:`_CJK_LINE_BREAK`'s line breaks removed, its fenced code blocks left alone."""
+    parts, at = [], 0
+    for block in _FENCED_CODE.finditer(text):
+        parts += [_CJK_LINE_BREAK.sub("", text[at:block.start()]), block[0]]
+        at = block.end()
+    return "".join(parts) + _CJK_LINE_BREAK.sub("", text[at:])
 
 
 def localize_markdown(nb: nbformat.NotebookNode, slug: str, language: str) -> int:
@@ -543,7 +560,7 @@ def localize_markdown(nb: nbformat.NotebookNode, slug: str, language: str) -> in
         if cell.cell_type == "markdown":
             translated = i18n.translate_cell(cell.source, slug, language)
             if translated is not None:
-                cell.source, swapped = _CJK_LINE_BREAK.sub("", translated), swapped + 1
+                cell.source, swapped = join_chinese_lines(translated), swapped + 1
     return swapped
 
 
