@@ -455,9 +455,8 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     """``new`` merged into ``old`` (see the module docstring): the seeds are the union; a chapter of the same digest
     gets the new seeds beside its old ones (a seed in both: the new result), a chapter whose digest changed is
     replaced; the chapters and claims ``new`` did not run stay as they were.  The report's and a kept chapter's
-``made_at`` is the later of the two (merging an older copy of a sweep's folder does not date the report back).  A
-ConfigError (:func:`merge_conflict`)
-    where that would lose results."""
+    ``made_at`` is the later of the two (merging an older copy of a sweep's folder does not date the report back).  A
+    ConfigError (:func:`merge_conflict`) where that would lose results."""
     problem = merge_conflict(old, new["profile"], {slug: (ch["digest"], set(ch["seeds"]))
                                                     for slug, ch in new["chapters"].items()})
     if problem:
@@ -478,7 +477,7 @@ ConfigError (:func:`merge_conflict`)
         chapters[slug] = {**(was if same else {}), **ch, "seeds": {**(was["seeds"] if same else {}), **ch["seeds"]}}
         if same:
             chapters[slug]["made_at"] = _later(was.get("made_at"), ch.get("made_at"))
-        if not same:  # the old code's claims go with it
+        else:  # the old code's claims go with it
             claims = {cid: c for cid, c in claims.items() if c["chapter"] != slug}
     for cid, claim in new["claims"].items():
         was = claims.get(cid)

@@ -535,8 +535,9 @@ def add_solution_toggles(nb: nbformat.NotebookNode, slug: str, language: str = "
 #: Chinese characters and the marks a Chinese text sets without spaces: full-width punctuation, “ ” ‘ ’, — and ….
 _CJK_CHAR = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef\u2014\u2018\u2019\u201c\u201d\u2026]"
 #: A line break (with the next line's indentation: a list item's continuation) between two such characters, or
-#: before emphasis that opens on a Chinese character (on a mark it could no longer open): Chromium shows it as a space ("输出 与该最优解", "。 **不做**").  A list item, a
-#: heading or a table row never starts with one, so no block is joined to the line above.
+#: before emphasis that opens on a Chinese character (on a mark it could no longer open): Chromium shows it as a
+#: space ("输出 与该最优解", "。 **不做**").  A list item, a heading or a table row never starts with one, so no
+#: block is joined to the line above.
 _CJK_LINE_BREAK = re.compile(rf"(?<={_CJK_CHAR})\n[ \t]*(?=\*{{0,2}}[\u3400-\u9fff]|{_CJK_CHAR})")
 _FENCED_CODE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 
