@@ -172,6 +172,10 @@ def test_the_robustness_page_shows_the_full_profile_apart_counting_every_measure
     page = site.full_profile_markdown(full, stale=["ch07_phase_diagram"])
     assert ("| ✘ fails on 1 of 3 seeds · not judged yet: 1 of its claims, on seeds 500–504 still to run |") in page
     assert "尚未判定" in site.full_profile_markdown(full, [], "zh")
+    full["seeds"] += [500, 501, 502, 503]  # one fresh seed left: said in the singular
+    full["chapters"]["ch04_frequency_principle"]["seeds"].update({s: {"seconds": 90.0}
+                                                                 for s in ("500", "501", "502", "503")})
+    assert "not judged yet: 1 of its claims, on seed 504 still to run |" in site.full_profile_markdown(full, [])
     # explorations only (chapter 13's second part): nothing to hold, so neither a ✔ nor a pass count; the range of
     # the seconds shows a run judged again from the cache beside computed ones
     full["chapters"]["ch07_phase_diagram"]["seeds"] = {"0": {"seconds": 5.0, "claims": 0},

@@ -302,8 +302,9 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
                    if not c.get("complete", True) and c["chapter"] == slug and not c["exploration"]]
         if waiting and slug not in stale:  # judged on seeds it has not run (500–504 for a claim changed after 0–19)
             seeds = sorted(set().union(*(unjudged_seeds(c, report) for c in waiting)))
-            status += " · " + tr("not judged yet: {n} of its claims, on seeds {seeds} still to run", language).format(
-                n=len(waiting), seeds=seed_text(seeds).replace("-", "–"))
+            words = (tr("not judged yet: {n} of its claims, on seed {seeds} still to run", language) if len(seeds) == 1
+                     else tr("not judged yet: {n} of its claims, on seeds {seeds} still to run", language))
+            status += " · " + words.format(n=len(waiting), seeds=seed_text(seeds).replace("-", "–"))
         passes = "—" if claimless else f"{ch['passed']}/{ch['runs']}"
         parts.append(f"| [{slug}]({slug}.ipynb) | {seed_text(ch['seeds']).replace('-', '–')} | "
                      f"{run_on_text(ch['seeds'])} | {passes} | {secs[len(secs) // 2]:.0f} "
