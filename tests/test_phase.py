@@ -63,6 +63,32 @@ def test_small_phase_run_separates_linear_from_condensed(seed):
         run.net(0.7, 0.0, 800)
 
 
+def test_a_run_stopped_during_a_width_resumes_at_that_width(tmp_path, monkeypatch):
+    """Each width is cached on its own (chapter 7's full profile spends hours on its widest digits' nets, longer than
+    a session or a device window): a run stopped during its second width keeps the first, and the rerun trains only
+    the second, to the numbers of a run never stopped."""
+    monkeypatch.setenv("COMPANION_CACHE", str(tmp_path))
+    trained, train = [], phase.train_ensemble
+
+    def stopped_at_the_second_width(net, *args, **kwargs):
+        trained.append(int(net.widths[0]))
+        if len(trained) == 2:
+            raise KeyboardInterrupt
+        return train(net, *args, **kwargs)
+
+    monkeypatch.setattr(phase, "train_ensemble", stopped_at_the_second_width)
+    grid = ([0.5, 1.75], [0.0], [40, 80])
+    with pytest.raises(KeyboardInterrupt):
+        phase.run_phase(*grid, seed=5, max_steps=50)
+    resumed = phase.run_phase(*grid, seed=5, max_steps=50)
+    assert trained == [40, 80, 80]
+    monkeypatch.setenv("COMPANION_CACHE", "off")
+    fresh = phase.run_phase(*grid, seed=5, max_steps=50)
+    for field in ("rd", "converged", "steps"):
+        assert np.array_equal(getattr(resumed, field), getattr(fresh, field))
+    assert resumed.rd.dtype == np.float64 and resumed.steps.shape == (2, 1, 2, 1)
+
+
 def test_boundary_cells_flag_the_adjacent_column():
     run = phase.run_phase([0.25, 0.75, 1.75], [0.0], [200, 400], seed=2)
     sw, far, agrees = phase.boundary_cells(run)

@@ -192,7 +192,35 @@ def _index(values: np.ndarray, value: float, name: str) -> int:
     return int(hits[0])
 
 
+@dataclass
+class WidthRun:
+    """The nets of one width of :func:`run_phase`: the trained ensemble and, per member, RD(θ_w*) (7.3), whether
+    R_S reached the stopping threshold and the steps it took (``max_steps`` when it did not)."""
+
+    rd: np.ndarray
+    converged: np.ndarray
+    steps: np.ndarray
+    net: TwoLayerEnsemble
+
+
 @cached
+def train_width(gammas: Sequence[float], gamma_primes: Sequence[float], width: int, index: int, *, x: torch.Tensor,
+                y: torch.Tensor, max_steps: int, threshold: float, seed: int, n_seeds: int, record_every: int,
+                dtype: torch.dtype, power_iters: int) -> WidthRun:
+    """One width of :func:`run_phase` (its ``index``-th), cached on its own: a run over several widths that is
+    stopped (a closed laptop, the end of a session or of a device window) resumes at the first width not finished —
+    chapter 7's full profile spends hours on its widest digits' nets alone."""
+    cells = [(g, gp) for g in np.asarray(gammas, dtype=float) for gp in np.asarray(gamma_primes, dtype=float)
+             for _ in range(n_seeds)]
+    b1, b2, al = zip(*(scales(g, gp, width) for g, gp in cells))
+    net = TwoLayerEnsemble(x.shape[1], width, beta1=b1, beta2=b2, alpha=al, dtype=dtype, seed=seed * 7919 + index)
+    hist = train_ensemble(net, x, y, steps=max_steps, lr="hessian", stop_below=threshold, power_iters=power_iters,
+                          record_every=record_every, seed=seed, desc=f"phase diagram, m = {width}")
+    stops = stopped_at(hist)
+    return WidthRun(rd=net.relative_distance().astype(float), converged=stops >= 0,
+                    steps=np.where(stops >= 0, stops, max_steps).astype(int), net=net)
+
+
 def run_phase(gammas: Sequence[float], gamma_primes: Sequence[float], widths: Sequence[int], *,
               x: torch.Tensor | None = None, y: torch.Tensor | None = None, max_steps: int = 20_000,
               rel_tol: float = 1e-4, seed: int = 0, n_seeds: int = 1, record_every: int = 100,
@@ -201,10 +229,11 @@ def run_phase(gammas: Sequence[float], gamma_primes: Sequence[float], widths: Se
 
     All cells (× ``n_seeds`` initialisations) of one width form one :class:`TwoLayerEnsemble`
     (``dtype``: float64 by default, which the four points need: far in the linear regime their weights move
-    too little for float32); a member stops as soon as it has fitted the data, so the slow condensed cells do
-    not hold up the others.  rel_tol = 1e-4 gives the same S_w as 1e-8 (to ±0.02 on the 4-point
-    data) in a fifth of the steps: RD is settled long before the last digits of the fit.  ``power_iters``: the
-    Hessian-vector products of each step-size estimate (:func:`~companion.core.ensemble.train_ensemble`).
+    too little for float32), trained and cached width by width (:func:`train_width`); a member stops as soon as it
+    has fitted the data, so the slow condensed cells do not hold up the others.  rel_tol = 1e-4 gives the same S_w
+    as 1e-8 (to ±0.02 on the 4-point data) in a fifth of the steps: RD is settled long before the last digits of the
+    fit.  ``power_iters``: the Hessian-vector products of each step-size estimate
+    (:func:`~companion.core.ensemble.train_ensemble`).
     """
     gammas, gamma_primes = np.asarray(gammas, dtype=float), np.asarray(gamma_primes, dtype=float)
     widths = np.asarray(widths, dtype=int)
@@ -215,24 +244,13 @@ def run_phase(gammas: Sequence[float], gamma_primes: Sequence[float], widths: Se
     if x is None or y is None:
         x, y = four_points()
     threshold = rel_tol * 0.5 * float((y.double() ** 2).mean())
-    cells = [(g, gp) for g in gammas for gp in gamma_primes for _ in range(n_seeds)]
-    rd = np.empty((len(gammas), len(gamma_primes), len(widths), n_seeds))
-    converged = np.empty(rd.shape, dtype=bool)
-    steps = np.empty(rd.shape, dtype=int)
-    nets = []
-    for j, m in enumerate(widths):
-        b1, b2, al = zip(*(scales(g, gp, int(m)) for g, gp in cells))
-        net = TwoLayerEnsemble(x.shape[1], int(m), beta1=b1, beta2=b2, alpha=al, dtype=dtype,
-                               seed=seed * 7919 + j)
-        hist = train_ensemble(net, x, y, steps=max_steps, lr="hessian", stop_below=threshold, power_iters=power_iters,
-                              record_every=record_every, seed=seed, desc=f"phase diagram, m = {m}")
-        shape = (len(gammas), len(gamma_primes), n_seeds)
-        stops = stopped_at(hist)
-        rd[:, :, j] = net.relative_distance().reshape(shape)
-        converged[:, :, j] = (stops >= 0).reshape(shape)
-        steps[:, :, j] = np.where(stops >= 0, stops, max_steps).reshape(shape)
-        nets.append(net)
-    return PhaseRun(gammas, gamma_primes, widths, rd, converged, steps, nets)
+    shape = (len(gammas), len(gamma_primes), n_seeds)
+    runs = [train_width(gammas.tolist(), gamma_primes.tolist(), int(m), j, x=x, y=y, max_steps=max_steps,
+                        threshold=threshold, seed=seed, n_seeds=n_seeds, record_every=record_every, dtype=dtype,
+                        power_iters=power_iters) for j, m in enumerate(widths)]
+    return PhaseRun(gammas, gamma_primes, widths, rd=np.stack([r.rd.reshape(shape) for r in runs], axis=2),
+                    converged=np.stack([r.converged.reshape(shape) for r in runs], axis=2),
+                    steps=np.stack([r.steps.reshape(shape) for r in runs], axis=2), nets=[r.net for r in runs])
 
 
 def sign_agreement(gammas: np.ndarray, gamma_primes: np.ndarray, sw: np.ndarray,
