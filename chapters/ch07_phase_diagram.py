@@ -38,8 +38,10 @@
 # linear regime diverges in the condensed one).
 #
 # Run time: quick profile ≈ 40 CPU-seconds; full profile (a finer grid at widths up to 16 000, the digits' nets up
-# to 64 000) about 4½ hours a seed on one CPU thread, of which the digits' widest nets take 3.7 (measured width by
-# width; computing their steps otherwise would save at most a third, `benchmarks/wide_ensemble_step.py`). On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not
+# to 64 000) about 3¼ hours a seed on one CPU thread, of which the digits' widest nets take some 2¾ (estimated from
+# the steps and step times measured at each width; computing their steps otherwise would save at most a third,
+# `benchmarks/wide_ensemble_step.py`). Each width is cached as soon as it is trained, so a run stopped during the
+# widest nets resumes there. On an NVIDIA H200 GPU shared with the other eleven chapters (one CPU thread each) it had not
 # finished after 460 s, nor, in a second window (2026-12-04), seeds 0–4 side by side with ten other full-profile runs
 # after 507 s; its time alone on a GPU is still to be measured. On the 2-core CPU (seed 0, one thread) it reached the digits of 图7.5(b) in about 6 minutes,
 # with 7 of its first 8 phenomenon claims held (not 图7.6's grid: section 2), and had not finished the digits' nets
