@@ -21,7 +21,8 @@
 #  - then packs the results cache's entries written (or unpacked) in this window into "${OUT:-window}/cache.tar.gz"
 #    (in parts of 15 MiB, cache.tar.gz.part-aa …, when it is larger; at most 5 parts, else it says so and packs
 #    nothing), every finished cached computation of the window — a finished depth of chapter 13's fit-speed
-#    models, a finished grid of its first part — and never one cut off (the cache keeps only finished calls);
+#    models, a finished grid of its first part, a finished width of chapter 7's nets — and never one cut off (the
+#    cache keeps only finished calls);
 #  - starts by unpacking an earlier window's cache from CACHE_IN (environment; default .window/cache.tar.gz or its
 #    parts, if there): copy the files that came back into .window/ (git ignores it) and name .window in the
 #    device tool's carry.  The cache is keyed by the torch version and the code's digest, so only the same code on
