@@ -157,7 +157,7 @@ def test_the_robustness_page_shows_the_full_profile_apart_counting_every_measure
                               "seeds": {s: {"passed": True, "margin": 0.0, "unit": "rel"} for s in "012"}}}}
     page = site.full_profile_markdown(full, stale=["ch07_phase_diagram"])
     assert "Seeds 0–2, torch 2.13, H200" in page
-    assert ("| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | 0–2 | CPU 0,1 · NVIDIA H200 2 | 2/3 | "
+    assert ("| [ch04_frequency_principle](ch04_frequency_principle.ipynb) | 0–2 | CPU 0, 1 · NVIDIA H200 2 | 2/3 | "
             "90 (90–90) | ✘ fails on 1 of 3 seeds |") in page
     assert "| 0–2 | — | 3/3 | 40 (40–40) | stale |" in page
     assert "not judged yet" not in page

@@ -304,10 +304,11 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
             seeds = sorted(set().union(*(unjudged_seeds(c, report) for c in waiting)))
             words = (tr("not judged yet: {n} of its claims, on seed {seeds} still to run", language) if len(seeds) == 1
                      else tr("not judged yet: {n} of its claims, on seeds {seeds} still to run", language))
-            status += " · " + words.format(n=len(waiting), seeds=seed_text(seeds).replace("-", "–"))
+            status += " · " + words.format(n=len(waiting), seeds=seed_text(seeds).replace("-", "–").replace(",", ", "))
         passes = "—" if claimless else f"{ch['passed']}/{ch['runs']}"
-        parts.append(f"| [{slug}]({slug}.ipynb) | {seed_text(ch['seeds']).replace('-', '–')} | "
-                     f"{run_on_text(ch['seeds'])} | {passes} | {secs[len(secs) // 2]:.0f} "
+        # ", " between seeds, so that a long list (0–4, 500, 501, 503) wraps instead of widening the table
+        parts.append(f"| [{slug}]({slug}.ipynb) | {seed_text(ch['seeds']).replace('-', '–').replace(',', ', ')} | "
+                     f"{run_on_text(ch['seeds']).replace(',', ', ')} | {passes} | {secs[len(secs) // 2]:.0f} "
                      f"({secs[0]:.0f}–{secs[-1]:.0f}) | {status} |")
     parts += ["", tr("The seconds are those of the sweep that made each result. A run whose trained models were "
                      "already in the results cache (the same computation judged again, e.g. after a claim was added) "
