@@ -284,6 +284,9 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
                                      language), ""])
     from companion.tools.robustness import run_on_text, seed_text, unjudged_seeds
 
+    def shown(seeds) -> str:  # "0–4, 500, 501": a long list wraps instead of widening the table
+        return seed_text(seeds).replace("-", "–").replace(",", ", ")
+
     parts += [tr("Seeds {seeds}, torch {torch}, {machine}, made {made}.", language).format(
         seeds=seed_text(report["seeds"]).replace("-", "–"), torch=report["torch"], machine=report["machine"],
         made=report["made_at"]), ""]
@@ -304,10 +307,9 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
             seeds = sorted(set().union(*(unjudged_seeds(c, report) for c in waiting)))
             words = (tr("not judged yet: {n} of its claims, on seed {seeds} still to run", language) if len(seeds) == 1
                      else tr("not judged yet: {n} of its claims, on seeds {seeds} still to run", language))
-            status += " · " + words.format(n=len(waiting), seeds=seed_text(seeds).replace("-", "–").replace(",", ", "))
+            status += " · " + words.format(n=len(waiting), seeds=shown(seeds))
         passes = "—" if claimless else f"{ch['passed']}/{ch['runs']}"
-        # ", " between seeds, so that a long list (0–4, 500, 501, 503) wraps instead of widening the table
-        parts.append(f"| [{slug}]({slug}.ipynb) | {seed_text(ch['seeds']).replace('-', '–').replace(',', ', ')} | "
+        parts.append(f"| [{slug}]({slug}.ipynb) | {shown(ch['seeds'])} | "
                      f"{run_on_text(ch['seeds']).replace(',', ', ')} | {passes} | {secs[len(secs) // 2]:.0f} "
                      f"({secs[0]:.0f}–{secs[-1]:.0f}) | {status} |")
     parts += ["", tr("The seconds are those of the sweep that made each result. A run whose trained models were "
