@@ -288,7 +288,7 @@ def full_profile_markdown(report: dict | None, stale: list[str], language: str =
         return seed_text(seeds).replace("-", "–").replace(",", ", ")
 
     parts += [tr("Seeds {seeds}, torch {torch}, {machine}, made {made}.", language).format(
-        seeds=seed_text(report["seeds"]).replace("-", "–"), torch=report["torch"], machine=report["machine"],
+        seeds=shown(report["seeds"]), torch=report["torch"], machine=report["machine"],
         made=report["made_at"]), ""]
     parts += [f"| {tr('Chapter', language)} | {tr('Seeds measured', language)} | {tr('Run on', language)} "
               f"| {tr('Whole chapter passes', language)} | {tr('s/run: median (range)', language)} "
